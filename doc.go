@@ -1,0 +1,24 @@
+// Package paduraksa is the root of a Go library for reverse proxies and edge
+// gateways. The root package holds no code; it documents the package map.
+//
+// Packages, from the leaves up (a package imports only those below it):
+//
+//   - [github.com/paduraksa/paduraksa/proxyproto]: PROXY protocol v1/v2 parser,
+//     reader and trusted-source listener. Usable alone.
+//   - [github.com/paduraksa/paduraksa/connlimit]: the connection stage before
+//     TLS: deny list and per-address connection cap in a fixed lock-free table.
+//   - [github.com/paduraksa/paduraksa/upstream]: runtime state of clusters and
+//     destinations (in-flight counts, health verdicts, available set) and the
+//     registry that keeps it across config publishes.
+//   - [github.com/paduraksa/paduraksa/balance]: load-balancing policies.
+//   - [github.com/paduraksa/paduraksa/health]: active and passive health.
+//   - [github.com/paduraksa/paduraksa/gate]: the per-request decision pipeline:
+//     client address, host lookup, policies, route match, hand-over.
+//   - [github.com/paduraksa/paduraksa/proxy]: the forwarder to upstreams.
+//   - [github.com/paduraksa/paduraksa/snapshot]: the config document, its
+//     validation and compilation into an immutable snapshot, the store and the
+//     single-writer publisher.
+//
+// The reference daemon is examples/paduraksad; end-to-end benchmarks against
+// other proxies live in benchmarks/.
+package paduraksa

@@ -1,0 +1,14 @@
+module github.com/paduraksa/paduraksa
+
+go 1.26.0
+
+require (
+	github.com/pires/go-proxyproto v0.15.0 // indirect
+	github.com/quic-go/quic-go v0.65.0 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	go.yaml.in/yaml/v2 v2.4.2 // indirect
+	golang.org/x/crypto v0.59.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	sigs.k8s.io/yaml v1.6.0 // indirect
+)
