@@ -1,0 +1,179 @@
+package upstream
+
+import (
+	"sync/atomic"
+)
+
+// HealthState is a health verdict about a destination. The zero value is
+// [Unknown]: a destination nobody has judged yet, routable by default.
+type HealthState uint32
+
+const (
+	Unknown HealthState = iota
+	Healthy
+	Unhealthy
+)
+
+// String returns the verdict's name.
+func (s HealthState) String() string {
+	switch s {
+	case Unknown:
+		return "unknown"
+	case Healthy:
+		return "healthy"
+	case Unhealthy:
+		return "unhealthy"
+	}
+	return "invalid"
+}
+
+// DestinationConfig is the static description of a destination, as a
+// compiled config gives it.
+type DestinationConfig struct {
+	// ID is stable across publishes and unique within its cluster.
+	ID string
+	// Scheme is "http" or "https".
+	Scheme string
+	// Host is the host:port to connect to.
+	Host string
+	// HealthHost is the host:port that active probes go to; empty means Host.
+	HealthHost string
+	// Metadata is free-form; "zone" is read by zone-aware balancing. It is
+	// not copied: the caller must not change it afterwards.
+	Metadata map[string]string
+}
+
+// Destination is the runtime state of one destination. Its identity and
+// address never change: a new address is a new Destination. Every method is
+// safe for concurrent use.
+type Destination struct {
+	// Hot, written on every request: on its own cache line.
+	inFlight atomic.Int64
+	_        [56]byte
+
+	active  atomic.Uint32
+	passive atomic.Uint32
+	removed atomic.Bool
+	// availableSince is the unix nanosecond time at which the destination
+	// last became available (set by the health package, read by slow start).
+	availableSince atomic.Int64
+
+	cluster *Cluster
+	cfg     DestinationConfig // Metadata is not read from here: see meta
+	meta    atomic.Pointer[metadata]
+}
+
+// metadata can change under a kept destination; it is swapped whole.
+type metadata struct {
+	m    map[string]string
+	zone string
+}
+
+func newDestination(c *Cluster, cfg DestinationConfig) *Destination {
+	d := &Destination{cluster: c, cfg: cfg}
+	d.cfg.Metadata = nil
+	d.setMetadata(cfg.Metadata)
+	return d
+}
+
+func (d *Destination) setMetadata(m map[string]string) {
+	d.meta.Store(&metadata{m: m, zone: m["zone"]})
+}
+
+// ClusterID returns the ID of the cluster the destination belongs to.
+func (d *Destination) ClusterID() string { return d.cluster.id }
+
+// Cluster returns the cluster the destination belongs to.
+func (d *Destination) Cluster() *Cluster { return d.cluster }
+
+// ID returns the destination's ID, unique within its cluster.
+func (d *Destination) ID() string { return d.cfg.ID }
+
+// Scheme returns "http" or "https".
+func (d *Destination) Scheme() string { return d.cfg.Scheme }
+
+// Host returns the host:port that requests are sent to.
+func (d *Destination) Host() string { return d.cfg.Host }
+
+// HealthHost returns the host:port that active probes go to.
+func (d *Destination) HealthHost() string {
+	if d.cfg.HealthHost != "" {
+		return d.cfg.HealthHost
+	}
+	return d.cfg.Host
+}
+
+// Zone returns the destination's "zone" metadata, or "".
+func (d *Destination) Zone() string { return d.meta.Load().zone }
+
+// Metadata returns the value of one metadata key, or "".
+func (d *Destination) Metadata(key string) string { return d.meta.Load().m[key] }
+
+// Config returns the destination's description. The Metadata map is shared
+// and must not be changed.
+func (d *Destination) Config() DestinationConfig {
+	c := d.cfg
+	c.Metadata = d.meta.Load().m
+	return c
+}
+
+// InFlight returns the number of requests currently sent to the destination.
+func (d *Destination) InFlight() int64 { return d.inFlight.Load() }
+
+// Begin counts a request as in flight to the destination. Every Begin is
+// paired with exactly one [Destination.End].
+func (d *Destination) Begin() { d.inFlight.Add(1) }
+
+// End ends a request counted by [Destination.Begin].
+func (d *Destination) End() { d.inFlight.Add(-1) }
+
+// ActiveHealth returns the verdict of active probes.
+func (d *Destination) ActiveHealth() HealthState { return HealthState(d.active.Load()) }
+
+// PassiveHealth returns the verdict of passive observation.
+func (d *Destination) PassiveHealth() HealthState { return HealthState(d.passive.Load()) }
+
+// Health returns the combined verdict: Unhealthy if either verdict is,
+// else Healthy if either is, else Unknown.
+func (d *Destination) Health() HealthState {
+	a, p := d.ActiveHealth(), d.PassiveHealth()
+	switch {
+	case a == Unhealthy || p == Unhealthy:
+		return Unhealthy
+	case a == Healthy || p == Healthy:
+		return Healthy
+	}
+	return Unknown
+}
+
+// SetActiveHealth records the verdict of active probes and returns the
+// previous one. A change recomputes the cluster's available set.
+func (d *Destination) SetActiveHealth(s HealthState) HealthState {
+	old := HealthState(d.active.Swap(uint32(s)))
+	if old != s {
+		d.cluster.Refresh()
+	}
+	return old
+}
+
+// SetPassiveHealth records the verdict of passive observation and returns
+// the previous one. A change recomputes the cluster's available set.
+func (d *Destination) SetPassiveHealth(s HealthState) HealthState {
+	old := HealthState(d.passive.Swap(uint32(s)))
+	if old != s {
+		d.cluster.Refresh()
+	}
+	return old
+}
+
+// Removed reports whether a publish has taken the destination out of its
+// cluster. Requests that hold it still finish.
+func (d *Destination) Removed() bool { return d.removed.Load() }
+
+// AvailableSince returns the unix nanosecond time at which the destination
+// last became available, or 0 if it was never marked.
+func (d *Destination) AvailableSince() int64 { return d.availableSince.Load() }
+
+// SetAvailableSince records when the destination became available; slow
+// start ramps its share of new requests from that time.
+func (d *Destination) SetAvailableSince(unixNano int64) { d.availableSince.Store(unixNano) }

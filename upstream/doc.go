@@ -1,0 +1,33 @@
+// Package upstream holds the runtime state that balancing, health checking
+// and forwarding share: clusters, their destinations, and the registry that
+// keeps that state alive across config publishes.
+//
+// A [Destination] is one address of a [Cluster]. It carries its identity
+// (cluster ID, destination ID), its address and optional health address, its
+// metadata (such as the zone), an atomic in-flight request count, and two
+// health verdicts: the active one (set by probes) and the passive one (set by
+// observing real traffic). A [Cluster] publishes its [Members] (every
+// destination, and the subset available for new requests) behind one atomic
+// pointer: readers on the request path load it once and never lock.
+//
+// The [Registry] reconciles runtime state with each new config generation,
+// keyed by (cluster ID, destination ID). A destination that keeps its ID and
+// its address keeps its object, so its health verdicts and counters survive
+// every publish. A destination whose address changes under the same ID gets a
+// fresh object: a verdict about the old address must not carry over to the
+// new one, nor the other way round. A removed destination is only taken out
+// of its cluster's members; requests that already hold it finish normally.
+//
+// Reconciliation is two-phase so that a refused config leaves nothing
+// behind: [Registry.Plan] builds the next state without changing anything
+// visible, and [Plan.Commit] installs it. The registry expects one writer (the
+// snapshot publisher); every read method is safe for concurrent use.
+//
+// # Availability
+//
+// A cluster's available set is recomputed whenever a destination's verdict
+// changes and whenever its members change. The computation is the cluster's
+// [AvailabilityFunc]; the default, [HealthyOrPanic], keeps every destination
+// that no verdict marks unhealthy and, when that leaves none, falls back to all
+// of them. The health package provides the others.
+package upstream
