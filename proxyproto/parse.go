@@ -1,0 +1,269 @@
+package proxyproto
+
+import (
+	"bytes"
+	"encoding/binary"
+	"net/netip"
+)
+
+const (
+	// maxV1Len is the longest v1 line, CRLF included.
+	maxV1Len = 107
+	// v2FixedLen is the size of the v2 signature, version, family and
+	// length fields.
+	v2FixedLen = 16
+	// MaxV2Len is the longest possible v2 header: the fixed part and a
+	// 65535-byte length.
+	MaxV2Len = v2FixedLen + 0xFFFF
+)
+
+const (
+	v1Sig = "PROXY "
+	v2Sig = "\r\n\r\n\x00\r\nQUIT\n"
+)
+
+// Parse parses the PROXY protocol header at the start of b. It returns the
+// header and the number of bytes it occupies; the bytes after it belong to
+// the application. It does not allocate.
+//
+// The errors are:
+//   - [ErrNoProxyHeader] when b cannot begin either signature, decided at
+//     the first byte that rules both out;
+//   - [ErrIncomplete] when b is a proper prefix of a header that may still
+//     be valid (read more and call Parse again);
+//   - a [*ParseError] (matching [ErrInvalidHeader]) with the [Reason] when
+//     the header is malformed. Malformation in the fixed part of a v2
+//     header is reported before the rest has arrived.
+//
+// TLVs are checked while parsing: their framing, the CRC32C if present, the
+// UNIQUE_ID length and the SSL TLV's structure. Other TLVs are not
+// interpreted; iterate them with [Header.TLVs].
+func Parse(b []byte) (Header, int, error) {
+	var h Header
+	n, err := parse(&h, b)
+	if err != nil {
+		return Header{}, 0, err
+	}
+	return h, n, nil
+}
+
+func parse(h *Header, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, ErrIncomplete
+	}
+	switch b[0] {
+	case v1Sig[0]:
+		return parseV1(h, b)
+	case v2Sig[0]:
+		return parseV2(h, b)
+	}
+	return 0, ErrNoProxyHeader
+}
+
+// wantLen returns the length of the header that b begins, when it is known
+// from b alone (a v2 header whose fixed part has arrived), or 0.
+func wantLen(b []byte) int {
+	if len(b) < v2FixedLen || string(b[:len(v2Sig)]) != v2Sig {
+		return 0
+	}
+	return v2FixedLen + int(binary.BigEndian.Uint16(b[14:16]))
+}
+
+func parseV1(h *Header, b []byte) (int, error) {
+	// The signature: "PROXY" decides the version; the space is syntax.
+	n := min(len(b), len(v1Sig))
+	if string(b[:n]) != v1Sig[:n] {
+		if n == len(v1Sig) && string(b[:5]) == v1Sig[:5] {
+			return 0, ReasonV1Syntax.err()
+		}
+		return 0, ErrNoProxyHeader
+	}
+	end := bytes.IndexByte(b[:min(len(b), maxV1Len)], '\n')
+	if end < 0 {
+		if len(b) >= maxV1Len {
+			return 0, ReasonV1TooLong.err()
+		}
+		// Refuse an impossible protocol without waiting for the line end.
+		if !v1ProtocolPrefix(b[len(v1Sig):]) {
+			return 0, ReasonV1Protocol.err()
+		}
+		return 0, ErrIncomplete
+	}
+	if b[end-1] != '\r' {
+		return 0, ReasonV1LineEnd.err()
+	}
+	line := b[len(v1Sig) : end-1]
+
+	if len(line) >= 7 && string(line[:7]) == "UNKNOWN" {
+		// Anything may follow UNKNOWN up to the CRLF, and is ignored.
+		if len(line) > 7 && line[7] != ' ' {
+			return 0, ReasonV1Protocol.err()
+		}
+		h.Version = 1
+		h.Command = Local
+		h.Protocol = Unspec
+		return end + 1, nil
+	}
+	if len(line) < 4 || string(line[:3]) != "TCP" || (line[3] != '4' && line[3] != '6') {
+		return 0, ReasonV1Protocol.err()
+	}
+	if len(line) == 4 {
+		return 0, ReasonV1Syntax.err()
+	}
+	if line[4] != ' ' {
+		return 0, ReasonV1Protocol.err()
+	}
+	v6 := line[3] == '6'
+	rest := line[5:]
+	var f [4][]byte
+	for i := range f {
+		j := bytes.IndexByte(rest, ' ')
+		if i == len(f)-1 {
+			if j >= 0 {
+				return 0, ReasonV1Syntax.err()
+			}
+			j = len(rest)
+		} else if j < 0 {
+			return 0, ReasonV1Syntax.err()
+		}
+		if j == 0 {
+			return 0, ReasonV1Syntax.err()
+		}
+		f[i] = rest[:j]
+		if j < len(rest) {
+			rest = rest[j+1:]
+		} else {
+			rest = nil
+		}
+	}
+	src, err := parseV1Addr(f[0], v6)
+	if err != nil {
+		return 0, err
+	}
+	dst, err := parseV1Addr(f[1], v6)
+	if err != nil {
+		return 0, err
+	}
+	sp, ok := parsePort(f[2])
+	if !ok {
+		return 0, ReasonV1Port.err()
+	}
+	dp, ok := parsePort(f[3])
+	if !ok {
+		return 0, ReasonV1Port.err()
+	}
+	h.Version = 1
+	h.Command = Proxy
+	h.Protocol = TCP4
+	if v6 {
+		h.Protocol = TCP6
+	}
+	h.Source = netip.AddrPortFrom(src, sp)
+	h.Destination = netip.AddrPortFrom(dst, dp)
+	return end + 1, nil
+}
+
+// v1ProtocolPrefix reports whether b, the start of an unterminated line
+// after "PROXY ", can still begin a valid protocol token.
+func v1ProtocolPrefix(b []byte) bool {
+	for _, p := range [...]string{"TCP4 ", "TCP6 ", "UNKNOWN"} {
+		n := min(len(b), len(p))
+		if string(b[:n]) == p[:n] {
+			if p == "UNKNOWN" && len(b) > n && b[n] != ' ' && b[n] != '\r' {
+				return false
+			}
+			return true
+		}
+	}
+	return false
+}
+
+func parseV1Addr(s []byte, v6 bool) (netip.Addr, error) {
+	if v6 {
+		if a, ok := parseIPv6(s); ok {
+			return a, nil
+		}
+		if _, ok := parseIPv4(s); ok {
+			return netip.Addr{}, ReasonV1AddressFamily.err()
+		}
+		return netip.Addr{}, ReasonV1Address.err()
+	}
+	if a, ok := parseIPv4(s); ok {
+		return a, nil
+	}
+	if _, ok := parseIPv6(s); ok {
+		return netip.Addr{}, ReasonV1AddressFamily.err()
+	}
+	return netip.Addr{}, ReasonV1Address.err()
+}
+
+func parseV2(h *Header, b []byte) (int, error) {
+	n := min(len(b), len(v2Sig))
+	if string(b[:n]) != v2Sig[:n] {
+		return 0, ErrNoProxyHeader
+	}
+	if len(b) <= 12 {
+		return 0, ErrIncomplete
+	}
+	if b[12]>>4 != 2 {
+		return 0, ReasonV2Version.err()
+	}
+	cmd := Command(b[12] & 0x0F)
+	if cmd != Local && cmd != Proxy {
+		return 0, ReasonV2Command.err()
+	}
+	if len(b) <= 13 {
+		return 0, ErrIncomplete
+	}
+	proto := Protocol(b[13])
+	if !proto.valid() {
+		return 0, ReasonV2Protocol.err()
+	}
+	if cmd == Proxy && proto == Unspec {
+		return 0, ReasonV2UnspecProxy.err()
+	}
+	if len(b) < v2FixedLen {
+		return 0, ErrIncomplete
+	}
+	length := int(binary.BigEndian.Uint16(b[14:16]))
+	block := proto.blockLen()
+	if cmd == Proxy && length < block {
+		return 0, ReasonV2Length.err()
+	}
+	total := v2FixedLen + length
+	if len(b) < total {
+		return 0, ErrIncomplete
+	}
+	hdr := b[:total:total]
+	// A LOCAL block that does not fit its family is skipped whole.
+	tlvStart := v2FixedLen + block
+	if length < block {
+		tlvStart = total
+	}
+	if r := checkTLVs(hdr, tlvStart); r != 0 {
+		return 0, r.err()
+	}
+	h.Version = 2
+	h.Command = cmd
+	h.tlvs = nil
+	if tlvStart < total {
+		h.tlvs = hdr[tlvStart:]
+	}
+	if cmd == Local {
+		h.Protocol = Unspec
+		return total, nil
+	}
+	h.Protocol = proto
+	a := hdr[v2FixedLen:]
+	switch proto & 0xF0 {
+	case 0x10:
+		h.Source = netip.AddrPortFrom(netip.AddrFrom4([4]byte(a[0:4])), binary.BigEndian.Uint16(a[8:10]))
+		h.Destination = netip.AddrPortFrom(netip.AddrFrom4([4]byte(a[4:8])), binary.BigEndian.Uint16(a[10:12]))
+	case 0x20:
+		h.Source = netip.AddrPortFrom(netip.AddrFrom16([16]byte(a[0:16])), binary.BigEndian.Uint16(a[32:34]))
+		h.Destination = netip.AddrPortFrom(netip.AddrFrom16([16]byte(a[16:32])), binary.BigEndian.Uint16(a[34:36]))
+	case 0x30:
+		h.unix = a[:2*unixPathLen]
+	}
+	return total, nil
+}
