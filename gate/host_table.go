@@ -1,0 +1,156 @@
+package gate
+
+import (
+	"errors"
+	"net/netip"
+	"strings"
+
+	"golang.org/x/net/idna"
+)
+
+// HostMatch says how a request's host name was matched.
+type HostMatch uint8
+
+const (
+	// HostUnknown: no host has the name; the default answer applies.
+	HostUnknown HostMatch = iota
+	// HostExact: an exact name matched.
+	HostExact
+	// HostWildcard: a "*.parent" name matched.
+	HostWildcard
+)
+
+// String returns the match kind's name.
+func (m HostMatch) String() string {
+	switch m {
+	case HostExact:
+		return "exact"
+	case HostWildcard:
+		return "wildcard"
+	}
+	return "unknown"
+}
+
+// maxHostLen bounds the names the table looks up; longer names are unknown.
+const maxHostLen = 255
+
+// CanonicalHostName returns the form of a configured host name that the
+// host table stores: ASCII lowercase, Unicode labels in punycode, no
+// trailing dot, IP literals canonical (IPv6 without brackets, IPv4-mapped
+// IPv6 as IPv4). A wildcard keeps its "*." prefix and reports wildcard. It
+// reports an error for anything a Host header could never match.
+func CanonicalHostName(name string) (canon string, wildcard bool, err error) {
+	n := strings.TrimSuffix(strings.TrimSpace(name), ".")
+	if n == "" {
+		return "", false, errors.New("empty name")
+	}
+	if strings.HasPrefix(n, "[") && strings.HasSuffix(n, "]") {
+		n = n[1 : len(n)-1]
+	}
+	if ip, err := netip.ParseAddr(n); err == nil {
+		if ip.Zone() != "" {
+			return "", false, errors.New("an IP literal with a zone cannot be a host name")
+		}
+		return ip.Unmap().String(), false, nil
+	}
+	if strings.HasPrefix(n, "*.") {
+		wildcard = true
+		n = n[2:]
+	}
+	if strings.ContainsAny(n, "*:/[] ") {
+		return "", false, errors.New("invalid character in host name")
+	}
+	a, err := idna.Lookup.ToASCII(n)
+	if err != nil {
+		return "", false, err
+	}
+	if a == "" || len(a) > maxHostLen-2 {
+		return "", false, errors.New("host name length out of range")
+	}
+	if wildcard {
+		return "*." + a, true, nil
+	}
+	return a, false, nil
+}
+
+// hostTable maps canonical names to hosts. It is immutable once built.
+type hostTable struct {
+	exact    map[string]*Host
+	wildcard map[string]*Host // keyed by the parent: "example.com" for "*.example.com"
+}
+
+// add stores h under a canonical name; it reports false if the name is taken.
+func (t *hostTable) add(canon string, h *Host) bool {
+	m, key := t.exact, canon
+	if strings.HasPrefix(canon, "*.") {
+		m, key = t.wildcard, canon[2:]
+	}
+	if _, dup := m[key]; dup {
+		return false
+	}
+	m[key] = h
+	return true
+}
+
+// lookup finds the host for a Host header value as received (any case,
+// optional port, optional trailing dot, IPv6 in brackets). It allocates
+// nothing.
+func (t *hostTable) lookup(hostport string) (*Host, HostMatch) {
+	var buf [maxHostLen]byte
+	name, ok := hostKey(buf[:0], hostport)
+	if !ok {
+		return nil, HostUnknown
+	}
+	if h := t.exact[string(name)]; h != nil {
+		return h, HostExact
+	}
+	if len(t.wildcard) == 0 {
+		return nil, HostUnknown
+	}
+	// Most specific parent first: a.b.example.com tries b.example.com,
+	// then example.com, then com.
+	for i := 0; i < len(name); i++ {
+		if name[i] == '.' {
+			if h := t.wildcard[string(name[i+1:])]; h != nil {
+				return h, HostWildcard
+			}
+		}
+	}
+	return nil, HostUnknown
+}
+
+// hostKey appends the lookup key of a Host header value to dst: port and
+// IPv6 brackets stripped, ASCII lowercased, one trailing dot dropped. It
+// reports false for values that cannot name a host.
+func hostKey(dst []byte, hostport string) ([]byte, bool) {
+	h := hostport
+	if strings.HasPrefix(h, "[") {
+		end := strings.IndexByte(h, ']')
+		if end < 0 {
+			return dst, false
+		}
+		h = h[1:end]
+		// IPv6 literals are compared in canonical form; parsing allocates
+		// nothing.
+		ip, err := netip.ParseAddr(h)
+		if err != nil {
+			return dst, false
+		}
+		return ip.Unmap().AppendTo(dst), true
+	}
+	if i := strings.LastIndexByte(h, ':'); i >= 0 {
+		h = h[:i]
+	}
+	h = strings.TrimSuffix(h, ".")
+	if len(h) == 0 || len(h) > cap(dst)-len(dst) {
+		return dst, false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst, true
+}

@@ -1,0 +1,246 @@
+package snapshot
+
+// Document is the whole gateway config as stored and edited: plain data with
+// JSON field names, loaded from JSON or YAML by [Decode]. Its zero value is a
+// valid document (a gateway that answers every request with the default
+// answer).
+//
+// Compatibility rule for later versions: fields are only ever added, every
+// new field's zero value means "as before", and no field changes meaning, so
+// a stored document keeps its behaviour. Blocks that later capabilities fill
+// (TLS policy, headers, rewrite, compression, limits, timeouts, policies) are
+// optional objects whose absence is the default.
+type Document struct {
+	Global       Global        `json:"global,omitzero"`
+	Hosts        []Host        `json:"hosts,omitempty"`
+	Upstreams    []Upstream    `json:"upstreams,omitempty"`
+	AccessLists  []AccessList  `json:"accessLists,omitempty"`
+	Certificates []Certificate `json:"certificates,omitempty"`
+}
+
+// Global holds settings that apply to every host.
+type Global struct {
+	// TrustedProxies lists the addresses and prefixes ("10.0.0.0/8",
+	// "192.0.2.7") allowed to supply the client address through
+	// X-Forwarded-For. Empty: the peer is always the client.
+	TrustedProxies []string `json:"trustedProxies,omitempty"`
+	// TrustForwardedProto lets a trusted proxy supply the request scheme
+	// through X-Forwarded-Proto. Default off.
+	TrustForwardedProto bool `json:"trustForwardedProto,omitempty"`
+	// Zone is the gateway's own zone, read by zone-aware balancing.
+	Zone string `json:"zone,omitempty"`
+	// Server is the default Server response header; empty means
+	// "Paduraksa".
+	Server string `json:"server,omitempty"`
+	// DefaultAnswer answers requests for unknown hosts; absent means 404
+	// with a short text body.
+	DefaultAnswer *FixedAnswer `json:"defaultAnswer,omitempty"`
+}
+
+// Host kinds.
+const (
+	KindProxy    = "proxy"    // routes to upstreams (the default)
+	KindRedirect = "redirect" // answers every request with a redirect
+	KindFixed    = "fixed"    // answers every request with a fixed answer
+)
+
+// Host is one virtual host: a set of names and what to do with requests for
+// them.
+type Host struct {
+	// Names are exact names ("example.com"), wildcards ("*.example.com",
+	// matching any name below example.com but not example.com itself) or IP
+	// literals. Unicode names are accepted and compiled to their ASCII
+	// (punycode) form. At least one is required.
+	Names []string `json:"names,omitempty"`
+	// Kind is "proxy" (default), "redirect" or "fixed".
+	Kind string `json:"kind,omitempty"`
+	// Redirect is required for, and only allowed on, redirect hosts.
+	Redirect *Redirect `json:"redirect,omitempty"`
+	// Fixed is required for, and only allowed on, fixed hosts.
+	Fixed *FixedAnswer `json:"fixed,omitempty"`
+	// Routes are the host's routes; a proxy host needs at least one. The
+	// order does not matter: the most specific prefix wins.
+	Routes []Route `json:"routes,omitempty"`
+	// AccessList names an access list by ID; empty means none.
+	AccessList string `json:"accessList,omitempty"`
+	// Certificate names a certificate by ID; empty means the default one.
+	Certificate string `json:"certificate,omitempty"`
+	// Server overrides Global.Server for this host.
+	Server string `json:"server,omitempty"`
+}
+
+// Redirect describes the answer of a redirect host.
+type Redirect struct {
+	// To is the absolute URL prefix ("https://www.example.com") that the
+	// request's path and query are appended to (unless DropPath).
+	To string `json:"to,omitempty"`
+	// Status is 301, 302, 303, 307 or 308 (default 308).
+	Status int `json:"status,omitempty"`
+	// DropPath sends every request to To itself.
+	DropPath bool `json:"dropPath,omitempty"`
+}
+
+// FixedAnswer is an answer given without an upstream.
+type FixedAnswer struct {
+	// Status is 200-599 (default 200 for fixed hosts, 404 for the default
+	// answer).
+	Status int `json:"status,omitempty"`
+	// ContentType defaults to "text/plain; charset=utf-8".
+	ContentType string `json:"contentType,omitempty"`
+	// Body is sent as is; at most 64 KiB.
+	Body string `json:"body,omitempty"`
+}
+
+// Route sends the requests whose path starts with Path to an upstream.
+type Route struct {
+	// ID names the route in logs and traces; optional, unique within the
+	// host when set.
+	ID string `json:"id,omitempty"`
+	// Path is a path prefix that matches on segment boundaries: "/api"
+	// matches "/api" and "/api/x" but not "/apix". Default "/".
+	Path string `json:"path,omitempty"`
+	// Upstream names an upstream by ID.
+	Upstream string `json:"upstream,omitempty"`
+}
+
+// Upstream is a cluster of destinations that routes send requests to.
+type Upstream struct {
+	// ID is stable across publishes: runtime state (health, in-flight
+	// counts, pooled connections) belongs to it.
+	ID           string        `json:"id,omitempty"`
+	Destinations []Destination `json:"destinations,omitempty"`
+	// LoadBalancing names a policy; empty means "PowerOfTwoChoices".
+	LoadBalancing string            `json:"loadBalancing,omitempty"`
+	HTTP          UpstreamHTTP      `json:"http,omitzero"`
+	Health        HealthCheck       `json:"health,omitzero"`
+	Affinity      Affinity          `json:"affinity,omitzero"`
+	Metadata      map[string]string `json:"metadata,omitempty"`
+}
+
+// Destination is one address of an upstream.
+type Destination struct {
+	// ID is stable across publishes and unique within the upstream.
+	ID string `json:"id,omitempty"`
+	// Address is "http://host:port" or "https://host:port" (the port
+	// defaults to the scheme's); no path, query or user info.
+	Address string `json:"address,omitempty"`
+	// Health is the address probes go to, in the same form; empty means
+	// Address.
+	Health   string            `json:"health,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// UpstreamHTTP holds the client settings for an upstream: those that decide
+// whether its pooled transport can be kept across publishes.
+type UpstreamHTTP struct {
+	// Version is "1.1" (default) or "2"; "2" over http:// is h2c.
+	Version string `json:"version,omitempty"`
+	// VersionPolicy is "orLower" (default: negotiate down over TLS) or
+	// "exact".
+	VersionPolicy string `json:"versionPolicy,omitempty"`
+	// ConnectTimeout covers the TCP connect and the TLS handshake; default
+	// 10s, between 100ms and 5m.
+	ConnectTimeout Duration `json:"connectTimeout,omitempty"`
+	// IdleTimeout cuts a request, response stream or upgraded connection
+	// when no data moved either way for this long; default 1h, "0s" means
+	// never.
+	IdleTimeout Duration    `json:"idleTimeout,omitempty"`
+	TLS         UpstreamTLS `json:"tls,omitzero"`
+}
+
+// UpstreamTLS says how an https upstream's certificate is checked.
+type UpstreamTLS struct {
+	// Trust is "system" (default: the system roots and the name), "pinned"
+	// (the certificate's SHA-256 must be in Pins) or "any" (no check).
+	Trust string `json:"trust,omitempty"`
+	// Pins are base64 or hex SHA-256 digests of the leaf certificate's
+	// SubjectPublicKeyInfo.
+	Pins []string `json:"pins,omitempty"`
+	// ServerName overrides the SNI and the certificate check name.
+	ServerName string `json:"serverName,omitempty"`
+}
+
+// HealthCheck configures active and passive health and availability.
+type HealthCheck struct {
+	Active  ActiveHealth  `json:"active,omitzero"`
+	Passive PassiveHealth `json:"passive,omitzero"`
+	// Availability is "HealthyOrPanic" (default) or "HealthyAndUnknown".
+	Availability string `json:"availability,omitempty"`
+	// ProbeFirst keeps a new or changed destination out of rotation until
+	// its first successful probe (needs active health).
+	ProbeFirst bool `json:"probeFirst,omitempty"`
+	// SlowStart ramps a destination that becomes available up to its full
+	// share over this window; empty means off.
+	SlowStart Duration `json:"slowStart,omitempty"`
+}
+
+// ActiveHealth configures probes.
+type ActiveHealth struct {
+	Enabled  bool     `json:"enabled,omitempty"`
+	Interval Duration `json:"interval,omitempty"` // default 15s
+	Timeout  Duration `json:"timeout,omitempty"`  // default 10s
+	Path     string   `json:"path,omitempty"`     // default "/"
+	Query    string   `json:"query,omitempty"`
+	// Policy is "ConsecutiveFailures" (default).
+	Policy string `json:"policy,omitempty"`
+	// Threshold is the number of consecutive failures that marks a
+	// destination unhealthy (default 2).
+	Threshold int `json:"threshold,omitempty"`
+}
+
+// PassiveHealth configures observation of real traffic.
+type PassiveHealth struct {
+	Enabled bool `json:"enabled,omitempty"`
+	// Policy is "TransportFailureRate" (default) or
+	// "TransportFailureRateWith5xx".
+	Policy             string   `json:"policy,omitempty"`
+	Window             Duration `json:"window,omitempty"`             // default 60s
+	MinRequests        int      `json:"minRequests,omitempty"`        // default 10
+	FailureRate        float64  `json:"failureRate,omitempty"`        // default 0.3
+	ReactivationPeriod Duration `json:"reactivationPeriod,omitempty"` // default 60s
+}
+
+// Affinity configures session affinity.
+type Affinity struct {
+	Enabled bool `json:"enabled,omitempty"`
+	// Mode is "HashCookie" (default), "ArrCookie" or "Header".
+	Mode string `json:"mode,omitempty"`
+	// FailurePolicy is "Redistribute" (default) or "Return503".
+	FailurePolicy string `json:"failurePolicy,omitempty"`
+	// Key is the cookie or header name; default ".Paduraksa.Affinity".
+	Key    string         `json:"key,omitempty"`
+	Cookie AffinityCookie `json:"cookie,omitzero"`
+}
+
+// AffinityCookie holds the affinity cookie's attributes.
+type AffinityCookie struct {
+	Path     string `json:"path,omitempty"`
+	Domain   string `json:"domain,omitempty"`
+	HTTPOnly *bool  `json:"httpOnly,omitempty"` // default true
+	// Secure is "SameAsRequest" (default), "Always" or "Never".
+	Secure string `json:"secure,omitempty"`
+	// SameSite is "Lax" (default), "Strict", "None" or "Unspecified".
+	SameSite string   `json:"sameSite,omitempty"`
+	MaxAge   Duration `json:"maxAge,omitempty"` // empty: a session cookie
+}
+
+// AccessList is a named set of allowed and denied client addresses.
+type AccessList struct {
+	ID string `json:"id,omitempty"`
+	// Allow, when not empty, admits only these prefixes.
+	Allow []string `json:"allow,omitempty"`
+	// Deny refuses these prefixes; it wins over Allow.
+	Deny []string `json:"deny,omitempty"`
+}
+
+// Certificate is a named certificate and key, as PEM files.
+type Certificate struct {
+	ID       string `json:"id,omitempty"`
+	CertFile string `json:"certFile,omitempty"`
+	KeyFile  string `json:"keyFile,omitempty"`
+}
+
+// Duration is a duration in Go syntax ("10s", "1m30s", "250ms"). It is kept
+// as text so a bad value is reported with its path by validation, and
+// written back in its shortest form by [Canonical].
+type Duration string
