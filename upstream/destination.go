@@ -57,6 +57,9 @@ type Destination struct {
 	// availableSince is the unix nanosecond time at which the destination
 	// last became available (set by the health package, read by slow start).
 	availableSince atomic.Int64
+	// attached is state another package keeps with the destination (the
+	// health package's passive window); see Attached.
+	attached atomic.Pointer[attachment]
 
 	cluster *Cluster
 	cfg     DestinationConfig // Metadata is not read from here: see meta
@@ -69,8 +72,13 @@ type metadata struct {
 	zone string
 }
 
-func newDestination(c *Cluster, cfg DestinationConfig) *Destination {
+// attachment boxes an attached value so that it can sit behind an atomic
+// pointer.
+type attachment struct{ v any }
+
+func newDestination(c *Cluster, cfg DestinationConfig, initial HealthState) *Destination {
 	d := &Destination{cluster: c, cfg: cfg}
+	d.active.Store(uint32(initial))
 	d.cfg.Metadata = nil
 	d.setMetadata(cfg.Metadata)
 	return d
@@ -177,3 +185,35 @@ func (d *Destination) AvailableSince() int64 { return d.availableSince.Load() }
 // SetAvailableSince records when the destination became available; slow
 // start ramps its share of new requests from that time.
 func (d *Destination) SetAvailableSince(unixNano int64) { d.availableSince.Store(unixNano) }
+
+// Attached returns the value attached to the destination with
+// [Destination.Attach], or nil. The health package keeps its per-destination
+// state (the passive failure window, probe counters) here, so that the state
+// lives exactly as long as the destination object and is found without a map
+// lookup or a lock on the request path.
+func (d *Destination) Attached() any {
+	if a := d.attached.Load(); a != nil {
+		return a.v
+	}
+	return nil
+}
+
+// Attach replaces the attached value with v if it is still old (compared with
+// ==, so attached values should be pointers) and reports whether it did.
+// Concurrent callers that race to attach a first value use old == nil; exactly
+// one of them wins.
+func (d *Destination) Attach(old, v any) bool {
+	for {
+		cur := d.attached.Load()
+		var curV any
+		if cur != nil {
+			curV = cur.v
+		}
+		if curV != old {
+			return false
+		}
+		if d.attached.CompareAndSwap(cur, &attachment{v: v}) {
+			return true
+		}
+	}
+}

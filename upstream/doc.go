@@ -30,4 +30,16 @@
 // [AvailabilityFunc]; the default, [HealthyOrPanic], keeps every destination
 // that no verdict marks unhealthy and, when that leaves none, falls back to all
 // of them. The health package provides the others.
+//
+// A destination created by a plan starts with its cluster's
+// [ClusterConfig.InitialActiveHealth]: Unknown (routable) by default, or
+// Unhealthy to keep a new or readdressed destination out of rotation until a
+// probe passes.
+//
+// # State of other packages
+//
+// [Destination.Attached] and [Destination.Attach] give another package (the
+// health package) one lock-free slot for its per-destination state, so that
+// the state lives and dies with the destination object and the request path
+// finds it without a map.
 package upstream

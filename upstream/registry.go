@@ -11,6 +11,12 @@ import (
 type ClusterConfig struct {
 	ID           string
 	Destinations []DestinationConfig
+	// InitialActiveHealth is the active verdict that a destination created by
+	// this plan starts with (a new ID, or a new address under a kept ID).
+	// The zero value, Unknown, makes it routable at once. Unhealthy keeps it
+	// out of rotation until an active probe passes (the health package's
+	// ProbeFirst option); kept destinations are not affected.
+	InitialActiveHealth HealthState
 }
 
 // Registry keeps the runtime state of every cluster across config
@@ -61,7 +67,7 @@ func (r *Registry) Plan(cfgs []ClusterConfig) *Plan {
 		for _, dc := range cc.Destinations {
 			d := findDestination(old, dc.ID)
 			if d == nil || !sameAddress(d.cfg, dc) {
-				d = newDestination(c, dc)
+				d = newDestination(c, dc, cc.InitialActiveHealth)
 			} else if !maps.Equal(d.meta.Load().m, dc.Metadata) {
 				// Same address, other metadata: the state is kept and the
 				// metadata changes at Commit.
