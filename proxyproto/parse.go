@@ -78,6 +78,9 @@ func parseV1(h *Header, b []byte) (int, error) {
 		}
 		return 0, ErrNoProxyHeader
 	}
+	if n < len(v1Sig) {
+		return 0, ErrIncomplete
+	}
 	end := bytes.IndexByte(b[:min(len(b), maxV1Len)], '\n')
 	if end < 0 {
 		if len(b) >= maxV1Len {
