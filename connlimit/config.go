@@ -1,0 +1,122 @@
+package connlimit
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+)
+
+const (
+	// DefaultPerAddress is the cap used when Config.PerAddress is 0.
+	DefaultPerAddress = 256
+	// MaxPerAddress is the largest cap Config.PerAddress accepts.
+	MaxPerAddress = 100_000
+	// Off, as Config.PerAddress, turns the per-address cap off. Any negative
+	// value does the same; Off is the one to write.
+	Off = -1
+
+	// DefaultTableSize is the number of table entries used when
+	// Config.TableSize is 0: 65 536 entries of 8 bytes (512 KiB).
+	DefaultTableSize = 1 << 16
+	// MinTableSize and MaxTableSize bound Config.TableSize.
+	MinTableSize = window
+	MaxTableSize = 1 << 24
+)
+
+// Validation codes. They are stable: tools match on them.
+const (
+	CodePerAddressInvalid = "connlimit.perAddress.invalid"
+	CodeTableSizeInvalid  = "connlimit.tableSize.invalid"
+	CodeDenyInvalid       = "connlimit.deny.invalid"
+	CodeTrustedInvalid    = "connlimit.trustedProxies.invalid"
+)
+
+// Config configures a Limiter. The zero value is usable: a cap of
+// DefaultPerAddress connections per address key, no deny list, no trusted
+// proxies and a table of DefaultTableSize entries.
+//
+// A Config is read once by New; changing it afterwards has no effect on the
+// Limiter built from it.
+type Config struct {
+	// PerAddress caps the concurrent connections of one address key (an
+	// IPv4 address or an IPv6 /64). 0 means DefaultPerAddress; Off (or any
+	// negative value) turns the cap off, so nothing is counted; at most
+	// MaxPerAddress.
+	PerAddress int
+
+	// Deny lists prefixes whose connections are refused before anything
+	// else, trusted proxies included. IPv4 prefixes also match the
+	// IPv4-mapped IPv6 form of their addresses. Nil means no deny list.
+	Deny []netip.Prefix
+
+	// TrustedProxies lists the peers that are admitted without being
+	// counted: load balancers and proxies whose connections carry many
+	// visitors each. Their visitors are judged later by their real address
+	// (by the request gate), not here. Nil means none.
+	TrustedProxies []netip.Prefix
+
+	// TableSize is the number of entries of the per-address table, a power
+	// of two between MinTableSize and MaxTableSize. 0 means
+	// DefaultTableSize. It bounds memory (8 bytes an entry) and the number
+	// of addresses counted at once; addresses that find no room are let
+	// through uncounted (see Stats.TableFull).
+	TableSize int
+}
+
+// ValidationError reports one invalid field of a Config.
+type ValidationError struct {
+	Code string // stable code, one of the Code* constants
+	Path string // field path, e.g. "deny[2]"
+	Msg  string // human-readable detail
+}
+
+func (e *ValidationError) Error() string {
+	return "connlimit: " + e.Path + ": " + e.Msg + " (" + e.Code + ")"
+}
+
+// Validate reports every problem of c at once, each as a *ValidationError,
+// joined with errors.Join. It returns nil for a valid Config.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(code, path, format string, args ...any) {
+		errs = append(errs, &ValidationError{Code: code, Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	if c.PerAddress > MaxPerAddress {
+		add(CodePerAddressInvalid, "perAddress", "%d exceeds the maximum of %d", c.PerAddress, MaxPerAddress)
+	}
+	if n := c.TableSize; n != 0 && (n < MinTableSize || n > MaxTableSize || n&(n-1) != 0) {
+		add(CodeTableSizeInvalid, "tableSize", "%d is not a power of two between %d and %d", n, MinTableSize, MaxTableSize)
+	}
+	for i, p := range c.Deny {
+		if !p.IsValid() {
+			add(CodeDenyInvalid, fmt.Sprintf("deny[%d]", i), "invalid prefix")
+		}
+	}
+	for i, p := range c.TrustedProxies {
+		if !p.IsValid() {
+			add(CodeTrustedInvalid, fmt.Sprintf("trustedProxies[%d]", i), "invalid prefix")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// resolved is a Config with its defaults applied.
+type resolved struct {
+	perAddress uint64 // 0: cap off
+	tableSize  int
+}
+
+// resolve applies the defaults, on a copy, in one place.
+func (c *Config) resolve() resolved {
+	r := resolved{tableSize: c.TableSize}
+	switch {
+	case c.PerAddress == 0:
+		r.perAddress = DefaultPerAddress
+	case c.PerAddress > 0:
+		r.perAddress = uint64(c.PerAddress)
+	}
+	if r.tableSize == 0 {
+		r.tableSize = DefaultTableSize
+	}
+	return r
+}

@@ -1,0 +1,399 @@
+package connlimit
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func mustNew(t testing.TB, cfg Config) *Limiter {
+	t.Helper()
+	l, err := New(cfg)
+	require.NoError(t, err)
+	return l
+}
+
+var ap = netip.MustParseAddr
+
+func TestZeroConfigDefaults(t *testing.T) {
+	l := mustNew(t, Config{})
+	assert.Equal(t, DefaultPerAddress, l.PerAddress())
+	assert.Len(t, l.tab.slots, DefaultTableSize)
+
+	off := mustNew(t, Config{PerAddress: Off})
+	assert.Equal(t, 0, off.PerAddress())
+	assert.Nil(t, off.tab, "no table is allocated when the cap is off")
+}
+
+func TestValidate(t *testing.T) {
+	cfg := Config{
+		PerAddress:     MaxPerAddress + 1,
+		TableSize:      12,
+		Deny:           []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), {}},
+		TrustedProxies: []netip.Prefix{{}},
+	}
+	_, err := New(cfg)
+	require.Error(t, err)
+	var got []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var ve *ValidationError
+		require.True(t, errors.As(e, &ve))
+		got = append(got, ve.Code+" "+ve.Path)
+	}
+	assert.Equal(t, []string{
+		CodePerAddressInvalid + " perAddress",
+		CodeTableSizeInvalid + " tableSize",
+		CodeDenyInvalid + " deny[1]",
+		CodeTrustedInvalid + " trustedProxies[0]",
+	}, got)
+
+	for _, n := range []int{MaxPerAddress, 1, 0, Off, -5} {
+		assert.NoError(t, (&Config{PerAddress: n}).Validate(), n)
+	}
+	for _, n := range []int{4, 7, 1 << 25, 24} {
+		assert.Error(t, (&Config{TableSize: n}).Validate(), n)
+	}
+}
+
+func TestCapAndRelease(t *testing.T) {
+	l := mustNew(t, Config{PerAddress: 3})
+	a := ap("192.0.2.10")
+	var held []Ticket
+	for range 3 {
+		tk, err := l.Admit(a, TCP)
+		require.NoError(t, err)
+		require.True(t, tk.Counted())
+		held = append(held, tk)
+	}
+	_, err := l.Admit(a, TCP)
+	require.ErrorIs(t, err, ErrOverCap)
+	_, err = l.Admit(a, QUIC)
+	require.ErrorIs(t, err, ErrOverCap)
+	require.ErrorIs(t, l.Check(a, QUIC), ErrOverCap)
+
+	// Another address is not affected.
+	other, err := l.Admit(ap("192.0.2.11"), TCP)
+	require.NoError(t, err)
+	l.Release(other)
+
+	l.Release(held[0])
+	require.NoError(t, l.Check(a, QUIC))
+	tk, err := l.Admit(a, TCP)
+	require.NoError(t, err)
+	held[0] = tk
+	for _, tk := range held {
+		l.Release(tk)
+	}
+	s := l.Stats()
+	assert.Equal(t, Stats{OverCapTCP: 1, OverCapQUIC: 2}, s)
+}
+
+func TestReleaseNeverGoesNegative(t *testing.T) {
+	l := mustNew(t, Config{PerAddress: 2})
+	a := ap("192.0.2.1")
+	t1, _ := l.Admit(a, TCP)
+	l.Release(t1)
+	l.Release(t1) // a bug in the caller: counted, not applied
+	l.Release(Ticket{})
+	s := l.Stats()
+	assert.Equal(t, uint64(0), s.Counted)
+	assert.Equal(t, uint64(1), s.ReleaseMisses)
+}
+
+func TestAddressKeys(t *testing.T) {
+	tests := []struct {
+		name      string
+		first     string
+		second    string
+		sameCount bool
+	}{
+		{"IPv4-mapped equals IPv4", "192.0.2.7", "::ffff:192.0.2.7", true},
+		{"IPv4 neighbours differ", "192.0.2.7", "192.0.2.8", false},
+		{"same IPv6 /64", "2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:ffff", true},
+		{"next IPv6 /64", "2001:db8:1:2::1", "2001:db8:1:3::1", false},
+		{"zone ignored", "fe80::1%eth0", "fe80::2%eth1", true},
+		{"IPv4 0.0.0.0 is not IPv6 ::", "0.0.0.0", "::", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := mustNew(t, Config{PerAddress: 1})
+			tk, err := l.Admit(ap(tt.first), TCP)
+			require.NoError(t, err)
+			require.True(t, tk.Counted())
+			_, err = l.Admit(ap(tt.second), QUIC)
+			if tt.sameCount {
+				require.ErrorIs(t, err, ErrOverCap)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tt.sameCount, keyOf(ap(tt.first)) == keyOf(ap(tt.second)))
+		})
+	}
+}
+
+func TestDecisionOrder(t *testing.T) {
+	l := mustNew(t, Config{
+		PerAddress:     1,
+		Deny:           []netip.Prefix{netip.MustParsePrefix("198.51.100.66/32"), netip.MustParsePrefix("2001:db8:bad::/48")},
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")},
+	})
+	// The deny list applies to trusted proxies too, and to mapped forms.
+	for _, a := range []string{"198.51.100.66", "::ffff:198.51.100.66", "2001:db8:bad:1::9"} {
+		tk, err := l.Admit(ap(a), TCP)
+		require.ErrorIs(t, err, ErrDenied, a)
+		require.False(t, tk.Counted())
+	}
+	require.ErrorIs(t, l.Check(ap("198.51.100.66"), QUIC), ErrDenied)
+
+	// Trusted proxies are admitted and never counted, past any cap.
+	for range 100 {
+		tk, err := l.Admit(ap("198.51.100.1"), TCP)
+		require.NoError(t, err)
+		require.False(t, tk.Counted())
+	}
+	s := l.Stats()
+	assert.Equal(t, uint64(0), s.Counted)
+	assert.Equal(t, uint64(3), s.DeniedTCP)
+	assert.Equal(t, uint64(1), s.DeniedQUIC)
+}
+
+func TestCapOffCountsNothing(t *testing.T) {
+	l := mustNew(t, Config{PerAddress: Off, Deny: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	for range 1000 {
+		tk, err := l.Admit(ap("192.0.2.1"), TCP)
+		require.NoError(t, err)
+		require.False(t, tk.Counted())
+	}
+	_, err := l.Admit(ap("10.1.2.3"), TCP)
+	require.ErrorIs(t, err, ErrDenied)
+}
+
+func TestNilAndInvalid(t *testing.T) {
+	var l *Limiter
+	tk, err := l.Admit(ap("192.0.2.1"), TCP)
+	require.NoError(t, err)
+	l.Release(tk)
+	assert.Equal(t, Stats{}, l.Stats())
+
+	l = mustNew(t, Config{PerAddress: 1})
+	for range 3 {
+		tk, err := l.Admit(netip.Addr{}, TCP)
+		require.NoError(t, err)
+		require.False(t, tk.Counted())
+	}
+}
+
+func TestFullWindowFailsOpen(t *testing.T) {
+	// One window: the whole table.
+	l := mustNew(t, Config{PerAddress: 1, TableSize: MinTableSize})
+	var held []Ticket
+	for i := range window {
+		tk, err := l.Admit(netip.AddrFrom4([4]byte{192, 0, 2, byte(i)}), TCP)
+		require.NoError(t, err)
+		require.True(t, tk.Counted())
+		held = append(held, tk)
+	}
+	extra := ap("203.0.113.1")
+	for range 2 {
+		tk, err := l.Admit(extra, TCP)
+		require.NoError(t, err, "a full table fails open")
+		require.False(t, tk.Counted())
+	}
+	s := l.Stats()
+	assert.Equal(t, uint64(2), s.TableFull)
+	assert.Equal(t, uint64(window), s.Counted)
+
+	// An address that went idle keeps its entry, but gives it up when
+	// another needs it.
+	l.Release(held[3])
+	tk, err := l.Admit(extra, TCP)
+	require.NoError(t, err)
+	require.True(t, tk.Counted())
+	_, err = l.Admit(extra, TCP)
+	require.ErrorIs(t, err, ErrOverCap)
+	l.Release(tk)
+	for i, tk := range held {
+		if i != 3 {
+			l.Release(tk)
+		}
+	}
+	assert.Equal(t, uint64(0), l.Stats().Counted)
+}
+
+func TestCountAtMaximumIsOverCap(t *testing.T) {
+	tab := newTable(MinTableSize)
+	k := keyOf(ap("192.0.2.1"))
+	tag, start := tab.locate(k)
+	tab.slots[start].Store(tag<<countBits | countMask)
+	_, _, res := tab.acquire(k, math.MaxUint64)
+	assert.Equal(t, overCap, res)
+	tab.slots[start].Store(tag<<countBits | (countMask - 1))
+	slot, _, res := tab.acquire(k, math.MaxUint64)
+	assert.Equal(t, acquired, res)
+	assert.Equal(t, uint32(start), slot)
+	assert.Equal(t, uint64(countMask), tab.count(k))
+}
+
+// hammer runs admit/release cycles of addrs from 8 goroutines and checks
+// that no address ever holds more than twice its cap (the accepted race of
+// two first claims) and that every count ends at 0.
+func hammer(t *testing.T, l *Limiter, addrs []netip.Addr, rounds, hold int) {
+	t.Helper()
+	capN := int64(l.PerAddress())
+	held := make(map[key]*atomic.Int64)
+	for _, a := range addrs {
+		held[keyOf(a)] = new(atomic.Int64)
+	}
+	var wg sync.WaitGroup
+	var over atomic.Int64
+	for g := range 8 {
+		wg.Go(func() {
+			var mine []Ticket
+			var keys []key
+			for i := range rounds {
+				a := addrs[(i*7+g)%len(addrs)]
+				tk, err := l.Admit(a, TCP)
+				if err == nil && tk.Counted() {
+					if held[keyOf(a)].Add(1) > 2*capN {
+						over.Add(1)
+					}
+					mine = append(mine, tk)
+					keys = append(keys, keyOf(a))
+				}
+				// Hold up to hold places, then release them all.
+				if len(mine) >= hold || i == rounds-1 {
+					for j := range mine {
+						held[keys[j]].Add(-1)
+						l.Release(mine[j])
+					}
+					mine, keys = mine[:0], keys[:0]
+				}
+			}
+		})
+	}
+	wg.Wait()
+	s := l.Stats()
+	assert.Zero(t, over.Load(), "an address held more than twice its cap")
+	assert.Equal(t, uint64(0), s.Counted)
+	assert.Equal(t, uint64(0), s.ReleaseMisses)
+	for i := range l.tab.slots {
+		require.Zero(t, l.tab.slots[i].Load()&countMask, "slot %d", i)
+	}
+}
+
+func TestConcurrentOneAddress(t *testing.T) {
+	l := mustNew(t, Config{PerAddress: 5})
+	hammer(t, l, []netip.Addr{ap("192.0.2.1")}, 20000, 3)
+	assert.NotZero(t, l.Stats().OverCapTCP, "8 goroutines holding 3 each must meet a cap of 5")
+}
+
+func TestConcurrentManyAddressesSmallTable(t *testing.T) {
+	l := mustNew(t, Config{PerAddress: 2, TableSize: 16})
+	addrs := make([]netip.Addr, 200)
+	for i := range addrs {
+		addrs[i] = netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})
+	}
+	hammer(t, l, addrs, 20000, 12)
+	assert.NotZero(t, l.Stats().TableFull, "200 addresses over 16 entries must fill windows")
+}
+
+func TestAdmitReleaseAllocatesNothing(t *testing.T) {
+	l := mustNew(t, Config{
+		Deny:           []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("172.16.0.0/12")},
+	})
+	for _, a := range []string{"192.0.2.1", "2001:db8::1", "10.0.0.1", "172.16.0.1"} {
+		addr := ap(a)
+		n := testing.AllocsPerRun(1000, func() {
+			tk, _ := l.Admit(addr, TCP)
+			_ = l.Check(addr, QUIC)
+			l.Release(tk)
+		})
+		assert.Zero(t, n, a)
+	}
+}
+
+func TestPrefixSet(t *testing.T) {
+	s := newPrefixSet([]netip.Prefix{
+		netip.MustParsePrefix("10.0.0.0/8"),
+		netip.MustParsePrefix("10.1.0.0/16"), // inside the first
+		netip.MustParsePrefix("11.0.0.0/8"),  // touches the first
+		netip.MustParsePrefix("192.0.2.1/32"),
+		netip.MustParsePrefix("2001:db8::/32"),
+		netip.MustParsePrefix("::ffff:198.51.100.0/120"),
+	})
+	assert.Len(t, s.first, 4, "overlapping and touching ranges merge")
+	for a, want := range map[string]bool{
+		"10.0.0.0": true, "11.255.255.255": true, "12.0.0.0": false, "9.255.255.255": false,
+		"192.0.2.1": true, "192.0.2.2": false, "::ffff:10.2.3.4": true,
+		"2001:db8:ffff::1": true, "2001:db9::": false, "198.51.100.9": true, "::": false,
+	} {
+		assert.Equal(t, want, s.contains(ap(a)), a)
+	}
+	all := newPrefixSet([]netip.Prefix{netip.MustParsePrefix("::/0")})
+	assert.True(t, all.contains(ap("1.2.3.4")))
+	assert.True(t, all.contains(ap("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")))
+	assert.False(t, all.contains(netip.Addr{}))
+	v4 := newPrefixSet([]netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")})
+	assert.True(t, v4.contains(ap("255.255.255.255")))
+	assert.False(t, v4.contains(ap("2001:db8::1")))
+}
+
+// FuzzPrefixSet checks the set against netip.Prefix.Contains over the
+// IPv4-mapped view the set uses.
+func FuzzPrefixSet(f *testing.F) {
+	f.Add([]byte{10, 0, 0, 0, 8, 192, 0, 2, 0, 24}, []byte{10, 1, 2, 3})
+	f.Add([]byte{0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32}, []byte{0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1})
+	f.Fuzz(func(t *testing.T, prefixes, addr []byte) {
+		// Prefixes: 4 or 16 address bytes, then a length byte.
+		var ps []netip.Prefix
+		for len(prefixes) >= 5 {
+			n := 4
+			if prefixes[0]&0x80 != 0 && len(prefixes) >= 17 {
+				n = 16
+			}
+			a, _ := netip.AddrFromSlice(prefixes[:n])
+			p, err := a.Prefix(int(prefixes[n]) % (a.BitLen() + 1))
+			prefixes = prefixes[n+1:]
+			if err == nil {
+				ps = append(ps, p)
+			}
+		}
+		a, ok := netip.AddrFromSlice(addr)
+		if !ok {
+			return
+		}
+		want := false
+		for _, p := range ps {
+			// The reference: a v4 prefix holds a v4 address and its mapped
+			// form; a v6 prefix is compared on the 16-byte form.
+			if p.Addr().Is4() && p.Contains(a.Unmap()) ||
+				p.Addr().Is6() && p.Contains(netip.AddrFrom16(a.As16())) {
+				want = true
+			}
+		}
+		s := newPrefixSet(ps)
+		if got := s.contains(a); got != want {
+			t.Fatalf("contains(%v) = %v, want %v; prefixes %v", a, got, want, ps)
+		}
+	})
+}
+
+func ExampleTicket_Counted() {
+	l, _ := New(Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	for _, a := range []string{"192.0.2.1", "10.0.0.1"} {
+		tk, err := l.Admit(netip.MustParseAddr(a), TCP)
+		fmt.Println(a, err, tk.Counted())
+		l.Release(tk)
+	}
+	// Output:
+	// 192.0.2.1 <nil> true
+	// 10.0.0.1 <nil> false
+}

@@ -1,0 +1,184 @@
+package connlimit
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"math/rand/v2"
+	"net/netip"
+	"sync/atomic"
+)
+
+// Entry layout: [40-bit tag | 24-bit count]. A word of 0 has never been
+// used; a word with a tag and a count of 0 is idle: its address keeps the
+// place until another address needs it.
+const (
+	countBits = 24
+	countMask = 1<<countBits - 1
+	// window is the probe window: the 8 entries (one 64-byte cache line) of
+	// the bucket a key hashes to.
+	window = 8
+)
+
+// key is the counting key of an address: the whole IPv4 address or the
+// IPv6 /64.
+type key struct{ hi, lo uint64 }
+
+// keyOf returns the key of addr. An IPv4-mapped IPv6 address has the key
+// of its IPv4 address, so TCP on a dual-stack socket and QUIC agree.
+func keyOf(addr netip.Addr) key {
+	addr = addr.Unmap()
+	if addr.Is4() {
+		b := addr.As4()
+		// An IPv6 key has lo == 0, so the two families never meet.
+		return key{0, 0xffff<<32 | uint64(binary.BigEndian.Uint32(b[:]))}
+	}
+	b := addr.As16()
+	return key{binary.BigEndian.Uint64(b[:8]), 0}
+}
+
+// acquireResult says what acquire did.
+type acquireResult uint8
+
+const (
+	acquired acquireResult = iota // counted: the slot holds one more
+	overCap                       // the key is at its cap
+	full                          // no room in the key's window
+)
+
+// table is a fixed, open-addressed table of per-key connection counts,
+// changed only by compare-and-swap of whole entries. It is safe for
+// concurrent use and allocates nothing after newTable.
+//
+// Accepted race: two goroutines that both miss a new key may claim two
+// entries for it, so the key can briefly hold up to twice its cap. Every
+// release goes to the entry its acquire counted in, so counts stay exact
+// and end at zero.
+type table struct {
+	slots []atomic.Uint64
+	mask  uint64
+	seed0 uint64
+	seed1 uint64
+}
+
+func newTable(size int) *table {
+	return &table{
+		slots: make([]atomic.Uint64, size),
+		mask:  uint64(size - 1),
+		seed0: rand.Uint64() | 1,
+		seed1: rand.Uint64() | 1,
+	}
+}
+
+// mix is the wyhash multiply-fold.
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+// hash is a seeded hash of k. The seed is random per table, so nobody can
+// choose addresses that share a window with someone else's.
+func (t *table) hash(k key) uint64 {
+	h := mix(k.hi^t.seed0, k.lo^t.seed1)
+	return mix(h^0x9e3779b97f4a7c15, t.seed0^0xd6e8feb86659fd93)
+}
+
+// locate returns the tag of k (never 0) and the first slot to probe.
+func (t *table) locate(k key) (tag, start uint64) {
+	h := t.hash(k)
+	tag = h >> countBits
+	if tag == 0 {
+		tag = 1
+	}
+	return tag, h & t.mask
+}
+
+// acquire counts one connection for k if its count is below limit. It
+// returns the slot counted in. A count at the field's maximum is over any
+// limit.
+func (t *table) acquire(k key, limit uint64) (uint32, uint64, acquireResult) {
+	tag, start := t.locate(k)
+	base := start &^ (window - 1)
+scan:
+	for {
+		empty, idle := -1, -1
+		var emptyW, idleW uint64
+		for p := uint64(0); p < window; p++ {
+			j := base | (start+p)&(window-1)
+			w := t.slots[j].Load()
+			if w>>countBits == tag {
+				c := w & countMask
+				if c >= limit || c == countMask {
+					return 0, 0, overCap
+				}
+				if t.slots[j].CompareAndSwap(w, w+1) {
+					return uint32(j), tag, acquired
+				}
+				continue scan // the entry changed under us
+			}
+			switch {
+			case w == 0:
+				if empty < 0 {
+					empty, emptyW = int(j), w
+				}
+			case w&countMask == 0:
+				if idle < 0 {
+					idle, idleW = int(j), w
+				}
+			}
+		}
+		// The key has no entry in its window: claim a never-used entry
+		// first, so idle addresses keep their places while there is room.
+		if empty < 0 {
+			if idle < 0 {
+				return 0, 0, full
+			}
+			empty, emptyW = idle, idleW
+		}
+		if limit == 0 {
+			return 0, 0, overCap
+		}
+		if t.slots[empty].CompareAndSwap(emptyW, tag<<countBits|1) {
+			return uint32(empty), tag, acquired
+		}
+	}
+}
+
+// release takes one connection from slot, which must hold tag. It reports
+// false, and changes nothing, when the slot holds another tag or no
+// connection (a release without its acquire).
+func (t *table) release(slot uint32, tag uint64) bool {
+	s := &t.slots[slot]
+	for {
+		w := s.Load()
+		if w>>countBits != tag || w&countMask == 0 {
+			return false
+		}
+		if s.CompareAndSwap(w, w-1) {
+			return true
+		}
+	}
+}
+
+// count returns the count of k summed over its window (a racing pair of
+// acquires can give a key two entries).
+func (t *table) count(k key) uint64 {
+	tag, start := t.locate(k)
+	base := start &^ (window - 1)
+	var n uint64
+	for p := uint64(0); p < window; p++ {
+		if w := t.slots[base|p].Load(); w>>countBits == tag {
+			n += w & countMask
+		}
+	}
+	return n
+}
+
+// total returns the sum of all counts. It reads every entry once: O(table
+// size), meant for scrapes, not for the connection path.
+func (t *table) total() uint64 {
+	var n uint64
+	for i := range t.slots {
+		n += t.slots[i].Load() & countMask
+	}
+	return n
+}
