@@ -1,0 +1,227 @@
+package balance
+
+import (
+	"net/textproto"
+
+	"github.com/paduraksa/paduraksa/upstream"
+)
+
+// HashSource says what a consistent-hash policy hashes.
+type HashSource string
+
+const (
+	// HashClientAddress hashes the resolved client address (the default).
+	HashClientAddress HashSource = ""
+	// HashHeader hashes the first value of the request header Name.
+	HashHeader HashSource = "Header"
+	// HashCookie hashes the value of the request cookie Name.
+	HashCookie HashSource = "Cookie"
+)
+
+// HashConfig configures [Maglev].
+type HashConfig struct {
+	// Source is what to hash; the zero value hashes the client address.
+	Source HashSource
+	// Name is the header or cookie name for HashHeader and HashCookie.
+	Name string
+}
+
+// Validate returns every problem in c, with paths relative to c.
+func (c HashConfig) Validate() []error {
+	var errs []error
+	switch c.Source {
+	case HashClientAddress:
+		if c.Name != "" {
+			errs = append(errs, invalid("name", "balance.hash.name.unused", "a client-address hash takes no name"))
+		}
+	case HashHeader, HashCookie:
+		if !isToken(c.Name) {
+			errs = append(errs, invalid("name", "balance.hash.name.invalid", "header or cookie name must be a non-empty token"))
+		}
+	default:
+		errs = append(errs, invalid("source", "balance.hash.source.unknown", "unknown hash source "+quote(string(c.Source))+" (want Header, Cookie, or empty for the client address)"))
+	}
+	return errs
+}
+
+// Maglev is a consistent-hash policy: requests with the same key (a header,
+// a cookie or the client address) go to the same destination while the
+// available set is unchanged, and a change moves only about 1/n of the keys.
+// It uses Maglev hashing (Eisenbud et al., NSDI 2016): a lookup table of a
+// prime size M of at least 100 entries per destination, filled from each
+// destination's own permutation of the slots, derived from a hash of its ID.
+// The key hash is deterministic (FNV-1a, not seeded per process), so every
+// gateway replica maps a key to the same destination.
+//
+// A request without the key is balanced by power of two choices.
+//
+// The table is built on the first Pick after the available set changes
+// (the only Pick that allocates; concurrent Picks meanwhile fall back to
+// rendezvous hashing over the same set, which also allocates nothing). Use
+// one Maglev per cluster, made with [NewMaglev]; it is safe for concurrent
+// use.
+type Maglev struct {
+	cfg   HashConfig
+	canon string // canonical header name
+	table view[maglevTable]
+}
+
+type maglevTable struct {
+	slots []int32 // indices into the available slice
+}
+
+// NewMaglev returns a consistent-hash policy, or the validation errors of c
+// joined.
+func NewMaglev(c HashConfig) (*Maglev, error) {
+	if err := joinErrs(c.Validate()); err != nil {
+		return nil, err
+	}
+	m := &Maglev{cfg: c}
+	if c.Source == HashHeader {
+		m.canon = textproto.CanonicalMIMEHeaderKey(c.Name)
+	}
+	return m, nil
+}
+
+// Pick implements [Policy].
+func (m *Maglev) Pick(in Input, available []*upstream.Destination) *upstream.Destination {
+	switch len(available) {
+	case 0:
+		return nil
+	case 1:
+		return available[0]
+	}
+	h, ok := m.key(in)
+	if !ok {
+		return P2C{}.Pick(in, available)
+	}
+	t := m.table.load(available)
+	if t == nil {
+		if t = m.table.build(available, buildMaglev); t == nil {
+			return rendezvous(available, h)
+		}
+	}
+	return available[t.slots[h%uint64(len(t.slots))]]
+}
+
+func (m *Maglev) key(in Input) (uint64, bool) {
+	switch m.cfg.Source {
+	case HashHeader:
+		if in.Request == nil {
+			return 0, false
+		}
+		v := in.Request.Header[m.canon]
+		if len(v) == 0 || v[0] == "" {
+			return 0, false
+		}
+		return hashString(v[0]), true
+	case HashCookie:
+		if in.Request == nil {
+			return 0, false
+		}
+		v, ok := cookieValue(in.Request.Header["Cookie"], m.cfg.Name)
+		if !ok || v == "" {
+			return 0, false
+		}
+		return hashString(v), true
+	}
+	if !in.Client.IsValid() {
+		return 0, false
+	}
+	b := in.Client.Unmap().As16()
+	h := uint64(fnvOffset)
+	for _, c := range b {
+		h = (h ^ uint64(c)) * fnvPrime
+	}
+	return mix(h), true
+}
+
+func buildMaglev(available []*upstream.Destination) *maglevTable {
+	n := len(available)
+	m := nextPrime(max(100*n, 1009))
+	offset := make([]uint64, n)
+	skip := make([]uint64, n)
+	next := make([]uint64, n)
+	for i, d := range available {
+		h := hashString(d.ID())
+		offset[i] = h % uint64(m)
+		skip[i] = mix(h^0x9e3779b97f4a7c15)%uint64(m-1) + 1
+	}
+	slots := make([]int32, m)
+	for i := range slots {
+		slots[i] = -1
+	}
+	for filled := 0; ; {
+		for i := range n {
+			c := (offset[i] + next[i]*skip[i]) % uint64(m)
+			for slots[c] >= 0 {
+				next[i]++
+				c = (offset[i] + next[i]*skip[i]) % uint64(m)
+			}
+			slots[c] = int32(i)
+			next[i]++
+			if filled++; filled == m {
+				return &maglevTable{slots: slots}
+			}
+		}
+	}
+}
+
+// rendezvous picks by highest random weight: O(n), no table, and also
+// consistent. It maps keys differently from the table, so the few requests
+// that arrive while a table is being rebuilt may land elsewhere.
+func rendezvous(available []*upstream.Destination, key uint64) *upstream.Destination {
+	var best *upstream.Destination
+	var top uint64
+	for _, d := range available {
+		if w := mix(hashString(d.ID()) ^ key); best == nil || w > top {
+			best, top = d, w
+		}
+	}
+	return best
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// hashString is FNV-1a followed by a finaliser, so that short, similar keys
+// spread over the whole word.
+func hashString(s string) uint64 {
+	h := uint64(fnvOffset)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return mix(h)
+}
+
+// mix is the splitmix64 finaliser.
+func mix(h uint64) uint64 {
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
+	return h
+}
+
+func nextPrime(n int) int {
+	for ; ; n++ {
+		if isPrime(n) {
+			return n
+		}
+	}
+}
+
+func isPrime(n int) bool {
+	if n < 2 {
+		return false
+	}
+	for d := 2; d*d <= n; d++ {
+		if n%d == 0 {
+			return false
+		}
+	}
+	return true
+}

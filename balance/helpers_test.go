@@ -1,0 +1,46 @@
+package balance
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/paduraksa/paduraksa/upstream"
+	"github.com/stretchr/testify/require"
+)
+
+// cluster builds a live cluster "c" whose destinations are given as
+// id, host, zone.
+func cluster(t testing.TB, dests ...upstream.DestinationConfig) *upstream.Cluster {
+	t.Helper()
+	var r upstream.Registry
+	r.Plan([]upstream.ClusterConfig{{ID: "c", Destinations: dests}}).Commit()
+	c := r.Cluster("c")
+	require.NotNil(t, c)
+	return c
+}
+
+func dest(id, host, zone string) upstream.DestinationConfig {
+	d := upstream.DestinationConfig{ID: id, Scheme: "http", Host: host}
+	if zone != "" {
+		d.Metadata = map[string]string{"zone": zone}
+	}
+	return d
+}
+
+// nDests builds a cluster of n destinations d000, d001, ...
+func nDests(t testing.TB, n int) *upstream.Cluster {
+	ds := make([]upstream.DestinationConfig, n)
+	for i := range ds {
+		ds[i] = dest(fmt.Sprintf("d%03d", i), fmt.Sprintf("127.0.0.1:%d", 10000+i), "")
+	}
+	return cluster(t, ds...)
+}
+
+func count(picks map[*upstream.Destination]int, id string) int {
+	for d, n := range picks {
+		if d.ID() == id {
+			return n
+		}
+	}
+	return 0
+}
