@@ -117,43 +117,23 @@ func parseV1(h *Header, b []byte) (int, error) {
 		return 0, ReasonV1Protocol.err()
 	}
 	v6 := line[3] == '6'
+	// Four fields separated by single spaces.
 	rest := line[5:]
-	var f [4][]byte
-	for i := range f {
-		j := bytes.IndexByte(rest, ' ')
-		if i == len(f)-1 {
-			if j >= 0 {
-				return 0, ReasonV1Syntax.err()
-			}
-			j = len(rest)
-		} else if j < 0 {
-			return 0, ReasonV1Syntax.err()
-		}
-		if j == 0 {
-			return 0, ReasonV1Syntax.err()
-		}
-		f[i] = rest[:j]
-		if j < len(rest) {
-			rest = rest[j+1:]
-		} else {
-			rest = nil
-		}
-	}
-	src, err := parseV1Addr(f[0], v6)
+	src, rest, err := v1Addr(rest, v6)
 	if err != nil {
 		return 0, err
 	}
-	dst, err := parseV1Addr(f[1], v6)
+	dst, rest, err := v1Addr(rest, v6)
 	if err != nil {
 		return 0, err
 	}
-	sp, ok := parsePort(f[2])
-	if !ok {
-		return 0, ReasonV1Port.err()
+	sp, rest, err := v1Port(rest, false)
+	if err != nil {
+		return 0, err
 	}
-	dp, ok := parsePort(f[3])
-	if !ok {
-		return 0, ReasonV1Port.err()
+	dp, _, err := v1Port(rest, true)
+	if err != nil {
+		return 0, err
 	}
 	h.Version = 1
 	h.Command = Proxy
@@ -179,6 +159,63 @@ func v1ProtocolPrefix(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// v1Addr parses the address at the start of s, which a single space
+// must follow, and returns the bytes after the space.
+func v1Addr(s []byte, v6 bool) (netip.Addr, []byte, error) {
+	if !v6 {
+		if ip, n, ok := scanIPv4(s); ok && n < len(s) && s[n] == ' ' {
+			return netip.AddrFrom4(ip), s[n+1:], nil
+		}
+	}
+	end := bytes.IndexByte(s, ' ')
+	if end <= 0 {
+		return netip.Addr{}, nil, ReasonV1Syntax.err()
+	}
+	a, err := parseV1Addr(s[:end], v6)
+	return a, s[end+1:], err
+}
+
+// v1Port parses the port at the start of s. Unless it is the last field, a
+// single space must follow it, and the bytes after the space are returned.
+func v1Port(s []byte, last bool) (uint16, []byte, error) {
+	// Fast path: at most 5 digits, no heading zero.
+	v, n := uint(0), 0
+	for n < len(s) && n < 5 {
+		d := s[n] - '0'
+		if d > 9 || (n == 1 && v == 0) {
+			break
+		}
+		v = v*10 + uint(d)
+		n++
+	}
+	if n > 0 && v <= 0xFFFF {
+		if last && n == len(s) {
+			return uint16(v), nil, nil
+		}
+		if !last && n < len(s) && s[n] == ' ' {
+			return uint16(v), s[n+1:], nil
+		}
+	}
+	end := bytes.IndexByte(s, ' ')
+	if last {
+		if end >= 0 {
+			return 0, nil, ReasonV1Syntax.err()
+		}
+		end = len(s)
+	}
+	if end <= 0 {
+		return 0, nil, ReasonV1Syntax.err()
+	}
+	p, ok := parsePort(s[:end])
+	if !ok {
+		return 0, nil, ReasonV1Port.err()
+	}
+	if last {
+		return p, nil, nil
+	}
+	return p, s[end+1:], nil
 }
 
 func parseV1Addr(s []byte, v6 bool) (netip.Addr, error) {

@@ -180,6 +180,10 @@ func AppendTLV(dst []byte, t TLVType, value []byte) []byte {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// zeroCRC stands for the CRC32C field while the checksum is computed. It is
+// never written.
+var zeroCRC [4]byte
+
 // checkTLVs checks the TLV chain of the complete v2 header hdr, starting at
 // offset start, and returns the reason it is invalid or 0.
 func checkTLVs(hdr []byte, start int) Reason {
@@ -219,9 +223,8 @@ func checkTLVs(hdr []byte, start int) Reason {
 // headerCRC returns the CRC32C of hdr computed with the 4 bytes at at
 // taken as zero.
 func headerCRC(hdr []byte, at int) uint32 {
-	var zero [4]byte
 	c := crc32.Update(0, castagnoli, hdr[:at])
-	c = crc32.Update(c, castagnoli, zero[:])
+	c = crc32.Update(c, castagnoli, zeroCRC[:])
 	return crc32.Update(c, castagnoli, hdr[at+4:])
 }
 

@@ -120,7 +120,7 @@ func vectors() []vector {
 		R("v1/trailing-space", "PROXY TCP4 1.2.3.4 5.6.7.8 1 2 \r\n", proxyproto.ReasonV1Syntax),
 		R("v1/leading-space", "PROXY  TCP4 1.2.3.4 5.6.7.8 1 2\r\n", proxyproto.ReasonV1Protocol),
 		R("v1/tab", "PROXY\tTCP4 1.2.3.4 5.6.7.8 1 2\r\n", proxyproto.ReasonV1Syntax),
-		R("v1/tab-between-fields", "PROXY TCP4 1.2.3.4\t5.6.7.8 1 2\r\n", proxyproto.ReasonV1Syntax),
+		R("v1/tab-between-fields", "PROXY TCP4 1.2.3.4\t5.6.7.8 1 2\r\n", proxyproto.ReasonV1Address),
 		R("v1/proxy-crlf", "PROXY\r\n", proxyproto.ReasonV1Syntax),
 		R("v1/proxy-space-crlf", "PROXY \r\n", proxyproto.ReasonV1Protocol),
 		R("v1/no-space-after-proxy", "PROXYTCP4 1.2.3.4 5.6.7.8 1 2\r\n", proxyproto.ReasonV1Syntax),
