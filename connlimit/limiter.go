@@ -106,14 +106,15 @@ func (l *Limiter) Admit(addr netip.Addr, tr Transport) (Ticket, error) {
 	if l == nil || !addr.IsValid() {
 		return Ticket{}, nil
 	}
-	if l.deny.contains(addr) {
+	a := toU128(addr)
+	if l.deny.containsU128(a) {
 		l.denied[tr%numTransports].Add(1)
 		return Ticket{}, ErrDenied
 	}
-	if l.perAddress == 0 || l.trusted.contains(addr) {
+	if l.perAddress == 0 || l.trusted.containsU128(a) {
 		return Ticket{}, nil
 	}
-	slot, tag, res := l.tab.acquire(keyOf(addr), l.perAddress)
+	slot, tag, res := l.tab.acquire(keyOfU128(a), l.perAddress)
 	switch res {
 	case acquired:
 		return Ticket{slot: slot + 1, tag: tag}, nil
@@ -135,14 +136,15 @@ func (l *Limiter) Check(addr netip.Addr, tr Transport) error {
 	if l == nil || !addr.IsValid() {
 		return nil
 	}
-	if l.deny.contains(addr) {
+	a := toU128(addr)
+	if l.deny.containsU128(a) {
 		l.denied[tr%numTransports].Add(1)
 		return ErrDenied
 	}
-	if l.perAddress == 0 || l.trusted.contains(addr) {
+	if l.perAddress == 0 || l.trusted.containsU128(a) {
 		return nil
 	}
-	if n := l.tab.count(keyOf(addr)); n >= l.perAddress || n >= countMask {
+	if n := l.tab.count(keyOfU128(a)); n >= l.perAddress || n >= countMask {
 		l.overCap[tr%numTransports].Add(1)
 		return ErrOverCap
 	}

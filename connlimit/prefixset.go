@@ -27,6 +27,10 @@ func (a u128) next() (u128, bool) {
 // toU128 maps addr into the IPv6 space; an IPv4 address and its
 // IPv4-mapped form give the same number. The zone is ignored.
 func toU128(addr netip.Addr) u128 {
+	if addr.Is4() {
+		b := addr.As4()
+		return u128{0, 0xffff<<32 | uint64(binary.BigEndian.Uint32(b[:]))}
+	}
 	b := addr.As16()
 	return u128{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
 }
@@ -106,7 +110,12 @@ func (s *prefixSet) contains(addr netip.Addr) bool {
 	if len(s.first) == 0 || !addr.IsValid() {
 		return false
 	}
-	a := toU128(addr)
+	return s.containsU128(toU128(addr))
+}
+
+// containsU128 reports whether a, an address as toU128 returns it, is in
+// one of the set's prefixes.
+func (s *prefixSet) containsU128(a u128) bool {
 	// Find the last range whose first address is <= a.
 	lo, hi := 0, len(s.first)
 	for lo < hi {

@@ -32,6 +32,11 @@ const QUICRefusedCode quic.ApplicationErrorCode = 0x107
 // is on the deny list or whose address key already holds its cap; quic-go
 // then answers CONNECTION_REFUSED. It returns ctx unchanged otherwise, and
 // allocates nothing. Chain it from your own ConnContext if you have one.
+//
+// quic-go calls ConnContext for each Initial packet of a connection it does
+// not know yet, so the QUIC refusal counters count refused packets: a
+// ClientHello that spans two packets (a post-quantum key share does) or is
+// retransmitted counts more than once.
 func (l *Limiter) QUICConnContext(ctx context.Context, ci *quic.ClientInfo) (context.Context, error) {
 	if ci != nil {
 		if err := l.Check(AddrOf(ci.RemoteAddr), QUIC); err != nil {

@@ -1,7 +1,6 @@
 package connlimit
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
 	"net/netip"
@@ -25,15 +24,17 @@ type key struct{ hi, lo uint64 }
 
 // keyOf returns the key of addr. An IPv4-mapped IPv6 address has the key
 // of its IPv4 address, so TCP on a dual-stack socket and QUIC agree.
-func keyOf(addr netip.Addr) key {
-	addr = addr.Unmap()
-	if addr.Is4() {
-		b := addr.As4()
-		// An IPv6 key has lo == 0, so the two families never meet.
-		return key{0, 0xffff<<32 | uint64(binary.BigEndian.Uint32(b[:]))}
+func keyOf(addr netip.Addr) key { return keyOfU128(toU128(addr)) }
+
+// keyOfU128 returns the key of an address as toU128 returns it: IPv4 and
+// IPv4-mapped addresses are already the same number there.
+func keyOfU128(a u128) key {
+	if a.hi == 0 && a.lo>>32 == 0xffff {
+		// IPv4: the whole address. An IPv6 key has lo == 0, so the two
+		// families never meet.
+		return key(a)
 	}
-	b := addr.As16()
-	return key{binary.BigEndian.Uint64(b[:8]), 0}
+	return key{a.hi, 0}
 }
 
 // acquireResult says what acquire did.

@@ -1,0 +1,280 @@
+package connlimit_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"io"
+	"math/big"
+	"net"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paduraksa/paduraksa/connlimit"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeConn is a connection whose RemoteAddr is what a PROXY-protocol
+// listener reports: the PROXY source, not the socket's peer.
+type fakeConn struct {
+	net.Conn
+	remote net.Addr
+	closed atomic.Int32
+	name   string
+}
+
+func (c *fakeConn) RemoteAddr() net.Addr { return c.remote }
+func (c *fakeConn) Close() error         { c.closed.Add(1); return nil }
+
+// fakeListener hands out queued connections.
+type fakeListener struct{ conns chan net.Conn }
+
+func (l *fakeListener) Accept() (net.Conn, error) {
+	c, ok := <-l.conns
+	if !ok {
+		return nil, net.ErrClosed
+	}
+	return c, nil
+}
+func (l *fakeListener) Close() error   { close(l.conns); return nil }
+func (l *fakeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+
+func proxySource(s string) *net.TCPAddr {
+	return net.TCPAddrFromAddrPort(netip.MustParseAddrPort(s))
+}
+
+func TestListenerJudgesRemoteAddr(t *testing.T) {
+	lim, err := connlimit.New(connlimit.Config{PerAddress: 1})
+	require.NoError(t, err)
+	inner := &fakeListener{conns: make(chan net.Conn, 4)}
+	ln := &connlimit.Listener{Listener: inner, Limiter: lim}
+
+	// Three visitors behind one load balancer: the socket peer would be
+	// the balancer for all of them, RemoteAddr is each visitor's own.
+	a1 := &fakeConn{remote: proxySource("203.0.113.7:4000"), name: "a1"}
+	a2 := &fakeConn{remote: proxySource("[::ffff:203.0.113.7]:4001"), name: "a2"}
+	b1 := &fakeConn{remote: proxySource("198.51.100.9:4000"), name: "b1"}
+	inner.conns <- a1
+	inner.conns <- a2
+	inner.conns <- b1
+
+	c, err := ln.Accept()
+	require.NoError(t, err)
+	assert.Equal(t, "a1", c.(interface{ NetConn() net.Conn }).NetConn().(*fakeConn).name)
+	// a2 is the same address over the cap: closed, and Accept moves on.
+	c2, err := ln.Accept()
+	require.NoError(t, err)
+	assert.Equal(t, "b1", c2.(interface{ NetConn() net.Conn }).NetConn().(*fakeConn).name)
+	assert.Equal(t, int32(1), a2.closed.Load())
+	assert.Equal(t, uint64(2), lim.Stats().Counted)
+
+	// Close releases once, however often it is called.
+	require.NoError(t, c.Close())
+	require.NoError(t, c.Close())
+	require.NoError(t, c2.Close())
+	assert.Equal(t, uint64(0), lim.Stats().Counted)
+	assert.Equal(t, uint64(0), lim.Stats().ReleaseMisses)
+	assert.Equal(t, int32(2), a1.closed.Load())
+
+	// ClientAddr overrides the address judged.
+	ln.ClientAddr = func(net.Conn) netip.Addr { return netip.MustParseAddr("192.0.2.1") }
+	inner.conns <- &fakeConn{remote: proxySource("203.0.113.7:1")}
+	c3, err := ln.Accept()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), lim.Stats().Counted)
+	_, err = lim.Admit(netip.MustParseAddr("192.0.2.1"), connlimit.TCP)
+	require.ErrorIs(t, err, connlimit.ErrOverCap)
+	require.NoError(t, c3.Close())
+
+	require.NoError(t, ln.Close())
+	_, err = ln.Accept()
+	require.ErrorIs(t, err, net.ErrClosed)
+}
+
+func TestAddrOf(t *testing.T) {
+	want := netip.MustParseAddr("2001:db8::1")
+	for _, a := range []net.Addr{
+		&net.TCPAddr{IP: want.AsSlice(), Port: 1},
+		&net.UDPAddr{IP: want.AsSlice(), Port: 1},
+		strAddr("[2001:db8::1]:443"),
+		strAddr("2001:db8::1"),
+	} {
+		assert.Equal(t, want, connlimit.AddrOf(a), "%T %v", a, a)
+	}
+	assert.False(t, connlimit.AddrOf(nil).IsValid())
+	assert.False(t, connlimit.AddrOf(&net.UnixAddr{Name: "/tmp/s", Net: "unix"}).IsValid())
+	assert.False(t, connlimit.AddrOf((*net.TCPAddr)(nil)).IsValid())
+}
+
+type strAddr string
+
+func (s strAddr) Network() string { return "tcp" }
+func (s strAddr) String() string  { return string(s) }
+
+// selfSigned returns a TLS certificate for 127.0.0.1 and localhost.
+func selfSigned(t testing.TB) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "localhost"},
+		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// tlsServer serves TLS on a real loopback listener wrapped by a
+// connlimit.Listener. Each handshake that completes reports its peer on
+// handshakes; the connection is then held until release gets a value.
+type tlsServer struct {
+	addr       string
+	handshakes chan string
+	release    chan struct{}
+	closed     chan string
+}
+
+func startTLSServer(t *testing.T, lim *connlimit.Limiter) *tlsServer {
+	t.Helper()
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	cert := selfSigned(t)
+	ln := tls.NewListener(&connlimit.Listener{Listener: raw, Limiter: lim},
+		&tls.Config{Certificates: []tls.Certificate{cert}})
+	s := &tlsServer{
+		addr:       raw.Addr().String(),
+		handshakes: make(chan string, 16),
+		release:    make(chan struct{}, 16),
+		closed:     make(chan string, 16),
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				peer := c.RemoteAddr().String()
+				if err := c.(*tls.Conn).Handshake(); err == nil {
+					s.handshakes <- peer
+					<-s.release
+				}
+				_ = c.Close()
+				s.closed <- peer
+			}()
+		}
+	}()
+	return s
+}
+
+func dialTLS(s *tlsServer, from string) (*tls.Conn, error) {
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	if from != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(from)}
+	}
+	return tls.DialWithDialer(d, "tcp", s.addr, &tls.Config{InsecureSkipVerify: true})
+}
+
+// A refused connection sees its connection closed before any TLS
+// handshake, and the server's Accept goes on to the next one.
+func TestDenyRefusesBeforeTLS(t *testing.T) {
+	lim, err := connlimit.New(connlimit.Config{
+		Deny:           []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")},
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")},
+	})
+	require.NoError(t, err)
+	s := startTLSServer(t, lim)
+
+	_, err = dialTLS(s, "127.0.0.2")
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || isReset(err), "got %v", err)
+
+	ok, err := dialTLS(s, "127.0.0.1")
+	require.NoError(t, err, "Accept must go on past a refused connection")
+	assert.Contains(t, <-s.handshakes, "127.0.0.1:")
+	s.release <- struct{}{}
+	_ = ok.Close()
+	<-s.closed
+
+	st := lim.Stats()
+	assert.Equal(t, uint64(1), st.DeniedTCP)
+	assert.Equal(t, uint64(0), st.Counted)
+	select {
+	case peer := <-s.handshakes:
+		t.Fatalf("a handshake happened with %s", peer)
+	default:
+	}
+}
+
+func isReset(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "read"
+}
+
+func TestCapOnRealListener(t *testing.T) {
+	lim, err := connlimit.New(connlimit.Config{
+		PerAddress:     1,
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.3/32")},
+	})
+	require.NoError(t, err)
+	s := startTLSServer(t, lim)
+
+	first, err := dialTLS(s, "127.0.0.1")
+	require.NoError(t, err)
+	<-s.handshakes
+	assert.Equal(t, uint64(1), lim.Stats().Counted)
+
+	_, err = dialTLS(s, "127.0.0.1")
+	require.Error(t, err, "the second connection of the address is over the cap")
+
+	// A trusted proxy is never counted, whatever it holds.
+	var proxies []*tls.Conn
+	for range 3 {
+		c, err := dialTLS(s, "127.0.0.3")
+		require.NoError(t, err)
+		<-s.handshakes
+		proxies = append(proxies, c)
+	}
+	assert.Equal(t, uint64(1), lim.Stats().Counted)
+
+	// Closing the first makes room: wait for the server to close it.
+	_ = first.Close()
+	s.release <- struct{}{}
+	<-s.closed
+	again, err := dialTLS(s, "127.0.0.1")
+	require.NoError(t, err)
+	<-s.handshakes
+
+	for range 4 {
+		s.release <- struct{}{}
+	}
+	_ = again.Close()
+	for _, c := range proxies {
+		_ = c.Close()
+	}
+	for range 4 { // again and the three proxies
+		select {
+		case <-s.closed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("server connections did not close")
+		}
+	}
+	st := lim.Stats()
+	assert.Equal(t, uint64(0), st.Counted)
+	assert.Equal(t, uint64(1), st.OverCapTCP)
+}
