@@ -45,12 +45,32 @@ func (a *answer) write(w http.ResponseWriter, r *http.Request) {
 var nosniff = headerValue("nosniff")
 
 // gateStatuses are the statuses the gate and the proxy answer themselves.
-var gateStatuses = []int{400, 403, 404, 408, 413, 414, 421, 429, 431, 499, 500, 502, 503, 504}
+var gateStatuses = [...]int{400, 403, 404, 408, 413, 414, 421, 429, 431, 499, 500, 502, 503, 504}
 
-func buildAnswers(server []string) map[int]*answer {
-	m := make(map[int]*answer, len(gateStatuses))
-	for _, s := range gateStatuses {
-		m[s] = newAnswer(Answer{Status: s, Body: []byte(strconv.Itoa(s) + " " + http.StatusText(s) + "\n")}, server)
+// answerSet holds the gate's own answers for one Server header value, in
+// the order of gateStatuses. Hosts with the same Server value share one.
+type answerSet [len(gateStatuses)]*answer
+
+func (s *answerSet) get(status int) *answer {
+	for i, st := range gateStatuses {
+		if st == status {
+			return s[i]
+		}
 	}
-	return m
+	return nil
+}
+
+// answerCache builds each distinct answer set once per Gate.
+type answerCache map[string]*answerSet
+
+func (c answerCache) get(server []string) *answerSet {
+	if s := c[server[0]]; s != nil {
+		return s
+	}
+	s := new(answerSet)
+	for i, st := range gateStatuses {
+		s[i] = newAnswer(Answer{Status: st, Body: []byte(strconv.Itoa(st) + " " + http.StatusText(st) + "\n")}, server)
+	}
+	c[server[0]] = s
+	return s
 }

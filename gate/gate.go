@@ -73,7 +73,7 @@ type Host struct {
 	Server string
 
 	server  []string
-	answers map[int]*answer // the gate's own answers, with this host's headers
+	answers *answerSet // the gate's own answers, with this host's headers
 	fixed   *answer
 }
 
@@ -119,7 +119,7 @@ type Gate struct {
 	trustProto     bool
 	tracer         *Tracer
 	hostStore      []Host
-	defaultAnswers map[int]*answer
+	defaultAnswers *answerSet
 }
 
 // ErrInvalidConfig wraps every problem [New] finds.
@@ -146,7 +146,9 @@ func New(cfg Config) (*Gate, error) {
 		g.trusted = append(g.trusted, unmapPrefix(p))
 	}
 	g.defServer = headerValue(cmpOr(cfg.Server, "Paduraksa"))
-	g.defaultAnswers = buildAnswers(g.defServer)
+	answers := answerCache{}
+	servers := map[string][]string{g.defServer[0]: g.defServer}
+	g.defaultAnswers = answers.get(g.defServer)
 	def := cfg.Default
 	if def.Status == 0 {
 		def.Status = http.StatusNotFound
@@ -166,9 +168,12 @@ func New(cfg Config) (*Gate, error) {
 		h.Routes = slices.Clone(h.Routes)
 		h.server = g.defServer
 		if h.Server != "" {
-			h.server = headerValue(h.Server)
+			if h.server = servers[h.Server]; h.server == nil {
+				h.server = headerValue(h.Server)
+				servers[h.Server] = h.server
+			}
 		}
-		h.answers = buildAnswers(h.server)
+		h.answers = answers.get(h.server)
 		if len(h.Names) == 0 {
 			fail("hosts[%d]: no names", i)
 		}

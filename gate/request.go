@@ -56,7 +56,7 @@ func (rq *Request) Answer(w http.ResponseWriter, r *http.Request, status int) {
 	if rq.Host != nil {
 		answers = rq.Host.answers
 	}
-	if a := answers[status]; a != nil {
+	if a := answers.get(status); a != nil {
 		a.write(w, r)
 	} else {
 		w.WriteHeader(status)

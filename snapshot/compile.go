@@ -1,0 +1,280 @@
+package snapshot
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/proxy"
+	"github.com/paduraksa/paduraksa/upstream"
+)
+
+// Snapshot is one compiled, immutable config generation: the gate (host
+// table, routes, answers) and, for each route, its target built in the same
+// compile. A request reads one Snapshot and takes every decision from it.
+type Snapshot struct {
+	revision  uint64
+	doc       *Document
+	canonical []byte
+	gate      *gate.Gate
+	clusters  map[string]*proxy.Cluster
+
+	// Set by Compile, consumed by commit: runtime state not yet visible.
+	plan       *upstream.Plan
+	transports *proxy.TransportPlan
+}
+
+// Revision returns the publisher revision that produced the snapshot (0 for
+// one compiled outside a publisher).
+func (s *Snapshot) Revision() uint64 { return s.revision }
+
+// Document returns the document the snapshot was compiled from. It must not
+// be modified.
+func (s *Snapshot) Document() *Document { return s.doc }
+
+// Canonical returns the canonical JSON of the document.
+func (s *Snapshot) Canonical() []byte { return s.canonical }
+
+// Gate returns the snapshot's gate.
+func (s *Snapshot) Gate() *gate.Gate { return s.gate }
+
+// Cluster returns the compiled cluster of an upstream ID, or nil.
+func (s *Snapshot) Cluster(id string) *proxy.Cluster { return s.clusters[id] }
+
+// ServeHTTP runs the snapshot's gate.
+func (s *Snapshot) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.gate.ServeHTTP(w, r) }
+
+// Compiler turns documents into snapshots. Its runtime state (the upstream
+// registry and the transports) outlives every snapshot it compiles, so
+// health verdicts, in-flight counts and pooled connections carry over. A
+// Compiler is used by one publisher; its zero value is ready to use.
+type Compiler struct {
+	// Registry keeps cluster and destination state; nil means a private
+	// one.
+	Registry *upstream.Registry
+	// Transports keeps upstream transports; nil means a private one.
+	Transports *proxy.Transports
+	// Tracer is passed to every gate; nil in production.
+	Tracer *gate.Tracer
+	// Validate holds the names the embedder registered.
+	Validate ValidateOptions
+}
+
+func (c *Compiler) init() {
+	if c.Registry == nil {
+		c.Registry = new(upstream.Registry)
+	}
+	if c.Transports == nil {
+		c.Transports = new(proxy.Transports)
+	}
+}
+
+// CodeCompileInternal reports a document that validation accepted and the
+// compiler could not build: a bug, reported rather than served.
+const CodeCompileInternal = "compile.internal"
+
+// Compile validates a document and builds a snapshot whose runtime state is
+// prepared but not yet visible; the publisher makes it visible. A refused
+// document returns an error joining every *ValidationError. Compile never
+// panics on any document.
+func (c *Compiler) Compile(doc *Document) (*Snapshot, error) {
+	canon, err := c.check(doc)
+	if err != nil {
+		return nil, err
+	}
+	return c.buildSafe(doc, canon)
+}
+
+// check validates a document and returns its canonical form.
+func (c *Compiler) check(doc *Document) (canon []byte, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			canon, err = nil, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("validation panic: ", v)}
+		}
+	}()
+	if probs := Validate(doc, c.Validate); len(probs) > 0 {
+		errs := make([]error, len(probs))
+		for i, p := range probs {
+			errs[i] = p
+		}
+		return nil, errors.Join(errs...)
+	}
+	if canon, err = Canonical(doc); err != nil {
+		return nil, &ValidationError{Code: CodeCompileInternal, Msg: err.Error()}
+	}
+	return canon, nil
+}
+
+// buildSafe builds a validated document, turning a panic into an error.
+func (c *Compiler) buildSafe(doc *Document, canon []byte) (snap *Snapshot, err error) {
+	c.init()
+	defer func() {
+		if v := recover(); v != nil {
+			snap, err = nil, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("compiler panic: ", v)}
+		}
+	}()
+	return c.build(doc, canon)
+}
+
+func (c *Compiler) build(doc *Document, canon []byte) (*Snapshot, error) {
+	s := &Snapshot{doc: doc, canonical: canon, clusters: make(map[string]*proxy.Cluster, len(doc.Upstreams))}
+
+	cfgs := make([]upstream.ClusterConfig, len(doc.Upstreams))
+	clients := make([]proxy.ClientConfig, len(doc.Upstreams))
+	for i := range doc.Upstreams {
+		u := &doc.Upstreams[i]
+		cc := upstream.ClusterConfig{ID: u.ID, Destinations: make([]upstream.DestinationConfig, len(u.Destinations))}
+		for j, d := range u.Destinations {
+			scheme, host, err := ParseAddress(d.Address)
+			if err != nil {
+				return nil, internal("upstreams[%d].destinations[%d].address", err)
+			}
+			dc := upstream.DestinationConfig{ID: d.ID, Scheme: scheme, Host: host, Metadata: d.Metadata}
+			if d.Health != "" {
+				if _, dc.HealthHost, err = ParseAddress(d.Health); err != nil {
+					return nil, internal("upstreams[%d].destinations[%d].health", err)
+				}
+			}
+			cc.Destinations[j] = dc
+		}
+		cfgs[i] = cc
+		cl, err := clientConfig(&u.HTTP)
+		if err != nil {
+			return nil, internal(fmt.Sprintf("upstreams[%d].http", i), err)
+		}
+		clients[i] = cl
+	}
+	s.plan = c.Registry.Plan(cfgs)
+	s.transports = c.Transports.Next()
+	for i := range doc.Upstreams {
+		id := doc.Upstreams[i].ID
+		s.clusters[id] = &proxy.Cluster{
+			Upstream:  s.plan.Cluster(id),
+			Transport: s.transports.Get(id, clients[i]),
+		}
+	}
+
+	gc := gate.Config{
+		Server:              doc.Global.Server,
+		TrustForwardedProto: doc.Global.TrustForwardedProto,
+		Tracer:              c.Tracer,
+		Hosts:               make([]gate.Host, len(doc.Hosts)),
+	}
+	for _, p := range doc.Global.TrustedProxies {
+		pr, err := parsePrefix(p)
+		if err != nil {
+			return nil, internal("global.trustedProxies", err)
+		}
+		gc.TrustedProxies = append(gc.TrustedProxies, pr)
+	}
+	if a := doc.Global.DefaultAnswer; a != nil {
+		gc.Default = answer(a)
+	}
+	routes := make([]proxy.Route, 0, len(doc.Hosts))
+	for i := range doc.Hosts {
+		h := &doc.Hosts[i]
+		gh := gate.Host{Names: h.Names, Server: h.Server}
+		switch h.Kind {
+		case "", KindProxy:
+			gh.Routes = make([]gate.Route, len(h.Routes))
+			for j, r := range h.Routes {
+				routes = append(routes, proxy.Route{Cluster: s.clusters[r.Upstream]})
+				gh.Routes[j] = gate.Route{ID: r.ID, Prefix: r.Path, Target: &routes[len(routes)-1]}
+			}
+		case KindRedirect:
+			gh.Kind = gate.HostRedirect
+			gh.Redirect = gate.Redirect{To: h.Redirect.To, Status: h.Redirect.Status, DropPath: h.Redirect.DropPath}
+		case KindFixed:
+			gh.Kind = gate.HostFixed
+			gh.Fixed = answer(h.Fixed)
+		}
+		gc.Hosts[i] = gh
+	}
+	g, err := gate.New(gc)
+	if err != nil {
+		return nil, internal("", err)
+	}
+	s.gate = g
+	return s, nil
+}
+
+// commit makes the snapshot's runtime state visible: cluster members and
+// transports. It runs before the snapshot is stored, so a request that reads
+// the new snapshot finds its clusters populated.
+func (s *Snapshot) commit() {
+	s.plan.Commit()
+	s.transports.Commit()
+	s.plan, s.transports = nil, nil
+}
+
+func internal(path string, err error) error {
+	return &ValidationError{Code: CodeCompileInternal, Path: path, Msg: err.Error()}
+}
+
+func answer(a *FixedAnswer) gate.Answer {
+	return gate.Answer{Status: a.Status, ContentType: a.ContentType, Body: []byte(a.Body)}
+}
+
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		return netip.ParsePrefix(s)
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+func clientConfig(h *UpstreamHTTP) (proxy.ClientConfig, error) {
+	var c proxy.ClientConfig
+	if h.Version == "2" {
+		c.Version = proxy.HTTP2
+	}
+	c.ExactVersion = h.VersionPolicy == "exact"
+	ct, err := ParseDuration(h.ConnectTimeout, proxy.DefaultConnectTimeout)
+	if err != nil {
+		return c, err
+	}
+	c.ConnectTimeout = ct
+	if _, err := ParseDuration(h.IdleTimeout, time.Hour); err != nil {
+		return c, err
+	}
+	c.ServerName = h.TLS.ServerName
+	switch h.TLS.Trust {
+	case "pinned":
+		c.Trust = proxy.TrustPinned
+		var pins strings.Builder
+		for _, p := range h.TLS.Pins {
+			b, err := decodePin(p)
+			if err != nil {
+				return c, err
+			}
+			pins.Write(b)
+		}
+		c.Pins = pins.String()
+	case "any":
+		c.Trust = proxy.TrustAny
+	}
+	return c, nil
+}
+
+// decodePin reads a SHA-256 pin in hex or base64 (standard or URL, padded
+// or not).
+func decodePin(p string) ([]byte, error) {
+	if b, err := hex.DecodeString(p); err == nil && len(b) == 32 {
+		return b, nil
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(p); err == nil && len(b) == 32 {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("pin %q is not a SHA-256 digest in hex or base64", p)
+}

@@ -1,0 +1,108 @@
+package snapshot
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// backend is a real upstream server on loopback that names itself in
+// every answer.
+type backend struct {
+	name  string
+	addr  string
+	hits  atomic.Int64
+	srv   *http.Server
+	delay atomic.Int64 // nanoseconds to wait before answering
+	hold  chan struct{} // when not nil, answers wait for it to close
+}
+
+func startBackend(t testing.TB, name string) *backend {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	b := &backend{name: name, addr: ln.Addr().String()}
+	b.srv = &http.Server{Handler: http.HandlerFunc(b.serve), ReadHeaderTimeout: 10 * time.Second}
+	go b.srv.Serve(ln)
+	t.Cleanup(func() { b.srv.Close() })
+	return b
+}
+
+func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
+	b.hits.Add(1)
+	if d := b.delay.Load(); d > 0 {
+		time.Sleep(time.Duration(d))
+	}
+	io.Copy(io.Discard, r.Body)
+	w.Header().Set("X-Backend", b.name)
+	fmt.Fprintf(w, "%s %s", b.name, r.URL.Path)
+}
+
+// fleet builds a document of n hosts h<i>.test, each with one route to its
+// own upstream u<i> whose destinations point at the given backends.
+func fleet(n int, backends ...*backend) *Document {
+	doc := &Document{}
+	for i := range n {
+		doc.Hosts = append(doc.Hosts, Host{
+			Names:  []string{fmt.Sprintf("h%d.test", i)},
+			Routes: []Route{{ID: "r", Path: "/", Upstream: fmt.Sprintf("u%d", i)}},
+		})
+		u := Upstream{ID: fmt.Sprintf("u%d", i)}
+		for j := range 2 {
+			b := backends[(i+j)%len(backends)]
+			u.Destinations = append(u.Destinations, Destination{ID: fmt.Sprintf("d%d", j), Address: "http://" + b.addr})
+		}
+		doc.Upstreams = append(doc.Upstreams, u)
+	}
+	return doc
+}
+
+// clone deep-copies the parts of a document the tests change.
+func clone(d *Document) *Document {
+	c := *d
+	c.Hosts = append([]Host(nil), d.Hosts...)
+	for i := range c.Hosts {
+		c.Hosts[i].Routes = append([]Route(nil), c.Hosts[i].Routes...)
+	}
+	c.Upstreams = append([]Upstream(nil), d.Upstreams...)
+	for i := range c.Upstreams {
+		c.Upstreams[i].Destinations = append([]Destination(nil), c.Upstreams[i].Destinations...)
+	}
+	return &c
+}
+
+// serve starts a real HTTP server on loopback in front of the store.
+func serve(t testing.TB, store *Store) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: store, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+func newClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128, DisableCompression: true}, Timeout: 30 * time.Second}
+}
+
+// get sends a request for host through the proxy and returns status and body.
+func get(t testing.TB, c *http.Client, proxy, host, path string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("GET", "http://"+proxy+path, nil)
+	require.NoError(t, err)
+	req.Host = host
+	res, err := c.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, strings.TrimSpace(string(body))
+}

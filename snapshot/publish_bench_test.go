@@ -1,0 +1,51 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// BenchmarkPublish measures one publish of a document with one route
+// changed (validate, canonical form, compile, reconcile, swap), and of an
+// identical document (noop), at several fleet sizes.
+func BenchmarkPublish(b *testing.B) {
+	be := &backend{name: "x", addr: "127.0.0.1:9"} // never contacted
+	for _, n := range []int{100, 500, 2000} {
+		base := fleet(n, be)
+		alt := clone(base)
+		alt.Hosts[n/2].Routes[0].Upstream = "u0"
+		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
+			_, pub := newPublisher(b)
+			ctx := context.Background()
+			docs := [2]*Document{base, alt}
+			if _, err := pub.Apply(ctx, base); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				o, err := pub.Apply(ctx, docs[i%2])
+				if err != nil || o.Status != Applied {
+					b.Fatal(o.Status, err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("hosts=%d/noop", n), func(b *testing.B) {
+			_, pub := newPublisher(b)
+			ctx := context.Background()
+			if _, err := pub.Apply(ctx, base); err != nil {
+				b.Fatal(err)
+			}
+			same := clone(base)
+			b.ReportAllocs()
+			for b.Loop() {
+				o, err := pub.Apply(ctx, same)
+				if err != nil || o.Status != Unchanged {
+					b.Fatal(o.Status, err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,241 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Status is the outcome of one published revision.
+type Status uint8
+
+const (
+	// Pending: the revision has not been processed yet.
+	Pending Status = iota
+	// Applied: the revision's snapshot is now current.
+	Applied
+	// Unchanged: the document equals the current one; nothing was swapped.
+	Unchanged
+	// Refused: the document is invalid; the previous snapshot keeps serving.
+	Refused
+	// Superseded: a later revision arrived before this one was processed;
+	// only the latest is applied.
+	Superseded
+)
+
+var statusNames = [...]string{"pending", "applied", "unchanged", "refused", "superseded"}
+
+// String returns the status's name.
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return "invalid"
+}
+
+// Outcome is what became of a revision.
+type Outcome struct {
+	Revision uint64
+	Status   Status
+	// Errors lists every problem of a refused document.
+	Errors []*ValidationError
+	// SupersededBy is the revision that replaced a superseded one.
+	SupersededBy uint64
+	// Took is the time from the start of processing to the swap.
+	Took time.Duration
+}
+
+// Revision is a handle on one published document.
+type Revision struct {
+	id      uint64
+	doc     *Document
+	data    []byte
+	done    chan struct{}
+	outcome Outcome
+}
+
+// ID returns the revision number; numbers increase with every publish.
+func (r *Revision) ID() uint64 { return r.id }
+
+// Done is closed once the revision has an outcome.
+func (r *Revision) Done() <-chan struct{} { return r.done }
+
+// Wait blocks until the revision has an outcome or ctx is done.
+func (r *Revision) Wait(ctx context.Context) (Outcome, error) {
+	select {
+	case <-r.done:
+		return r.outcome, nil
+	case <-ctx.Done():
+		return Outcome{Revision: r.id}, ctx.Err()
+	}
+}
+
+// PublisherConfig configures a [Publisher].
+type PublisherConfig struct {
+	// Store receives the snapshots; required.
+	Store *Store
+	// Compiler compiles documents; the zero value is ready to use.
+	Compiler Compiler
+	// OnOutcome, when set, is called with every outcome, in revision
+	// order, from the publisher's goroutine. It must not block for long.
+	OnOutcome func(Outcome)
+	// OnApplied, when set, is called with each applied snapshot after it is
+	// stored (the health monitor hooks in here).
+	OnApplied func(*Snapshot)
+}
+
+// Publisher is the single writer of a [Store]: it validates, compiles,
+// reconciles runtime state and swaps the snapshot, one revision at a time.
+// Revisions published while one is processed coalesce: only the latest is
+// processed, the others are Superseded. Publish is safe for concurrent use.
+type Publisher struct {
+	cfg PublisherConfig
+
+	mu      sync.Mutex
+	next    uint64
+	pending *Revision // the latest revision not yet started
+	running bool
+	idle    *sync.Cond
+}
+
+// NewPublisher returns a publisher for cfg.Store.
+func NewPublisher(cfg PublisherConfig) *Publisher {
+	if cfg.Store == nil {
+		panic("snapshot: PublisherConfig.Store is nil")
+	}
+	p := &Publisher{cfg: cfg}
+	p.idle = sync.NewCond(&p.mu)
+	return p
+}
+
+// Publish queues a document and returns its revision at once. The document
+// must not be modified afterwards.
+func (p *Publisher) Publish(doc *Document) *Revision {
+	return p.enqueue(&Revision{doc: doc, done: make(chan struct{})})
+}
+
+// PublishData queues a document in JSON or YAML; a document that does not
+// decode is refused with its errors like an invalid one.
+func (p *Publisher) PublishData(data []byte) *Revision {
+	return p.enqueue(&Revision{data: bytes.Clone(data), done: make(chan struct{})})
+}
+
+func (p *Publisher) enqueue(r *Revision) *Revision {
+	p.mu.Lock()
+	p.next++
+	r.id = p.next
+	if old := p.pending; old != nil {
+		old.outcome = Outcome{Revision: old.id, Status: Superseded, SupersededBy: r.id}
+		p.notify(old)
+	}
+	p.pending = r
+	if !p.running {
+		p.running = true
+		go p.drain()
+	}
+	p.mu.Unlock()
+	return r
+}
+
+// notify reports an outcome; p.mu may be held.
+func (p *Publisher) notify(r *Revision) {
+	if p.cfg.OnOutcome != nil {
+		p.cfg.OnOutcome(r.outcome)
+	}
+	close(r.done)
+}
+
+// drain processes pending revisions until none is left. One drain runs at a
+// time: it is the single writer.
+func (p *Publisher) drain() {
+	for {
+		p.mu.Lock()
+		r := p.pending
+		p.pending = nil
+		if r == nil {
+			p.running = false
+			p.idle.Broadcast()
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+
+		applied := p.process(r)
+		p.mu.Lock()
+		p.notify(r)
+		p.mu.Unlock()
+		if applied != nil && p.cfg.OnApplied != nil {
+			p.cfg.OnApplied(applied)
+		}
+	}
+}
+
+func (p *Publisher) process(r *Revision) *Snapshot {
+	start := time.Now()
+	r.outcome.Revision = r.id
+	doc := r.doc
+	if doc == nil {
+		d, err := Decode(r.data)
+		if err != nil {
+			r.outcome.Status, r.outcome.Errors = Refused, Problems(err)
+			return nil
+		}
+		doc = d
+	}
+	refuse := func(err error) *Snapshot {
+		r.outcome.Status, r.outcome.Errors = Refused, Problems(err)
+		if len(r.outcome.Errors) == 0 {
+			r.outcome.Errors = []*ValidationError{{Code: CodeCompileInternal, Msg: err.Error()}}
+		}
+		return nil
+	}
+	c := &p.cfg.Compiler
+	canon, err := c.check(doc)
+	if err != nil {
+		return refuse(err)
+	}
+	// A document equal to the current one costs one validation and one
+	// canonical encoding: no compile, no swap.
+	if cur := p.cfg.Store.Load(); cur != nil && bytes.Equal(canon, cur.canonical) {
+		r.outcome.Status, r.outcome.Took = Unchanged, time.Since(start)
+		return nil
+	}
+	snap, err := c.buildSafe(doc, canon)
+	if err != nil {
+		return refuse(err)
+	}
+	snap.revision = r.id
+	snap.commit()
+	p.cfg.Store.cur.Store(snap)
+	r.outcome.Status, r.outcome.Took = Applied, time.Since(start)
+	return snap
+}
+
+// Flush waits until every revision published so far has an outcome.
+func (p *Publisher) Flush() {
+	p.mu.Lock()
+	for p.running {
+		p.idle.Wait()
+	}
+	p.mu.Unlock()
+}
+
+// Apply publishes a document and waits for its outcome. It returns the
+// outcome and, when the document was refused, an error joining its
+// problems.
+func (p *Publisher) Apply(ctx context.Context, doc *Document) (Outcome, error) {
+	o, err := p.Publish(doc).Wait(ctx)
+	if err != nil {
+		return o, err
+	}
+	if o.Status == Refused {
+		errs := make([]error, len(o.Errors))
+		for i, e := range o.Errors {
+			errs[i] = e
+		}
+		return o, errors.Join(errs...)
+	}
+	return o, nil
+}

@@ -1,0 +1,129 @@
+package snapshot
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func newPublisher(t testing.TB) (*Store, *Publisher) {
+	store := new(Store)
+	return store, NewPublisher(PublisherConfig{Store: store})
+}
+
+func TestPublishAppliesAndServes(t *testing.T) {
+	a := startBackend(t, "a")
+	store, pub := newPublisher(t)
+	o, err := pub.Apply(context.Background(), fleet(3, a))
+	require.NoError(t, err)
+	assert.Equal(t, Applied, o.Status)
+	assert.Equal(t, o.Revision, store.Load().Revision())
+
+	addr := serve(t, store)
+	c := newClient()
+	status, body := get(t, c, addr, "h1.test", "/x")
+	assert.Equal(t, 200, status)
+	assert.Equal(t, "a /x", body)
+
+	status, _ = get(t, c, addr, "nope.test", "/")
+	assert.Equal(t, 404, status, "an unknown host gets the default answer")
+}
+
+func TestRefusedDocumentKeepsOldSnapshotServing(t *testing.T) {
+	a := startBackend(t, "a")
+	store, pub := newPublisher(t)
+	_, err := pub.Apply(context.Background(), fleet(2, a))
+	require.NoError(t, err)
+	before := store.Load()
+
+	bad := clone(fleet(2, a))
+	bad.Hosts[1].Routes[0].Upstream = "missing"
+	bad.Hosts[0].Names = []string{"h1.test"} // also a duplicate
+	o, err := pub.Apply(context.Background(), bad)
+	require.Error(t, err)
+	assert.Equal(t, Refused, o.Status)
+	codes := map[string]bool{}
+	for _, e := range o.Errors {
+		codes[e.Code] = true
+	}
+	assert.True(t, codes["route.upstream.unknown"], "every problem is reported: %v", o.Errors)
+	assert.Same(t, before, store.Load())
+
+	status, body := get(t, newClient(), serve(t, store), "h1.test", "/still")
+	assert.Equal(t, 200, status)
+	assert.Equal(t, "a /still", body)
+}
+
+func TestPublishUnchangedIsCheap(t *testing.T) {
+	a := startBackend(t, "a")
+	store, pub := newPublisher(t)
+	_, err := pub.Apply(context.Background(), fleet(2, a))
+	require.NoError(t, err)
+	before := store.Load()
+	o, err := pub.Apply(context.Background(), clone(fleet(2, a)))
+	require.NoError(t, err)
+	assert.Equal(t, Unchanged, o.Status)
+	assert.Same(t, before, store.Load())
+}
+
+func TestPublishCoalescesToLatest(t *testing.T) {
+	a := startBackend(t, "a")
+	store, pub := newPublisher(t)
+	var mu sync.Mutex
+	var seen []Outcome
+	pub.cfg.OnOutcome = func(o Outcome) { mu.Lock(); seen = append(seen, o); mu.Unlock() }
+
+	// Hold the writer inside the first publish so the next ones queue.
+	entered, release := make(chan struct{}), make(chan struct{})
+	first := true
+	pub.cfg.OnApplied = func(*Snapshot) {
+		if first {
+			first = false
+			close(entered)
+			<-release
+		}
+	}
+	r1 := pub.Publish(fleet(1, a))
+	<-entered
+	var revs []*Revision
+	for n := 2; n <= 6; n++ {
+		revs = append(revs, pub.Publish(fleet(n, a)))
+	}
+	close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	o1, err := r1.Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, Applied, o1.Status)
+	for i, r := range revs[:len(revs)-1] {
+		o, err := r.Wait(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, Superseded, o.Status)
+		assert.Equal(t, revs[i+1].ID(), o.SupersededBy, "superseded by the revision that replaced it")
+	}
+	last, err := revs[len(revs)-1].Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, Applied, last.Status)
+	assert.Len(t, store.Load().Document().Hosts, 6)
+	pub.Flush()
+	mu.Lock()
+	assert.Len(t, seen, 6, "every revision gets an outcome")
+	mu.Unlock()
+}
+
+func TestPublishDataRefusesUndecodable(t *testing.T) {
+	_, pub := newPublisher(t)
+	o, err := pub.PublishData([]byte("{not json")).Wait(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, Refused, o.Status)
+	require.NotEmpty(t, o.Errors)
+}
+
+func TestStoreWithoutSnapshotAnswers503(t *testing.T) {
+	status, _ := get(t, newClient(), serve(t, new(Store)), "h.test", "/")
+	assert.Equal(t, 503, status)
+}

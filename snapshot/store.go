@@ -1,0 +1,29 @@
+package snapshot
+
+import (
+	"net/http"
+	"sync/atomic"
+)
+
+// Store holds the current snapshot behind one atomic pointer. Readers load
+// it once per request and never lock. The zero value holds no snapshot and
+// answers 503 until the first publish.
+type Store struct {
+	cur atomic.Pointer[Snapshot]
+}
+
+// Load returns the current snapshot, or nil before the first publish.
+func (s *Store) Load() *Snapshot { return s.cur.Load() }
+
+// ServeHTTP reads the current snapshot once and lets its gate decide: every
+// decision of the request, down to the forwarder, comes from that snapshot.
+func (s *Store) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	snap := s.cur.Load()
+	if snap == nil {
+		w.Header()["Content-Type"] = []string{"text/plain; charset=utf-8"}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte("no configuration yet\n"))
+		return
+	}
+	snap.gate.ServeHTTP(w, r)
+}
