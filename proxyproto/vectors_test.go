@@ -58,9 +58,9 @@ type vector struct {
 	name   string
 	hdr    string
 	tail   string
-	err    error            // ErrNoProxyHeader or ErrIncomplete
+	err    error             // ErrNoProxyHeader or ErrIncomplete
 	reason proxyproto.Reason // for a *ParseError
-	want   string           // describe() of the header, for valid cases
+	want   string            // describe() of the header, for valid cases
 }
 
 const get = "GET"
@@ -74,7 +74,9 @@ func vectors() []vector {
 	big611 := v2(0x21, 0x11, block4, tlv(0xE5, strings.Repeat("x", 611-16-12-3)))
 	big4131 := v2(0x21, 0x11, block4, tlv(0x28, strings.Repeat("c", 4131-16-12-3)))
 
-	R := func(name, hdr string, r proxyproto.Reason) vector { return vector{name: name, hdr: hdr, tail: get, reason: r} }
+	R := func(name, hdr string, r proxyproto.Reason) vector {
+		return vector{name: name, hdr: hdr, tail: get, reason: r}
+	}
 	E := func(name, in string, err error) vector { return vector{name: name, hdr: in, err: err} }
 	V := func(name, hdr, want string) vector { return vector{name: name, hdr: hdr, tail: get, want: want} }
 

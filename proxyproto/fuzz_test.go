@@ -1,0 +1,342 @@
+package proxyproto_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"net"
+	"net/netip"
+	"testing"
+
+	goproxyproto "github.com/pires/go-proxyproto"
+
+	"github.com/paduraksa/paduraksa/proxyproto"
+)
+
+func addVectorSeeds(f *testing.F) {
+	for _, v := range vectors() {
+		f.Add([]byte(v.hdr + v.tail))
+	}
+}
+
+// FuzzParse checks that Parse never panics, that its errors are of the
+// three documented kinds, that every proper prefix of a valid header is
+// incomplete, and that a parsed header encodes and parses back to itself.
+func FuzzParse(f *testing.F) {
+	addVectorSeeds(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, n, err := proxyproto.Parse(b)
+		if err != nil {
+			if err != proxyproto.ErrIncomplete && err != proxyproto.ErrNoProxyHeader && !errors.Is(err, proxyproto.ErrInvalidHeader) {
+				t.Fatalf("unexpected error kind %v", err)
+			}
+			return
+		}
+		if n <= 0 || n > len(b) {
+			t.Fatalf("consumed %d of %d bytes", n, len(b))
+		}
+		h2, n2, err := proxyproto.Parse(b[:n])
+		if err != nil || n2 != n || describe(h2) != describe(h) {
+			t.Fatalf("header alone parses differently: %v", err)
+		}
+		for _, k := range []int{0, n / 2, n - 1} {
+			if _, _, err := proxyproto.Parse(b[:k]); err != proxyproto.ErrIncomplete {
+				t.Fatalf("prefix of %d bytes of a valid header: %v, want ErrIncomplete", k, err)
+			}
+		}
+		enc, err := h.AppendTo(nil)
+		if err != nil {
+			t.Fatalf("AppendTo of a parsed header: %v", err)
+		}
+		h3, n3, err := proxyproto.Parse(enc)
+		if err != nil || n3 != len(enc) {
+			t.Fatalf("Parse(AppendTo) = %d, %v; encoded %q", n3, err, enc)
+		}
+		if describe(h3) != describe(h) {
+			t.Fatalf("round trip\n got %s\nwant %s", describe(h3), describe(h))
+		}
+	})
+}
+
+// FuzzAppend builds headers from arbitrary fields: whatever AppendTo
+// accepts must parse back to the same header.
+func FuzzAppend(f *testing.F) {
+	f.Add(uint8(2), uint8(1), uint8(0x11), []byte("\xc0\x00\x02\x01"), []byte("\xc6\x33\x64\x02"), uint16(1), uint16(2), []byte(tlv(0x03, "\x00\x00\x00\x00")))
+	f.Add(uint8(1), uint8(1), uint8(0x21), []byte(v6a), []byte(mapped), uint16(0), uint16(65535), []byte(nil))
+	f.Add(uint8(2), uint8(0), uint8(0x31), []byte("/a"), []byte("\x00b"), uint16(0), uint16(0), []byte(tlv(0x20, "\x01\x00\x00\x00\x00"+tlv(0x21, "TLSv1.3"))))
+	f.Fuzz(func(t *testing.T, version, cmd, proto uint8, src, dst []byte, sp, dp uint16, tlvs []byte) {
+		h := proxyproto.Header{Version: version, Command: proxyproto.Command(cmd), Protocol: proxyproto.Protocol(proto)}
+		if h.Protocol.IsUnix() {
+			if !h.SetUnixPaths(src, dst) {
+				return
+			}
+		} else {
+			if s, ok := netip.AddrFromSlice(src); ok {
+				h.Source = netip.AddrPortFrom(s, sp)
+			}
+			if d, ok := netip.AddrFromSlice(dst); ok {
+				h.Destination = netip.AddrPortFrom(d, dp)
+			}
+		}
+		h.SetTLVs(tlvs)
+		enc, err := h.AppendTo(nil)
+		if err != nil {
+			if !errors.Is(err, proxyproto.ErrCannotEncode) {
+				t.Fatalf("AppendTo error %v does not match ErrCannotEncode", err)
+			}
+			return
+		}
+		got, n, err := proxyproto.Parse(enc)
+		if err != nil || n != len(enc) {
+			t.Fatalf("Parse(%q) = %d, %v", enc, n, err)
+		}
+		if got.Version != h.Version || got.Command != h.Command {
+			t.Fatalf("version/command %d %v, want %d %v", got.Version, got.Command, h.Version, h.Command)
+		}
+		if h.Command == proxyproto.Proxy {
+			if got.Protocol != h.Protocol || got.Source != h.Source || got.Destination != h.Destination {
+				t.Fatalf("got %s, want %v %v %v", describe(got), h.Protocol, h.Source, h.Destination)
+			}
+			gs, gd := got.UnixPaths()
+			ws, wd := h.UnixPaths()
+			if !bytes.Equal(gs, ws) || !bytes.Equal(gd, wd) {
+				t.Fatalf("UNIX paths %q %q, want %q %q", gs, gd, ws, wd)
+			}
+		}
+		if h.Version == 2 && len(tlvs) > 0 && len(got.RawTLVs()) != len(tlvs) {
+			t.Fatalf("TLVs %x, want %x", got.RawTLVs(), tlvs)
+		}
+	})
+}
+
+// FuzzTLVs wraps arbitrary bytes as the TLVs of a v2 header and checks
+// that Parse accepts exactly the well-formed chains, that the iterator
+// walks them completely, and that the SSL, CRC32C and UNIQUE_ID rules
+// hold for what it accepts.
+func FuzzTLVs(f *testing.F) {
+	f.Add([]byte(tlv(0x01, "h2") + tlv(0x02, "example.com")))
+	f.Add([]byte(tlv(0x20, "\x07\x00\x00\x00\x00"+tlv(0x21, "TLSv1.3")+tlv(0x22, "cn"))))
+	f.Add([]byte(tlv(0x05, "id") + tlv(0x04, "") + tlv(0xEA, "\x01vpce-1") + tlv(0xEE, "\x01\x01\x00\x00\x00") + tlv(0xE0, "12345678")))
+	f.Add([]byte(tlv(0x03, "\x00\x00\x00\x00")))
+	f.Add([]byte("\x01\x00"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(raw) > 0xFFFF-12 {
+			return
+		}
+		in := []byte(v2(0x21, 0x11, block4, string(raw)))
+		h, _, err := proxyproto.Parse(in)
+
+		// Walk the chain independently.
+		framed, ssl, uid, crc := true, true, true, 0
+		for rest := raw; len(rest) > 0; {
+			if len(rest) < 3 || 3+(int(rest[1])<<8|int(rest[2])) > len(rest) {
+				framed = false
+				break
+			}
+			l := int(rest[1])<<8 | int(rest[2])
+			v := rest[3 : 3+l]
+			switch rest[0] {
+			case 0x20:
+				ssl = ssl && sslValid(v)
+			case 0x05:
+				uid = uid && l <= 128
+			case 0x03:
+				crc++
+			}
+			rest = rest[3+l:]
+		}
+		var pe *proxyproto.ParseError
+		if err != nil {
+			if !errors.As(err, &pe) {
+				t.Fatalf("Parse: %v", err)
+			}
+			switch pe.Reason {
+			case proxyproto.ReasonTLVTruncated:
+				if framed {
+					t.Fatal("well-framed chain reported truncated")
+				}
+			case proxyproto.ReasonSSLMalformed:
+				if ssl {
+					t.Fatal("valid SSL TLV reported malformed")
+				}
+			case proxyproto.ReasonUniqueIDTooLong:
+				if uid {
+					t.Fatal("UNIQUE_ID within 128 bytes reported too long")
+				}
+			case proxyproto.ReasonCRC32CLength, proxyproto.ReasonCRC32CMismatch:
+				if crc == 0 {
+					t.Fatal("CRC32C error without a CRC32C TLV")
+				}
+			default:
+				t.Fatalf("unexpected reason %v", pe.Reason)
+			}
+			return
+		}
+		if !framed || !ssl || !uid {
+			t.Fatalf("accepted a bad chain: framed=%v ssl=%v uid=%v", framed, ssl, uid)
+		}
+		var rebuilt []byte
+		it := h.TLVs()
+		for tv, ok := it.Next(); ok; tv, ok = it.Next() {
+			rebuilt = proxyproto.AppendTLV(rebuilt, tv.Type, tv.Value)
+			if s, ok := tv.SSL(); ok {
+				sub := s.TLVs()
+				for _, ok := sub.Next(); ok; _, ok = sub.Next() {
+				}
+				if sub.Err() != nil {
+					t.Fatalf("SSL sub-TLVs: %v", sub.Err())
+				}
+			}
+			_, _ = tv.AWSVPCEndpointID()
+			_, _ = tv.AzureLinkID()
+			_, _ = tv.GCPConnectionID()
+		}
+		if it.Err() != nil || !bytes.Equal(rebuilt, raw) {
+			t.Fatalf("iterator rebuilt %x from %x (err %v)", rebuilt, raw, it.Err())
+		}
+	})
+}
+
+// go-proxyproto v0.15.0 differs from this package in documented ways only.
+// Where it accepts what Parse refuses (its leniencies):
+//
+//  1. It does not check TLVs while parsing: a TLV running past the header,
+//     1 or 2 dangling bytes (also on LOCAL) are accepted, and an error
+//     appears only if the application calls Header.TLVs.
+//  2. It has no CRC32C support: a mismatching checksum or a CRC32C TLV
+//     whose value is not 4 bytes is accepted.
+//  3. It accepts a UNIQUE_ID TLV longer than 128 bytes.
+//  4. It does not check the SSL TLV (shorter than 5 bytes, sub-TLVs
+//     running past it).
+//
+// Where it refuses what Parse accepts:
+//
+//  5. v2 headers whose length exceeds its process-wide MaxV2HeaderSize
+//     (4096) are refused with ErrInvalidLength; the specification allows
+//     65535, and the limit is a resource decision (Config.MaxHeaderLength
+//     here).
+//
+// Where both accept but report differently:
+//
+//  6. AF_UNIX paths are cut at the first NUL, so abstract socket names
+//     become empty; Parse keeps the name.
+//  7. For LOCAL it reports the family byte and any informational addresses;
+//     Parse reports Unspec and no addresses, as the block must be ignored.
+//     Only PROXY headers are compared field by field.
+func isGoProxyprotoLeniency(r proxyproto.Reason) bool {
+	switch r {
+	case proxyproto.ReasonTLVTruncated, proxyproto.ReasonCRC32CMismatch, proxyproto.ReasonCRC32CLength,
+		proxyproto.ReasonUniqueIDTooLong, proxyproto.ReasonSSLMalformed:
+		return true
+	}
+	return false
+}
+
+const goProxyprotoMaxV2 = 16 + 4096
+
+// FuzzDifferential parses every input with Parse and with go-proxyproto's
+// Read (whole input buffered, as a stream that ends after it) and fails on
+// any disagreement outside the documented classes above.
+func FuzzDifferential(f *testing.F) {
+	addVectorSeeds(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, n, err := proxyproto.Parse(b)
+		br := bufio.NewReaderSize(bytes.NewReader(b), max(16, len(b)))
+		gh, gerr := goproxyproto.Read(br)
+		consumed := len(b) - br.Buffered()
+
+		switch {
+		case err != nil && gerr != nil:
+			return
+		case err != nil:
+			var pe *proxyproto.ParseError
+			if errors.As(err, &pe) && isGoProxyprotoLeniency(pe.Reason) {
+				return
+			}
+			t.Fatalf("Parse refused (%v) what go-proxyproto accepted: %+v", err, gh)
+		case gerr != nil:
+			if errors.Is(gerr, goproxyproto.ErrInvalidLength) && h.Version == 2 && n > goProxyprotoMaxV2 {
+				return
+			}
+			t.Fatalf("go-proxyproto refused (%v) what Parse accepted: %s", gerr, describe(h))
+		}
+
+		if consumed != n {
+			t.Fatalf("consumed %d, go-proxyproto %d", n, consumed)
+		}
+		if int(gh.Version) != int(h.Version) {
+			t.Fatalf("version %d, go-proxyproto %d", h.Version, gh.Version)
+		}
+		if gh.Command.IsLocal() != (h.Command == proxyproto.Local) {
+			t.Fatalf("command %v, go-proxyproto %#x", h.Command, gh.Command)
+		}
+		if h.Command == proxyproto.Proxy {
+			if byte(gh.TransportProtocol) != byte(h.Protocol) {
+				t.Fatalf("protocol %v, go-proxyproto %#x", h.Protocol, gh.TransportProtocol)
+			}
+			if h.Protocol.IsUnix() {
+				s, d := h.UnixPaths()
+				gs, _ := gh.SourceAddr.(*net.UnixAddr)
+				gd, _ := gh.DestinationAddr.(*net.UnixAddr)
+				if gs == nil || gd == nil || gs.Name != cutNUL(s) || gd.Name != cutNUL(d) {
+					t.Fatalf("UNIX %q %q, go-proxyproto %v %v", s, d, gh.SourceAddr, gh.DestinationAddr)
+				}
+			} else if addrPort(t, gh.SourceAddr) != h.Source || addrPort(t, gh.DestinationAddr) != h.Destination {
+				t.Fatalf("addresses %v %v, go-proxyproto %v %v", h.Source, h.Destination, gh.SourceAddr, gh.DestinationAddr)
+			}
+		}
+		gtlvs, gerr := gh.TLVs()
+		if gerr != nil {
+			t.Fatalf("go-proxyproto TLVs: %v on a chain Parse accepted", gerr)
+		}
+		it := h.TLVs()
+		for i := 0; ; i++ {
+			tv, ok := it.Next()
+			if !ok {
+				if i != len(gtlvs) {
+					t.Fatalf("%d TLVs, go-proxyproto %d", i, len(gtlvs))
+				}
+				break
+			}
+			if i >= len(gtlvs) || byte(gtlvs[i].Type) != byte(tv.Type) ||
+				(tv.Type != proxyproto.TypeNoop && !bytes.Equal(gtlvs[i].Value, tv.Value)) {
+				t.Fatalf("TLV %d differs: %02x %x", i, uint8(tv.Type), tv.Value)
+			}
+		}
+	})
+}
+
+// sslValid checks an SSL TLV value: 5 fixed bytes, then well-framed
+// sub-TLVs.
+func sslValid(v []byte) bool {
+	if len(v) < 5 {
+		return false
+	}
+	for rest := v[5:]; len(rest) > 0; {
+		if len(rest) < 3 {
+			return false
+		}
+		l := 3 + (int(rest[1])<<8 | int(rest[2]))
+		if l > len(rest) {
+			return false
+		}
+		rest = rest[l:]
+	}
+	return true
+}
+
+func cutNUL(b []byte) string {
+	before, _, _ := bytes.Cut(b, []byte{0})
+	return string(before)
+}
+
+func addrPort(t *testing.T, a net.Addr) netip.AddrPort {
+	switch a := a.(type) {
+	case *net.TCPAddr:
+		return a.AddrPort()
+	case *net.UDPAddr:
+		return a.AddrPort()
+	}
+	t.Fatalf("unexpected address %T %v", a, a)
+	return netip.AddrPort{}
+}
