@@ -1,0 +1,592 @@
+package snapshot
+
+import (
+	"encoding/base64"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Canonical returns the canonical JSON of a document: two documents that
+// mean the same config serialise to the same bytes, so a publish of an
+// unchanged config can be detected by comparing them.
+//
+// Keys come in the order of the Go fields, map keys sorted. Values equal to
+// their default are left out (kind "proxy", route path "/", versionPolicy
+// "orLower", loadBalancing "PowerOfTwoChoices", redirect status 308,
+// durations equal to their default, ...), and so are empty lists, maps and
+// objects, except the redirect, fixed and defaultAnswer blocks, whose
+// presence means something. Valid values are written in canonical form:
+// host names as [gate.CanonicalHostName] returns them, durations in their
+// shortest [time.Duration.String] form, addresses as
+// "scheme://host:port", prefixes as netip writes them (an address alone for
+// a full-length prefix), route paths without a trailing slash, TLS pins in
+// padded standard base64. Invalid values are written as they are, so
+// Canonical works on any document; lists keep their order.
+//
+// Canonical does not modify doc. It fails only for a number JSON cannot
+// hold (NaN or an infinity).
+func Canonical(doc *Document) ([]byte, error) {
+	if doc == nil {
+		return nil, errors.New("snapshot: canonical form of a nil document")
+	}
+	e := canonEnc{b: make([]byte, 0, 256+80*len(doc.Hosts)+160*len(doc.Upstreams))}
+	e.document(doc)
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e.b, nil
+}
+
+// canonEnc appends canonical JSON to b. first reports whether the object
+// being written has no field yet.
+type canonEnc struct {
+	b     []byte
+	first bool
+	err   error
+}
+
+// objMark remembers where an object started, to drop it if it stays empty.
+type objMark struct {
+	pos   int
+	first bool
+}
+
+func (e *canonEnc) key(k string) {
+	if !e.first {
+		e.b = append(e.b, ',')
+	}
+	e.first = false
+	e.b = append(e.b, '"')
+	e.b = append(e.b, k...)
+	e.b = append(e.b, '"', ':')
+}
+
+// open starts the object field k.
+func (e *canonEnc) open(k string) objMark {
+	m := objMark{len(e.b), e.first}
+	e.key(k)
+	e.b = append(e.b, '{')
+	e.first = true
+	return m
+}
+
+// close ends an object started by open; an empty one is removed with its
+// key unless keep.
+func (e *canonEnc) close(m objMark, keep bool) {
+	if e.first && !keep {
+		e.b = e.b[:m.pos]
+		e.first = m.first
+		return
+	}
+	e.b = append(e.b, '}')
+	e.first = false
+}
+
+// openArray starts the array field k; elements call elem before each value.
+func (e *canonEnc) openArray(k string) {
+	e.key(k)
+	e.b = append(e.b, '[')
+}
+
+func (e *canonEnc) elem(i int) {
+	if i > 0 {
+		e.b = append(e.b, ',')
+	}
+}
+
+func (e *canonEnc) closeArray() { e.b = append(e.b, ']') }
+
+// beginElemObj and endElemObj write an object as an array element; it is
+// kept even when empty, as its position matters.
+func (e *canonEnc) beginElemObj(i int) {
+	e.elem(i)
+	e.b = append(e.b, '{')
+	e.first = true
+}
+
+func (e *canonEnc) endElemObj() {
+	e.b = append(e.b, '}')
+	e.first = false
+}
+
+func (e *canonEnc) str(k, v string) {
+	if v != "" {
+		e.key(k)
+		e.b = appendJSONString(e.b, v)
+	}
+}
+
+func (e *canonEnc) strDefault(k, v, def string) {
+	if v != def {
+		e.str(k, v)
+	}
+}
+
+func (e *canonEnc) boolean(k string, v bool) {
+	if v {
+		e.key(k)
+		e.b = append(e.b, "true"...)
+	}
+}
+
+func (e *canonEnc) integer(k string, v, def int) {
+	if v != 0 && v != def {
+		e.key(k)
+		e.b = strconv.AppendInt(e.b, int64(v), 10)
+	}
+}
+
+func (e *canonEnc) float(k string, v, def float64) {
+	if v == 0 || v == def {
+		return
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		if e.err == nil {
+			e.err = errors.New("snapshot: canonical form: " + k + " is not a finite number")
+		}
+		return
+	}
+	e.key(k)
+	e.b = strconv.AppendFloat(e.b, v, 'g', -1, 64)
+}
+
+// duration writes d in its shortest form unless it equals def (hasDef) or
+// is empty; an invalid duration is written as it is.
+func (e *canonEnc) duration(k string, d Duration, def time.Duration, hasDef bool) {
+	if d == "" {
+		return
+	}
+	v, err := time.ParseDuration(string(d))
+	if err != nil || v < 0 {
+		e.str(k, string(d))
+		return
+	}
+	if hasDef && v == def {
+		return
+	}
+	e.key(k)
+	e.b = append(e.b, '"')
+	e.b = appendDuration(e.b, v)
+	e.b = append(e.b, '"')
+}
+
+func (e *canonEnc) strings(k string, vs []string) {
+	if len(vs) == 0 {
+		return
+	}
+	e.openArray(k)
+	for i, v := range vs {
+		e.elem(i)
+		e.b = appendJSONString(e.b, v)
+	}
+	e.closeArray()
+}
+
+func (e *canonEnc) prefixes(k string, vs []string) {
+	if len(vs) == 0 {
+		return
+	}
+	e.openArray(k)
+	for i, v := range vs {
+		e.elem(i)
+		if p, reason := parseAddrPrefix(v); reason == "" {
+			e.b = append(e.b, '"')
+			e.b = appendPrefix(e.b, p)
+			e.b = append(e.b, '"')
+		} else {
+			e.b = appendJSONString(e.b, v)
+		}
+	}
+	e.closeArray()
+}
+
+func (e *canonEnc) metadata(k string, m map[string]string) {
+	if len(m) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(m))
+	for mk := range m {
+		keys = append(keys, mk)
+	}
+	slices.Sort(keys)
+	mark := e.open(k)
+	for _, mk := range keys {
+		if !e.first {
+			e.b = append(e.b, ',')
+		}
+		e.first = false
+		e.b = appendJSONString(e.b, mk)
+		e.b = append(e.b, ':')
+		e.b = appendJSONString(e.b, m[mk])
+	}
+	e.close(mark, true)
+}
+
+func (e *canonEnc) document(d *Document) {
+	e.b = append(e.b, '{')
+	e.first = true
+	e.global(&d.Global)
+	if len(d.Hosts) > 0 {
+		e.openArray("hosts")
+		for i := range d.Hosts {
+			e.beginElemObj(i)
+			e.host(&d.Hosts[i])
+			e.endElemObj()
+		}
+		e.closeArray()
+	}
+	if len(d.Upstreams) > 0 {
+		e.openArray("upstreams")
+		for i := range d.Upstreams {
+			e.beginElemObj(i)
+			e.upstream(&d.Upstreams[i])
+			e.endElemObj()
+		}
+		e.closeArray()
+	}
+	if len(d.AccessLists) > 0 {
+		e.openArray("accessLists")
+		for i := range d.AccessLists {
+			l := &d.AccessLists[i]
+			e.beginElemObj(i)
+			e.str("id", l.ID)
+			e.prefixes("allow", l.Allow)
+			e.prefixes("deny", l.Deny)
+			e.endElemObj()
+		}
+		e.closeArray()
+	}
+	if len(d.Certificates) > 0 {
+		e.openArray("certificates")
+		for i := range d.Certificates {
+			c := &d.Certificates[i]
+			e.beginElemObj(i)
+			e.str("id", c.ID)
+			e.str("certFile", c.CertFile)
+			e.str("keyFile", c.KeyFile)
+			e.endElemObj()
+		}
+		e.closeArray()
+	}
+	e.b = append(e.b, '}')
+}
+
+func (e *canonEnc) global(g *Global) {
+	m := e.open("global")
+	e.prefixes("trustedProxies", g.TrustedProxies)
+	e.boolean("trustForwardedProto", g.TrustForwardedProto)
+	e.str("zone", g.Zone)
+	e.strDefault("server", g.Server, "Paduraksa")
+	if g.DefaultAnswer != nil {
+		e.fixed("defaultAnswer", g.DefaultAnswer, dfltDefaultStatus)
+	}
+	e.close(m, false)
+}
+
+func (e *canonEnc) fixed(k string, f *FixedAnswer, defStatus int) {
+	m := e.open(k)
+	e.integer("status", f.Status, defStatus)
+	e.strDefault("contentType", f.ContentType, dfltContentType)
+	e.str("body", f.Body)
+	e.close(m, true)
+}
+
+func (e *canonEnc) host(h *Host) {
+	if len(h.Names) > 0 {
+		e.openArray("names")
+		for i, n := range h.Names {
+			e.elem(i)
+			if canon, _, err := canonHostName(n); err == nil {
+				n = canon
+			}
+			e.b = appendJSONString(e.b, n)
+		}
+		e.closeArray()
+	}
+	e.strDefault("kind", h.Kind, KindProxy)
+	if r := h.Redirect; r != nil {
+		m := e.open("redirect")
+		to := r.To
+		if checkRedirectTo(to, r.DropPath) == "" {
+			if t := strings.TrimSuffix(to, "/"); !strings.HasSuffix(t, "/") {
+				to = t
+			}
+		}
+		e.str("to", to)
+		e.integer("status", r.Status, dfltRedirectStatus)
+		e.boolean("dropPath", r.DropPath)
+		e.close(m, true)
+	}
+	if h.Fixed != nil {
+		e.fixed("fixed", h.Fixed, dfltFixedStatus)
+	}
+	if len(h.Routes) > 0 {
+		e.openArray("routes")
+		for i := range h.Routes {
+			r := &h.Routes[i]
+			e.beginElemObj(i)
+			e.str("id", r.ID)
+			p := r.Path
+			if checkRoutePath(p) == "" {
+				p = routeKey(p)
+			}
+			e.str("path", p)
+			e.str("upstream", r.Upstream)
+			e.endElemObj()
+		}
+		e.closeArray()
+	}
+	e.str("accessList", h.AccessList)
+	e.str("certificate", h.Certificate)
+	e.str("server", h.Server)
+}
+
+func (e *canonEnc) upstream(u *Upstream) {
+	e.str("id", u.ID)
+	if len(u.Destinations) > 0 {
+		e.openArray("destinations")
+		for i := range u.Destinations {
+			d := &u.Destinations[i]
+			e.beginElemObj(i)
+			e.str("id", d.ID)
+			addr, reason := parseAddr(d.Address)
+			if reason == "" {
+				e.key("address")
+				e.b = append(e.b, '"')
+				e.b = addr.appendURL(e.b)
+				e.b = append(e.b, '"')
+			} else {
+				e.str("address", d.Address)
+			}
+			if d.Health != "" {
+				if ha, hreason := parseAddr(d.Health); hreason != "" {
+					e.str("health", d.Health)
+				} else if reason != "" || ha != addr {
+					e.key("health")
+					e.b = append(e.b, '"')
+					e.b = ha.appendURL(e.b)
+					e.b = append(e.b, '"')
+				}
+			}
+			e.metadata("metadata", d.Metadata)
+			e.endElemObj()
+		}
+		e.closeArray()
+	}
+	e.strDefault("loadBalancing", u.LoadBalancing, "PowerOfTwoChoices")
+
+	h := &u.HTTP
+	m := e.open("http")
+	e.strDefault("version", h.Version, "1.1")
+	e.strDefault("versionPolicy", h.VersionPolicy, "orLower")
+	e.duration("connectTimeout", h.ConnectTimeout, dfltConnectTimeout, true)
+	e.duration("idleTimeout", h.IdleTimeout, dfltIdleTimeout, true)
+	t := &h.TLS
+	mt := e.open("tls")
+	e.strDefault("trust", t.Trust, "system")
+	if len(t.Pins) > 0 {
+		e.openArray("pins")
+		for i, p := range t.Pins {
+			e.elem(i)
+			if sum, ok := decodeSHA256Pin(p); ok {
+				e.b = append(e.b, '"')
+				e.b = base64.StdEncoding.AppendEncode(e.b, sum[:])
+				e.b = append(e.b, '"')
+			} else {
+				e.b = appendJSONString(e.b, p)
+			}
+		}
+		e.closeArray()
+	}
+	sn := t.ServerName
+	if canon, wildcard, err := canonHostName(sn); sn != "" && err == nil && !wildcard {
+		sn = canon
+	}
+	e.str("serverName", sn)
+	e.close(mt, false)
+	e.close(m, false)
+
+	hc := &u.Health
+	m = e.open("health")
+	a := &hc.Active
+	ma := e.open("active")
+	e.boolean("enabled", a.Enabled)
+	e.duration("interval", a.Interval, dfltActiveInterval, true)
+	e.duration("timeout", a.Timeout, dfltActiveTimeout, true)
+	e.strDefault("path", a.Path, "/")
+	e.str("query", a.Query)
+	e.strDefault("policy", a.Policy, "ConsecutiveFailures")
+	e.integer("threshold", a.Threshold, dfltActiveThreshold)
+	e.close(ma, false)
+	p := &hc.Passive
+	mp := e.open("passive")
+	e.boolean("enabled", p.Enabled)
+	e.strDefault("policy", p.Policy, "TransportFailureRate")
+	e.duration("window", p.Window, dfltPassiveWindow, true)
+	e.integer("minRequests", p.MinRequests, dfltPassiveMinRequests)
+	e.float("failureRate", p.FailureRate, dfltPassiveFailureRate)
+	e.duration("reactivationPeriod", p.ReactivationPeriod, dfltReactivation, true)
+	e.close(mp, false)
+	e.strDefault("availability", hc.Availability, "HealthyOrPanic")
+	e.boolean("probeFirst", hc.ProbeFirst)
+	e.duration("slowStart", hc.SlowStart, 0, true) // 0 is off, like empty
+	e.close(m, false)
+
+	af := &u.Affinity
+	m = e.open("affinity")
+	e.boolean("enabled", af.Enabled)
+	e.strDefault("mode", af.Mode, "HashCookie")
+	e.strDefault("failurePolicy", af.FailurePolicy, "Redistribute")
+	e.strDefault("key", af.Key, dfltAffinityKey)
+	ck := &af.Cookie
+	mc := e.open("cookie")
+	e.str("path", ck.Path)
+	e.str("domain", ck.Domain)
+	if ck.HTTPOnly != nil && !*ck.HTTPOnly {
+		e.key("httpOnly")
+		e.b = append(e.b, "false"...)
+	}
+	e.strDefault("secure", ck.Secure, "SameAsRequest")
+	e.strDefault("sameSite", ck.SameSite, "Lax")
+	e.duration("maxAge", ck.MaxAge, 0, false)
+	e.close(mc, false)
+	e.close(m, false)
+
+	e.metadata("metadata", u.Metadata)
+}
+
+// appendDuration appends d >= 0 as [time.Duration.String] writes it,
+// without allocating.
+func appendDuration(b []byte, d time.Duration) []byte {
+	var buf [32]byte
+	w := len(buf)
+	u := uint64(d)
+	if u < uint64(time.Second) {
+		var prec int
+		w--
+		buf[w] = 's'
+		w--
+		switch {
+		case u == 0:
+			return append(b, "0s"...)
+		case u < uint64(time.Microsecond):
+			buf[w] = 'n'
+		case u < uint64(time.Millisecond):
+			prec = 3
+			w-- // "µ" is two bytes
+			copy(buf[w:], "µ")
+		default:
+			prec = 6
+			buf[w] = 'm'
+		}
+		w, u = durationFrac(buf[:w], u, prec)
+		w = durationInt(buf[:w], u)
+	} else {
+		w--
+		buf[w] = 's'
+		w, u = durationFrac(buf[:w], u, 9)
+		w = durationInt(buf[:w], u%60)
+		u /= 60
+		if u > 0 {
+			w--
+			buf[w] = 'm'
+			w = durationInt(buf[:w], u%60)
+			u /= 60
+			if u > 0 {
+				w--
+				buf[w] = 'h'
+				w = durationInt(buf[:w], u)
+			}
+		}
+	}
+	return append(b, buf[w:]...)
+}
+
+// durationFrac writes the fraction of v/10^prec at the end of buf, without
+// trailing zeros (and without the dot if it is zero); it returns the index
+// where the output starts and v/10^prec.
+func durationFrac(buf []byte, v uint64, prec int) (int, uint64) {
+	w := len(buf)
+	printed := false
+	for range prec {
+		digit := v % 10
+		printed = printed || digit != 0
+		if printed {
+			w--
+			buf[w] = byte(digit) + '0'
+		}
+		v /= 10
+	}
+	if printed {
+		w--
+		buf[w] = '.'
+	}
+	return w, v
+}
+
+// durationInt writes v at the end of buf and returns where it starts.
+func durationInt(buf []byte, v uint64) int {
+	w := len(buf)
+	if v == 0 {
+		w--
+		buf[w] = '0'
+		return w
+	}
+	for v > 0 {
+		w--
+		buf[w] = byte(v%10) + '0'
+		v /= 10
+	}
+	return w
+}
+
+// appendJSONString appends s as a JSON string. Invalid UTF-8 is written as
+// U+FFFD, as decoding would read it, so canonical bytes survive a round
+// trip.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+const hexDigits = "0123456789abcdef"
