@@ -47,9 +47,12 @@ func (c HashConfig) Validate() []error {
 // Maglev is a consistent-hash policy: requests with the same key (a header,
 // a cookie or the client address) go to the same destination while the
 // available set is unchanged, and a change moves only about 1/n of the keys.
-// It uses Maglev hashing (Eisenbud et al., NSDI 2016): a lookup table of a
-// prime size M of at least 100 entries per destination, filled from each
-// destination's own permutation of the slots, derived from a hash of its ID.
+// It uses Maglev hashing (Eisenbud et al., NSDI 2016): a lookup table of
+// 65537 slots (a prime; 256 KiB), filled from each destination's own
+// permutation of the slots, derived from a hash of its ID. The size stays
+// the same while the set changes, so that only the slots of the destinations
+// that come or go change hands; past 655 destinations it grows to 100 slots
+// per destination, and the crossing moves every key once.
 // The key hash is deterministic (FNV-1a, not seeded per process), so every
 // gateway replica maps a key to the same destination.
 //
@@ -138,7 +141,10 @@ func (m *Maglev) key(in Input) (uint64, bool) {
 
 func buildMaglev(available []*upstream.Destination) *maglevTable {
 	n := len(available)
-	m := nextPrime(max(100*n, 1009))
+	m := maglevSize
+	if n > maglevSize/100 {
+		m = nextPrime(100 * n)
+	}
 	offset := make([]uint64, n)
 	skip := make([]uint64, n)
 	next := make([]uint64, n)
@@ -180,6 +186,9 @@ func rendezvous(available []*upstream.Destination, key uint64) *upstream.Destina
 	}
 	return best
 }
+
+// maglevSize is the table size up to 655 destinations.
+const maglevSize = 65537
 
 const (
 	fnvOffset = 14695981039346656037
