@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"sync"
 
+	"github.com/paduraksa/paduraksa/balance"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/upstream"
 )
@@ -50,7 +51,11 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32*1024); return &b 
 // abort: nothing is written and the destination is not blamed.
 func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Request) {
 	c := rt.Cluster
-	d := c.pick(r, c.Upstream.Members().Available)
+	policy := c.Policy
+	if policy == nil {
+		policy = defaultPolicy
+	}
+	d := policy.Pick(balance.Input{Request: r, Client: rq.Client}, c.Upstream.Members().Available)
 	if d == nil {
 		rq.Answer(w, r, http.StatusServiceUnavailable)
 		return

@@ -68,7 +68,7 @@ func TestChurnUnderLoad(t *testing.T) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.Now().Add(*churnFor)
-	publishes := 0
+	publishes, added := 0, 0
 	for time.Now().Before(deadline) {
 		<-tick.C
 		doc = clone(doc)
@@ -84,7 +84,8 @@ func TestChurnUnderLoad(t *testing.T) {
 				u.Destinations = u.Destinations[1:]
 			} else {
 				b := backends[rnd.IntN(len(backends))]
-				u.Destinations = append(u.Destinations, Destination{ID: fmt.Sprintf("n%d", publishes), Address: "http://" + b.addr})
+				added++
+				u.Destinations = append(u.Destinations, Destination{ID: fmt.Sprintf("n%d", added), Address: "http://" + b.addr})
 			}
 		}
 		o, err := pub.Apply(context.Background(), doc)

@@ -1,0 +1,37 @@
+# Habits of the module: `make test` is what CI runs.
+GO ?= go
+STATICCHECK = $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME ?= 4s
+RACE ?= -race
+
+.PHONY: test fmt vet staticcheck unit fuzz bench run
+
+test: fmt vet staticcheck unit fuzz
+
+fmt:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	$(STATICCHECK) ./...
+
+unit:
+	$(GO) test $(RACE) -count=1 ./...
+
+# Every Fuzz target of every package, briefly.
+fuzz:
+	@set -e; for f in $$(grep -l '^func Fuzz' $$(find . -name '*_test.go')); do \
+	  dir=$$(dirname $$f); \
+	  for t in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | sed 's/^func //'); do \
+	    echo "fuzz $$dir $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $$dir; \
+	  done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+run:
+	$(GO) run ./examples/paduraksad

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// syncBuffer is a log sink tests can read while the daemon writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type daemon struct {
+	addr   string
+	out    *syncBuffer
+	logs   *syncBuffer
+	reload chan os.Signal
+	done   chan error
+	cancel context.CancelFunc
+}
+
+func startDaemon(t *testing.T, args ...string) *daemon {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &daemon{out: &syncBuffer{}, logs: &syncBuffer{}, reload: make(chan os.Signal, 1), done: make(chan error, 1), cancel: cancel}
+	ready := make(chan string, 1)
+	go func() {
+		d.done <- run(ctx, append([]string{"-listen", "127.0.0.1:0"}, args...), options{
+			stdout: d.out, stderr: d.logs, reload: d.reload,
+			ready:  func(a string) { ready <- a },
+			logger: slog.New(slog.NewTextHandler(d.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		})
+	}()
+	select {
+	case d.addr = <-ready:
+	case err := <-d.done:
+		t.Fatalf("daemon stopped: %v\n%s", err, d.logs)
+	case <-time.After(10 * time.Second):
+		t.Fatal("daemon did not start")
+	}
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-d.done:
+			assert.NoError(t, err)
+		case <-time.After(15 * time.Second):
+			t.Error("daemon did not shut down")
+		}
+	})
+	return d
+}
+
+func (d *daemon) get(t *testing.T, host, path string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("GET", "http://"+d.addr+path, nil)
+	require.NoError(t, err)
+	req.Host = host
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 10 * time.Second}
+	res, err := c.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, string(b)
+}
+
+func TestDaemonEmbeddedDefault(t *testing.T) {
+	d := startDaemon(t)
+	assert.Contains(t, d.out.String(), "curl -i http://"+d.addr+"/hello")
+
+	status, body := d.get(t, "localhost", "/hello")
+	assert.Equal(t, 200, status)
+	assert.Contains(t, body, "hello from the demo upstream")
+	assert.Contains(t, body, "GET /hello HTTP/1.1")
+	assert.Contains(t, body, "X-Forwarded-For: 127.0.0.1")
+
+	status, _ = d.get(t, "old.localhost", "/x")
+	assert.Equal(t, 308, status)
+	status, body = d.get(t, "status.localhost", "/")
+	assert.Equal(t, 200, status)
+	assert.Equal(t, "ok\n", body)
+	status, _ = d.get(t, "unknown.example", "/")
+	assert.Equal(t, 404, status)
+}
+
+// upstreamServer answers with its name.
+func upstreamServer(t *testing.T, name string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, name) })}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+func writeConfig(t *testing.T, path, upstreamAddr, hostName string) {
+	doc := fmt.Sprintf(`hosts:
+  - names: [%s]
+    routes:
+      - path: /
+        upstream: app
+upstreams:
+  - id: app
+    destinations:
+      - id: one
+        address: http://%s
+`, hostName, upstreamAddr)
+	// Write to a temporary file and rename, so a reload never reads half a file.
+	tmp := path + ".tmp"
+	require.NoError(t, os.WriteFile(tmp, []byte(doc), 0o644))
+	require.NoError(t, os.Rename(tmp, path))
+}
+
+// waitFor polls cond until it holds; the daemon's reload is an event in
+// another process-like loop, observed through its answers.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestDaemonConfigFileReload(t *testing.T) {
+	a, b := upstreamServer(t, "A"), upstreamServer(t, "B")
+	path := filepath.Join(t.TempDir(), "paduraksa.yaml")
+	writeConfig(t, path, a, "app.test")
+	d := startDaemon(t, "-config", path, "-watch", "20ms")
+
+	status, body := d.get(t, "app.test", "/")
+	require.Equal(t, 200, status)
+	require.Equal(t, "A", body)
+
+	// A change to the file is served.
+	writeConfig(t, path, b, "app.test")
+	waitFor(t, "the new upstream", func() bool { _, body := d.get(t, "app.test", "/"); return body == "B" })
+
+	// A refused change is logged with every error; the old config keeps serving.
+	require.NoError(t, os.WriteFile(path, []byte("hosts:\n  - names: [app.test]\n    routes: [{path: /, upstream: missing}]\n    bogus: 1\n"), 0o644))
+	waitFor(t, "the refusal in the log", func() bool { return strings.Contains(d.logs.String(), "config refused") })
+	assert.Contains(t, d.logs.String(), "document.field.unknown")
+	status, body = d.get(t, "app.test", "/")
+	assert.Equal(t, 200, status)
+	assert.Equal(t, "B", body)
+
+	// SIGHUP reloads too.
+	writeConfig(t, path, a, "other.test")
+	d.reload <- os.Interrupt // any value: the daemon only reads the event
+	waitFor(t, "the renamed host", func() bool { s, _ := d.get(t, "other.test", "/"); return s == 200 })
+	status, _ = d.get(t, "app.test", "/")
+	assert.Equal(t, 404, status)
+}
+
+func TestDaemonRefusesBadConfigAtStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"hosts":[{"names":["a.test"],"routes":[{"upstream":"nope"}]}]}`), 0o644))
+	var out, logs syncBuffer
+	err := run(context.Background(), []string{"-config", path, "-listen", "127.0.0.1:0"}, options{stdout: &out, stderr: &logs})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "route.upstream.unknown")
+}

@@ -1,0 +1,220 @@
+package proxy_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/proxy"
+	"github.com/paduraksa/paduraksa/upstream"
+)
+
+// listen serves h on a loopback port and returns its address.
+func listen(t testing.TB, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+// gateway builds a gate with one host "app.test" whose "/" route forwards to
+// a cluster of the given destination addresses, serves it on loopback and
+// returns its address.
+func gateway(t testing.TB, cfg gate.Config, addrs ...string) string {
+	t.Helper()
+	var reg upstream.Registry
+	cc := upstream.ClusterConfig{ID: "c"}
+	for i, a := range addrs {
+		cc.Destinations = append(cc.Destinations, upstream.DestinationConfig{ID: string(rune('a' + i)), Scheme: "http", Host: a})
+	}
+	reg.Plan([]upstream.ClusterConfig{cc}).Commit()
+	route := &proxy.Route{Cluster: &proxy.Cluster{Upstream: reg.Cluster("c"), Transport: proxy.NewTransport(proxy.ClientConfig{ConnectTimeout: 2 * time.Second})}}
+	cfg.Hosts = append(cfg.Hosts, gate.Host{Names: []string{"app.test"}, Routes: []gate.Route{{Prefix: "/", Target: route}}})
+	g, err := gate.New(cfg)
+	require.NoError(t, err)
+	return listen(t, g)
+}
+
+func do(t testing.TB, addr string, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	req.URL.Host = addr
+	req.URL.Scheme = "http"
+	if req.Host == "" {
+		req.Host = "app.test"
+	}
+	res, err := http.DefaultTransport.RoundTrip(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res, string(b)
+}
+
+func TestForwardingHeaders(t *testing.T) {
+	got := make(chan http.Header, 1)
+	var gotHost string
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotHost = r.Host
+		got <- r.Header.Clone()
+		w.Header().Set("Server", "upstream/1.0")
+		w.Header().Set("Connection", "X-Hop")
+		w.Header().Set("X-Hop", "secret")
+		w.Header().Set("Alt-Svc", `h3=":443"`)
+		io.WriteString(w, "ok")
+	}))
+	addr := gateway(t, gate.Config{}, up)
+
+	req, _ := http.NewRequest("GET", "/p?q=1", nil)
+	req.Header.Set("X-Forwarded-For", "203.0.113.9, 10.0.0.1")
+	req.Header.Set("X-Real-IP", "203.0.113.9")
+	req.Header.Set("Forwarded", "for=203.0.113.9")
+	req.Header.Set("X-Forwarded-Prefix", "/evil")
+	req.Header.Set("X-Forwarded-Port", "1")
+	req.Header.Set("X-Forwarded-Proto", "https")
+	req.Header.Set("CF-Connecting-IP", "203.0.113.9")
+	req.Header.Set("Cf-Ray", "x")
+	req.Header.Set("True-Client-IP", "203.0.113.9")
+	req.Header.Set("Connection", "X-Client-Hop, keep-alive")
+	req.Header.Set("X-Client-Hop", "1")
+	req.Header.Set("Keep-Alive", "timeout=5")
+	req.Header.Set("Proxy-Authorization", "Basic x")
+	req.Header.Set("Te", "trailers")
+	req.Header.Set("X-Keep", "yes")
+	req.Header["User-Agent"] = []string{""} // the client sends none
+	req.Host = "App.Test:8080"
+	res, body := do(t, addr, req)
+	require.Equal(t, 200, res.StatusCode)
+	assert.Equal(t, "ok", body)
+	assert.Equal(t, "Paduraksa", res.Header.Get("Server"), "the upstream's Server is replaced")
+	assert.Empty(t, res.Header.Get("X-Hop"), "fields named in the response's Connection are hop-by-hop")
+	assert.Empty(t, res.Header.Get("Alt-Svc"))
+
+	h := <-got
+	assert.Equal(t, []string{"127.0.0.1"}, h["X-Forwarded-For"], "exactly one address, the resolved client")
+	assert.Equal(t, []string{"127.0.0.1"}, h["X-Real-Ip"])
+	assert.Equal(t, []string{"http"}, h["X-Forwarded-Proto"], "an untrusted client's proto is overwritten")
+	assert.Equal(t, []string{"App.Test:8080"}, h["X-Forwarded-Host"])
+	assert.Equal(t, "App.Test:8080", gotHost, "the client's Host by default")
+	for _, k := range []string{"Forwarded", "X-Forwarded-Prefix", "X-Forwarded-Port", "Cf-Connecting-Ip", "Cf-Ray", "True-Client-Ip", "X-Client-Hop", "Keep-Alive", "Proxy-Authorization"} {
+		assert.Empty(t, h[k], k)
+	}
+	assert.Equal(t, []string{"trailers"}, h["Te"], "TE: trailers is kept")
+	assert.Equal(t, []string{"yes"}, h["X-Keep"])
+	assert.Empty(t, h["User-Agent"], "no Go User-Agent is added")
+}
+
+func TestRawPathIsForwardedUntouched(t *testing.T) {
+	got := make(chan string, 1)
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.RequestURI }))
+	addr := gateway(t, gate.Config{}, up)
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	io.WriteString(conn, "GET /a%2Fb/%7Ec?x=%20y HTTP/1.1\r\nHost: app.test\r\n\r\n")
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, "/a%2Fb/%7Ec?x=%20y", <-got)
+}
+
+func TestUnreachableIs502AndEmptyClusterIs503(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	dead := ln.Addr().String()
+	ln.Close()
+
+	addr := gateway(t, gate.Config{Server: "Edge"}, dead)
+	res, body := do(t, addr, mustReq("GET", "/"))
+	assert.Equal(t, 502, res.StatusCode)
+	assert.Equal(t, "Edge", res.Header.Get("Server"), "the proxy's own answers carry the host's headers")
+	assert.Contains(t, body, "502")
+
+	empty := gateway(t, gate.Config{})
+	res, _ = do(t, empty, mustReq("GET", "/"))
+	assert.Equal(t, 503, res.StatusCode)
+}
+
+func mustReq(method, target string) *http.Request {
+	r, err := http.NewRequest(method, target, nil)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func TestStreamsAreFlushedAsDataArrives(t *testing.T) {
+	second := make(chan struct{})
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: one\n\n")
+		w.(http.Flusher).Flush()
+		<-second
+		io.WriteString(w, "data: two\n\n")
+	}))
+	addr := gateway(t, gate.Config{}, up)
+	req := mustReq("GET", "/events")
+	req.URL.Host, req.URL.Scheme, req.Host = addr, "http", "app.test"
+	res, err := http.DefaultTransport.RoundTrip(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	br := bufio.NewReader(res.Body)
+	line, err := br.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "data: one\n", line, "the first event arrives while the upstream still holds the stream")
+	close(second)
+	rest, err := io.ReadAll(br)
+	require.NoError(t, err)
+	assert.Equal(t, "\ndata: two\n\n", string(rest))
+}
+
+func TestTrailersPassThrough(t *testing.T) {
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Trailer", "X-Sum")
+		io.WriteString(w, "body")
+		w.Header().Set("X-Sum", string(body)+"|"+r.Trailer.Get("X-Req-Sum"))
+	}))
+	addr := gateway(t, gate.Config{}, up)
+	req, _ := http.NewRequest("POST", "/", io.NopCloser(strings.NewReader("payload")))
+	req.ContentLength = -1
+	req.Trailer = http.Header{"X-Req-Sum": {"42"}}
+	req.Host = "app.test"
+	res, body := do(t, addr, req)
+	assert.Equal(t, "body", body)
+	assert.Equal(t, "payload|42", res.Trailer.Get("X-Sum"), "request and response trailers both cross")
+}
+
+func TestClientAbortReleasesTheUpstream(t *testing.T) {
+	upstreamDone := make(chan error, 1)
+	arrived := make(chan struct{})
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-r.Context().Done() // the proxy cancels the upstream request
+		upstreamDone <- r.Context().Err()
+	}))
+	addr := gateway(t, gate.Config{}, up)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/", nil)
+	req.Host = "app.test"
+	go func() { <-arrived; cancel() }()
+	_, err := http.DefaultClient.Do(req)
+	require.Error(t, err)
+	select {
+	case err := <-upstreamDone:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream request was not released")
+	}
+}
