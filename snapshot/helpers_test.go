@@ -20,7 +20,7 @@ type backend struct {
 	addr  string
 	hits  atomic.Int64
 	srv   *http.Server
-	delay atomic.Int64 // nanoseconds to wait before answering
+	delay atomic.Int64  // nanoseconds to wait before answering
 	hold  chan struct{} // when not nil, answers wait for it to close
 }
 
