@@ -102,9 +102,6 @@ func newPrefixSet(ps []netip.Prefix) prefixSet {
 	return s
 }
 
-// empty reports whether the set holds no prefix.
-func (s *prefixSet) empty() bool { return len(s.first) == 0 }
-
 // contains reports whether addr is in one of the set's prefixes.
 func (s *prefixSet) contains(addr netip.Addr) bool {
 	if len(s.first) == 0 || !addr.IsValid() {

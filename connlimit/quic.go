@@ -12,22 +12,8 @@ import (
 // H3_EXCESSIVE_LOAD (RFC 9114, section 8.1).
 const QUICRefusedCode quic.ApplicationErrorCode = 0x107
 
-// QUIC connections are judged in two steps, because a handshake can fail
-// after it started and a source address is spoofable until the handshake
-// completes:
-//
-//  1. At the first Initial packet, QUICConnContext (set as
-//     quic.Transport.ConnContext) refuses denied addresses and addresses
-//     already at their cap, before any cryptography. It takes no place.
-//  2. Once the handshake has completed, AdmitQUIC (or HTTP3ConnContext, set
-//     as http3.Server.ConnContext) counts the connection, and gives the
-//     place back when the connection's context ends.
-//
-// Consequence: handshakes in flight are not counted, so a burst of
-// simultaneous handshakes from one address can pass the cap by the size of
-// the burst; established connections cannot.
-
-// QUICConnContext has the signature of quic.Transport.ConnContext. It
+// QUICConnContext has the signature of quic.Transport.ConnContext: the
+// first of the two QUIC steps described in the package documentation. It
 // refuses, with ErrDenied or ErrOverCap, a connection attempt whose source
 // is on the deny list or whose address key already holds its cap; quic-go
 // then answers CONNECTION_REFUSED. It returns ctx unchanged otherwise, and

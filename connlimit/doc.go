@@ -1,0 +1,94 @@
+// Package connlimit is the connection stage that runs before TLS: a deny
+// list of prefixes and a cap on the concurrent connections of each client
+// address, with trusted proxies exempt. It is a leaf package: it imports
+// nothing else of this module, and any Go server can use it alone.
+//
+// # Decision
+//
+// [Limiter.Admit] decides about a new connection in this order:
+//
+//  1. The deny list ([Config].Deny), for every address, trusted proxies
+//     included: the operator's explicit list wins. Refused: [ErrDenied].
+//  2. With the cap off ([Off]), or from a trusted proxy
+//     ([Config].TrustedProxies): admitted and never counted. Every visitor
+//     behind a trusted proxy shares its address; those visitors are judged
+//     by their real address later, per request, not here.
+//  3. The table: counted, or refused with [ErrOverCap] when the address
+//     key already holds the cap (256 by default, at most 100 000).
+//
+// The address key is the whole IPv4 address or the IPv6 /64 (one host
+// usually owns a /64). An IPv4-mapped IPv6 address is its IPv4 address, so
+// a dual-stack TCP socket (which reports ::ffff:a.b.c.d) and QUIC (which
+// reports a.b.c.d) count the same key.
+//
+// # The table
+//
+// The counts live in a fixed table of 64-bit entries (65 536 by default,
+// 512 KiB), each a 40-bit tag of the key's hash and a 24-bit count, changed
+// only by compare-and-swap. A key probes the 8 entries of its bucket (one
+// cache line). The hash is seeded at random per Limiter, so nobody can
+// choose addresses that crowd someone else's bucket. An entry whose count
+// is back at 0 keeps its tag until another address needs the place.
+//
+// The table bounds memory, so a flood from very many addresses can fill a
+// bucket. A connection that finds no room is admitted uncounted (fail open)
+// and [Stats].TableFull counts it: the cap stops applying to new addresses
+// in that bucket, but nothing is refused that should not be.
+//
+// Admit returns a [Ticket] naming the entry it counted in, and
+// [Limiter.Release] gives exactly that place back, so counts never drift
+// and never go negative. One race is accepted: two connections of a new
+// address admitted at the same instant may claim two entries, letting that
+// address briefly hold up to twice its cap. A count at the field's maximum
+// is treated as over any cap.
+//
+// # TCP
+//
+// [Listener] wraps a net.Listener below crypto/tls. A refused connection is
+// closed unread, so the client sees its connection closed with no TLS
+// handshake, and Accept goes on to the next connection without waiting. A
+// counted connection gives its place back when it is closed; net/http
+// closes every connection it accepts, however its handler ends, including
+// hijacked ones once the hijacker closes them. The address judged is the
+// accepted connection's RemoteAddr: under a PROXY-protocol listener that is
+// the PROXY source, so each visitor of a trusted load balancer counts as
+// itself. The order of listeners in a server is therefore:
+//
+//	TCP accept -> PROXY protocol -> connlimit.Listener -> crypto/tls -> net/http
+//
+// # QUIC
+//
+// QUIC connections are judged in two steps, because a source address is
+// spoofable until the handshake completes and a handshake can fail after
+// it started:
+//
+//   - [Limiter.QUICConnContext], set as quic.Transport.ConnContext, refuses
+//     denied addresses and addresses already at their cap at the first
+//     Initial packet, before any cryptography (the client sees
+//     CONNECTION_REFUSED). It takes no place.
+//   - [Limiter.HTTP3ConnContext], set as http3.Server.ConnContext, or
+//     [Limiter.AdmitQUIC] for other QUIC protocols, counts the connection
+//     once its handshake has completed and gives the place back when the
+//     connection's context ends. A connection refused there is closed with
+//     [QUICRefusedCode].
+//
+// Handshakes in flight are not counted: a burst of simultaneous handshakes
+// from one address can pass the cap by the size of the burst, while its
+// established connections cannot. A spoofed handshake never takes a place.
+//
+// # Concurrency and cost
+//
+// A Limiter is immutable after [New] apart from its atomic counts and
+// counters; all its methods are safe for concurrent use. Admit, Check and
+// Release take no lock and allocate nothing. The Listener allocates one
+// small wrapper per counted connection (none for uncounted ones); the QUIC
+// hook allocates one context.AfterFunc registration per counted
+// connection. [Limiter.Stats] sums the table on each call (O(table size)),
+// so the connection path pays for no shared counter.
+//
+// # What is left out
+//
+// A rate limit on new connections per address, per-listener caps, and
+// logging: the counters in [Stats] are the signal, and a caller that wants
+// logs reads them.
+package connlimit
