@@ -3,6 +3,8 @@ module github.com/paduraksa/paduraksa
 go 1.26.0
 
 require (
+	github.com/andybalholm/brotli v1.3.0 // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/pires/go-proxyproto v0.15.0 // indirect
 	github.com/quic-go/quic-go v0.65.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
