@@ -1,0 +1,296 @@
+package health
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paduraksa/paduraksa/upstream"
+)
+
+// Names of the built-in policies, as a [Config] spells them.
+const (
+	AvailabilityHealthyOrPanic    = "HealthyOrPanic"
+	AvailabilityHealthyAndUnknown = "HealthyAndUnknown"
+
+	ActiveConsecutiveFailures = "ConsecutiveFailures"
+
+	PassiveTransportFailureRate = "TransportFailureRate"
+	PassiveFailureRateWith5xx   = "FailureRateWith5xx"
+)
+
+// Metadata keys read from a cluster's metadata, spelled as YARP spells them.
+const (
+	// MetadataThreshold is the ConsecutiveFailures threshold: how many
+	// failed probes in a row make a destination unhealthy (default 2).
+	MetadataThreshold = "ConsecutiveFailuresHealthPolicy.Threshold"
+	// MetadataRateLimit is the failure rate, in (0, 1), above which the
+	// passive failure-rate policies mark a destination unhealthy (default
+	// 0.3). PassiveConfig.RateLimit wins when set.
+	MetadataRateLimit = "TransportFailureRateHealthPolicy.RateLimit"
+)
+
+// Defaults, applied to zero fields.
+const (
+	DefaultInterval    = 15 * time.Second
+	DefaultTimeout     = 10 * time.Second
+	DefaultThreshold   = 2
+	DefaultWindow      = 60 * time.Second
+	DefaultMinRequests = 10
+	DefaultRateLimit   = 0.3
+)
+
+// Config is one cluster's health-check configuration. The zero value checks
+// nothing and keeps every destination available unless a verdict says
+// otherwise, falling back to all of them when none is healthy
+// (HealthyOrPanic). Zero fields take the documented defaults.
+type Config struct {
+	// Availability names the policy that computes the available set:
+	// HealthyOrPanic (the default) or HealthyAndUnknown, or one registered
+	// in [Options.Availability].
+	Availability string
+	Active       ActiveConfig
+	Passive      PassiveConfig
+	// Metadata is the cluster's metadata; policies read parameters from it
+	// ([MetadataThreshold], [MetadataRateLimit]). It is not copied.
+	Metadata map[string]string
+}
+
+// ActiveConfig configures active probing.
+type ActiveConfig struct {
+	// Enabled turns probing on.
+	Enabled bool
+	// Interval is the time between the starts of two probing rounds; 0
+	// means 15 s. A round that outlasts it delays the next one.
+	Interval time.Duration
+	// Timeout bounds each probe; 0 means 10 s.
+	Timeout time.Duration
+	// Policy names the policy that turns probe results into verdicts:
+	// ConsecutiveFailures (the default) or one registered in
+	// [Options.ActivePolicies].
+	Policy string
+	// Path is the probe path ("/health"); empty probes "/".
+	Path string
+	// Query is the probe query, with or without the leading "?".
+	Query string
+	// ProbeFirst keeps a new destination (or one whose address changed) out
+	// of rotation until its first probe passes, instead of routing to it at
+	// once. It takes effect through [Config.InitialActiveHealth], which the
+	// publisher passes to the upstream registry.
+	ProbeFirst bool
+}
+
+// PassiveConfig configures passive checks: verdicts from the outcomes of
+// proxied requests.
+type PassiveConfig struct {
+	// Enabled turns passive checks on.
+	Enabled bool
+	// Policy names the policy: TransportFailureRate (the default: transport
+	// failures only), FailureRateWith5xx (5xx answers count too), or one
+	// registered in [Options.PassivePolicies].
+	Policy string
+	// Window is the sliding window over which outcomes count; 0 means 60 s.
+	// It must be at least 10 ms.
+	Window time.Duration
+	// MinRequests is how many outcomes the window must hold before the
+	// rate is judged; 0 means 10.
+	MinRequests int
+	// RateLimit is the failure rate, in (0, 1), above which a destination is
+	// marked unhealthy; 0 means the cluster's [MetadataRateLimit], or 0.3.
+	RateLimit float64
+	// ReactivationPeriod is how long a destination marked unhealthy stays
+	// out before it returns to Unknown; 0 means the window. It is never
+	// shorter than the window, so that failures counted before the verdict
+	// have left the window when it ends; [Config.Validate] warns when the
+	// window lengthens it.
+	ReactivationPeriod time.Duration
+	// KeepUntilReactivation keeps a passive verdict for its whole period
+	// even when an active probe passes meanwhile. By default a passing
+	// probe ends the passive verdict early.
+	KeepUntilReactivation bool
+}
+
+// InitialActiveHealth returns the active verdict that destinations created
+// under this config start with: Unhealthy with [ActiveConfig.ProbeFirst] (and
+// probing on), otherwise Unknown. The publisher sets it as
+// [upstream.ClusterConfig.InitialActiveHealth].
+func (c Config) InitialActiveHealth() upstream.HealthState {
+	if c.Active.Enabled && c.Active.ProbeFirst {
+		return upstream.Unhealthy
+	}
+	return upstream.Unknown
+}
+
+// Validate checks c against the built-in policies and returns every error
+// and every warning, each a *[ValidationError] with a path relative to c.
+// Errors refuse the config; warnings describe a setting that takes effect
+// differently from how it reads. Use [Monitor.Validate] when custom policies
+// are registered.
+func (c Config) Validate() (errs, warnings []error) {
+	_, errs, warnings = resolve(c, nil)
+	return errs, warnings
+}
+
+// settings is a Config with defaults applied and names resolved.
+type settings struct {
+	avail upstream.AvailabilityFunc
+
+	active struct {
+		enabled           bool
+		interval, timeout time.Duration
+		policy            ActivePolicy
+		path, query       string
+		threshold         int
+	}
+	passive struct {
+		enabled      bool
+		policy       PassivePolicy
+		window       time.Duration
+		minRequests  int64
+		rateLimit    float64
+		reactivation time.Duration
+		keep         bool
+	}
+	metadata  map[string]string
+	transport http.RoundTripper
+}
+
+// resolve applies defaults and names (built-in ones, then o's) to c.
+func resolve(c Config, o *Options) (*settings, []error, []error) {
+	var errs, warns []error
+	s := &settings{metadata: c.Metadata}
+
+	switch c.Availability {
+	case "", AvailabilityHealthyOrPanic:
+		s.avail = upstream.HealthyOrPanic
+	case AvailabilityHealthyAndUnknown:
+		s.avail = upstream.HealthyAndUnknown
+	default:
+		if o != nil && o.Availability[c.Availability] != nil {
+			s.avail = o.Availability[c.Availability]
+		} else {
+			errs = append(errs, problem("availability", "health.availability.unknown", "unknown availability policy "+strconv.Quote(c.Availability)))
+		}
+	}
+
+	a := c.Active
+	sa := &s.active
+	sa.enabled = a.Enabled
+	sa.interval = orDefault(a.Interval, DefaultInterval)
+	sa.timeout = orDefault(a.Timeout, DefaultTimeout)
+	if a.Interval < 0 {
+		errs = append(errs, problem("active.interval", "health.active.interval.invalid", "interval must not be negative (0 means 15s)"))
+	}
+	if a.Timeout < 0 {
+		errs = append(errs, problem("active.timeout", "health.active.timeout.invalid", "timeout must not be negative (0 means 10s)"))
+	} else if a.Enabled && a.Interval >= 0 && sa.timeout > sa.interval {
+		warns = append(warns, problem("active.timeout", "health.active.timeout.exceedsInterval",
+			fmt.Sprintf("timeout %v is longer than the interval %v: a slow round delays the next one", sa.timeout, sa.interval)))
+	}
+	switch a.Policy {
+	case "", ActiveConsecutiveFailures:
+		sa.policy = ConsecutiveFailures{}
+	default:
+		if o != nil && o.ActivePolicies[a.Policy] != nil {
+			sa.policy = o.ActivePolicies[a.Policy]
+		} else {
+			errs = append(errs, problem("active.policy", "health.active.policy.unknown", "unknown active policy "+strconv.Quote(a.Policy)))
+		}
+	}
+	sa.path = a.Path
+	if sa.path == "" {
+		sa.path = "/"
+	} else if sa.path[0] != '/' || strings.ContainsAny(sa.path, "?# ") || hasCTL(sa.path) {
+		errs = append(errs, problem("active.path", "health.active.path.invalid", "path must start with / and hold no ?, #, space or control character"))
+	}
+	sa.query = strings.TrimPrefix(a.Query, "?")
+	if strings.ContainsAny(sa.query, "# ") || hasCTL(sa.query) {
+		errs = append(errs, problem("active.query", "health.active.query.invalid", "query must hold no #, space or control character"))
+	}
+	sa.threshold = DefaultThreshold
+	if v, ok := c.Metadata[MetadataThreshold]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			errs = append(errs, problem("metadata["+MetadataThreshold+"]", "health.active.threshold.invalid", "threshold must be a whole number of at least 1"))
+		} else {
+			sa.threshold = n
+		}
+	}
+	if a.ProbeFirst && !a.Enabled {
+		errs = append(errs, problem("active.probeFirst", "health.active.probeFirst.inactive", "probe-first needs active checks enabled, or new destinations would never enter rotation"))
+	}
+
+	p := c.Passive
+	sp := &s.passive
+	sp.enabled = p.Enabled
+	sp.keep = p.KeepUntilReactivation
+	switch p.Policy {
+	case "", PassiveTransportFailureRate:
+		sp.policy = FailureRate{}
+	case PassiveFailureRateWith5xx:
+		sp.policy = FailureRate{Count5xx: true}
+	default:
+		if o != nil && o.PassivePolicies[p.Policy] != nil {
+			sp.policy = o.PassivePolicies[p.Policy]
+		} else {
+			errs = append(errs, problem("passive.policy", "health.passive.policy.unknown", "unknown passive policy "+strconv.Quote(p.Policy)))
+		}
+	}
+	sp.window = orDefault(p.Window, DefaultWindow)
+	if p.Window < 0 || (p.Window > 0 && p.Window < 10*time.Millisecond) {
+		errs = append(errs, problem("passive.window", "health.passive.window.invalid", "window must be at least 10ms (0 means 60s)"))
+	}
+	sp.minRequests = DefaultMinRequests
+	if p.MinRequests < 0 {
+		errs = append(errs, problem("passive.minRequests", "health.passive.minRequests.invalid", "minimum request count must not be negative (0 means 10)"))
+	} else if p.MinRequests > 0 {
+		sp.minRequests = int64(p.MinRequests)
+	}
+	sp.rateLimit = DefaultRateLimit
+	switch {
+	case p.RateLimit < 0 || p.RateLimit >= 1:
+		errs = append(errs, problem("passive.rateLimit", "health.passive.rateLimit.invalid", "rate limit must be in (0, 1) (0 means the metadata value or 0.3)"))
+	case p.RateLimit > 0:
+		sp.rateLimit = p.RateLimit
+	default:
+		if v, ok := c.Metadata[MetadataRateLimit]; ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || !(f > 0 && f < 1) {
+				errs = append(errs, problem("metadata["+MetadataRateLimit+"]", "health.passive.rateLimit.invalid", "rate limit must be a number in (0, 1)"))
+			} else {
+				sp.rateLimit = f
+			}
+		}
+	}
+	sp.reactivation = orDefault(p.ReactivationPeriod, sp.window)
+	switch {
+	case p.ReactivationPeriod < 0:
+		errs = append(errs, problem("passive.reactivationPeriod", "health.passive.reactivationPeriod.invalid", "reactivation period must not be negative (0 means the window)"))
+	case sp.reactivation < sp.window:
+		if p.Enabled {
+			warns = append(warns, problem("passive.reactivationPeriod", "health.passive.reactivationPeriod.raised",
+				fmt.Sprintf("reactivation period %v is shorter than the %v detection window: destinations return after %v; shorten passive.window to return sooner",
+					sp.reactivation, sp.window, sp.window)))
+		}
+		sp.reactivation = sp.window
+	}
+	return s, errs, warns
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+func hasCTL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,122 @@
+package health
+
+import (
+	"sync/atomic"
+)
+
+// PassivePolicy judges a destination from the outcomes of proxied requests
+// in its window. The [Monitor] keeps the window (a lock-free ring of time
+// buckets per destination) and asks the policy two questions; both run on
+// the request path, so they must be fast, must not block and should not
+// allocate. Implementations must be safe for concurrent use.
+type PassivePolicy interface {
+	// Failure reports whether an outcome counts as a failure. It is never
+	// called with ClientAbort.
+	Failure(o Outcome) bool
+	// Unhealthy reports whether a destination whose window holds w is
+	// unhealthy. It is called after each failure while the destination's
+	// passive verdict is not Unhealthy already.
+	Unhealthy(w Window) bool
+}
+
+// Window is what a destination's passive window holds, with the cluster's
+// thresholds.
+type Window struct {
+	// Requests and Failures are counted in the window, the current outcome
+	// included.
+	Requests, Failures int64
+	// MinRequests and RateLimit are the cluster's settings.
+	MinRequests int64
+	RateLimit   float64
+}
+
+// FailureRate is the built-in passive policy: a destination is unhealthy when
+// its window holds at least MinRequests outcomes and more than RateLimit of
+// them are failures. Failures are transport failures (connect, TLS, timeout,
+// response header and body errors); with Count5xx, 5xx answers count too
+// (the FailureRateWith5xx policy).
+type FailureRate struct {
+	Count5xx bool
+}
+
+var _ PassivePolicy = FailureRate{}
+
+// Failure implements [PassivePolicy].
+func (p FailureRate) Failure(o Outcome) bool {
+	return o.TransportFailure() || (p.Count5xx && o == ServerError)
+}
+
+// Unhealthy implements [PassivePolicy].
+func (FailureRate) Unhealthy(w Window) bool {
+	return w.Requests >= w.MinRequests && w.Requests > 0 &&
+		float64(w.Failures) > w.RateLimit*float64(w.Requests)
+}
+
+// ringBuckets is the number of time buckets in a passive window.
+const ringBuckets = 10
+
+// ring counts requests and failures over a sliding window of ringBuckets
+// buckets. Each bucket is one word: the low 24 bits of its epoch (time /
+// width), then 20 bits of requests and 20 bits of failures, saturating. A
+// writer that finds an old epoch in the bucket resets it with the same CAS
+// that counts, so updates take no lock and allocate nothing.
+type ring struct {
+	width int64 // bucket width in nanoseconds
+	b     [ringBuckets]atomic.Uint64
+}
+
+const (
+	epochBits = 24
+	epochMask = 1<<epochBits - 1
+	countBits = 20
+	countMax  = 1<<countBits - 1
+)
+
+func newRing(window int64) *ring {
+	return &ring{width: max(window/ringBuckets, 1)}
+}
+
+// add counts one outcome at now (unix nanoseconds).
+func (r *ring) add(now int64, failure bool) {
+	e := uint64(now/r.width) & epochMask
+	slot := &r.b[(now/r.width)%ringBuckets]
+	var f uint64
+	if failure {
+		f = 1
+	}
+	for {
+		w := slot.Load()
+		n := e<<(2*countBits) | 1<<countBits | f
+		if w != 0 && w>>(2*countBits) == e {
+			req, fail := w>>countBits&countMax, w&countMax
+			req = min(req+1, countMax)
+			fail = min(fail+f, countMax)
+			n = e<<(2*countBits) | req<<countBits | fail
+		}
+		if slot.CompareAndSwap(w, n) {
+			return
+		}
+	}
+}
+
+// sum returns the requests and failures counted in the window ending at
+// now.
+func (r *ring) sum(now int64) (requests, failures int64) {
+	e := uint64(now/r.width) & epochMask
+	for i := range r.b {
+		w := r.b[i].Load()
+		if w == 0 || (e-w>>(2*countBits))&epochMask >= ringBuckets {
+			continue
+		}
+		requests += int64(w >> countBits & countMax)
+		failures += int64(w & countMax)
+	}
+	return requests, failures
+}
+
+// reset forgets every count.
+func (r *ring) reset() {
+	for i := range r.b {
+		r.b[i].Store(0)
+	}
+}
