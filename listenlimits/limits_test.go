@@ -2,6 +2,7 @@ package listenlimits_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -13,6 +14,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"testing"
@@ -367,4 +369,39 @@ func TestUpgrades(t *testing.T) {
 	for range 10 {
 		assert.True(t, unlimited.TryAcquire())
 	}
+}
+
+// HTTP/2 goes through the same restore of deadlines after the handshake:
+// a connection lives past the handshake timeout and is reused.
+func TestTLSHandshakeTimeoutHTTP2(t *testing.T) {
+	limits := listenlimits.Limits{TLSHandshakeTimeout: 50 * time.Millisecond}
+	srv := &http.Server{Handler: ok}
+	require.NoError(t, limits.Apply(srv))
+	cfg := &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}, NextProtos: []string{"h2", "http/1.1"}}
+	addr := serve(t, srv, func(raw net.Listener) net.Listener {
+		return tls.NewListener(limits.Listener(raw), cfg)
+	})
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	var conns []string
+	for i := range 2 {
+		if i == 1 {
+			// Outlive the handshake timeout on the open connection.
+			<-time.After(150 * time.Millisecond)
+		}
+		trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+			conns = append(conns, info.Conn.LocalAddr().String())
+		}}
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", "https://"+addr+"/", nil)
+		require.NoError(t, err)
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		assert.Equal(t, 2, resp.ProtoMajor)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	require.Len(t, conns, 2)
+	assert.Equal(t, conns[0], conns[1], "the HTTP/2 connection outlived the handshake timeout")
 }
