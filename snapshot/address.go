@@ -83,7 +83,7 @@ func parseAddr(s string) (a address, reason string) {
 		}
 		a.scheme, a.port = "https", "443"
 	}
-	if i := strings.IndexAny(rest, "/?#@"); i >= 0 {
+	if i := indexAddrDelim(rest); i >= 0 {
 		switch rest[i] {
 		case '/':
 			if rest[i:] != "/" {
@@ -153,6 +153,18 @@ func parseAddr(s string) (a address, reason string) {
 	return a, ""
 }
 
+// indexAddrDelim returns the index of the first '/', '?', '#' or '@' in s,
+// or -1.
+func indexAddrDelim(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '/', '?', '#', '@':
+			return i
+		}
+	}
+	return -1
+}
+
 // cutSchemeFold cuts prefix (lowercase) from s, ignoring ASCII case.
 func cutSchemeFold(s, prefix string) (string, bool) {
 	if len(s) < len(prefix) {
@@ -194,7 +206,20 @@ func canonHostName(name string) (canon string, wildcard bool, err error) {
 	if wildcard, ok := plainHostName(name); ok {
 		return name, wildcard, nil
 	}
+	if plainIPv4(name) {
+		return name, false, nil
+	}
 	return gate.CanonicalHostName(name)
+}
+
+// plainIPv4 reports whether name is an IPv4 address in dotted decimal,
+// which netip parses only in its canonical form (no leading zeros).
+func plainIPv4(name string) bool {
+	if len(name) < 7 || len(name) > 15 || name[0] < '0' || name[0] > '9' {
+		return false
+	}
+	ip, err := netip.ParseAddr(name)
+	return err == nil && ip.Is4()
 }
 
 // plainHostName reports whether name ("*." allowed in front) is a host name

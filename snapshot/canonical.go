@@ -403,16 +403,26 @@ func (e *canonEnc) upstream(u *Upstream) {
 		}
 		e.closeArray()
 	}
-	sn := t.ServerName
-	if canon, wildcard, err := canonHostName(sn); sn != "" && err == nil && !wildcard {
-		sn = canon
+	if sn := t.ServerName; sn != "" {
+		if canon, wildcard, err := canonHostName(sn); err == nil && !wildcard {
+			sn = canon
+		}
+		e.str("serverName", sn)
 	}
-	e.str("serverName", sn)
 	e.close(mt, false)
 	e.close(m, false)
 
-	hc := &u.Health
-	m = e.open("health")
+	if u.Health != (HealthCheck{}) {
+		e.health(&u.Health)
+	}
+	if u.Affinity != (Affinity{}) {
+		e.affinity(&u.Affinity)
+	}
+	e.metadata("metadata", u.Metadata)
+}
+
+func (e *canonEnc) health(hc *HealthCheck) {
+	m := e.open("health")
 	a := &hc.Active
 	ma := e.open("active")
 	e.boolean("enabled", a.Enabled)
@@ -436,9 +446,10 @@ func (e *canonEnc) upstream(u *Upstream) {
 	e.boolean("probeFirst", hc.ProbeFirst)
 	e.duration("slowStart", hc.SlowStart, 0, true) // 0 is off, like empty
 	e.close(m, false)
+}
 
-	af := &u.Affinity
-	m = e.open("affinity")
+func (e *canonEnc) affinity(af *Affinity) {
+	m := e.open("affinity")
 	e.boolean("enabled", af.Enabled)
 	e.strDefault("mode", af.Mode, "HashCookie")
 	e.strDefault("failurePolicy", af.FailurePolicy, "Redistribute")
@@ -456,8 +467,6 @@ func (e *canonEnc) upstream(u *Upstream) {
 	e.duration("maxAge", ck.MaxAge, 0, false)
 	e.close(mc, false)
 	e.close(m, false)
-
-	e.metadata("metadata", u.Metadata)
 }
 
 // appendDuration appends d >= 0 as [time.Duration.String] writes it,
