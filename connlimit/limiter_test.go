@@ -384,3 +384,75 @@ func FuzzPrefixSet(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAdmitRelease runs a random sequence of admits and releases over a
+// table of two windows, single-threaded, against a model: a key is refused
+// exactly when it holds the cap, a connection goes uncounted only when its
+// window has no room, the table's counts equal the model's, and everything
+// ends at 0.
+func FuzzAdmitRelease(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 0x80, 0x81, 4, 4, 4, 4})
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x80, 0x80, 0})
+	f.Add([]byte("a sequence of operations on thirty-two addresses"))
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		const capN = 3
+		l, err := New(Config{PerAddress: capN, TableSize: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var addrs [32]netip.Addr
+		for i := range addrs {
+			addrs[i] = netip.AddrFrom4([4]byte{198, 18, 0, byte(i)})
+		}
+		held := make(map[int][]Ticket)
+		full := uint64(0)
+		for _, op := range ops {
+			i := int(op & 31)
+			if op&0x80 != 0 {
+				if n := len(held[i]); n > 0 {
+					l.Release(held[i][n-1])
+					held[i] = held[i][:n-1]
+				}
+				continue
+			}
+			tk, err := l.Admit(addrs[i], TCP)
+			switch {
+			case err != nil:
+				if !errors.Is(err, ErrOverCap) || len(held[i]) != capN {
+					t.Fatalf("address %d holding %d: %v", i, len(held[i]), err)
+				}
+			case tk.Counted():
+				held[i] = append(held[i], tk)
+				if len(held[i]) > capN {
+					t.Fatalf("address %d holds %d", i, len(held[i]))
+				}
+			default:
+				full++
+				// Uncounted: the window must have had no room.
+				_, start := l.tab.locate(keyOf(addrs[i]))
+				base := start &^ (window - 1)
+				for p := range uint64(window) {
+					if l.tab.slots[base|p].Load()&countMask == 0 {
+						t.Fatalf("address %d uncounted with slot %d free", i, base|p)
+					}
+				}
+			}
+			for j := range addrs {
+				if got := l.tab.count(keyOf(addrs[j])); got != uint64(len(held[j])) {
+					t.Fatalf("address %d: table %d, model %d", j, got, len(held[j]))
+				}
+			}
+		}
+		if s := l.Stats(); s.TableFull != full {
+			t.Fatalf("TableFull %d, model %d", s.TableFull, full)
+		}
+		for _, ts := range held {
+			for _, tk := range ts {
+				l.Release(tk)
+			}
+		}
+		if s := l.Stats(); s.Counted != 0 || s.ReleaseMisses != 0 {
+			t.Fatalf("after releasing everything: %+v", s)
+		}
+	})
+}
