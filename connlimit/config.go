@@ -76,7 +76,7 @@ func (e *ValidationError) Error() string {
 
 // Validate reports every problem of c at once, each as a *ValidationError,
 // joined with errors.Join. It returns nil for a valid Config.
-func (c *Config) Validate() error {
+func (c Config) Validate() error {
 	var errs []error
 	add := func(code, path, format string, args ...any) {
 		errs = append(errs, &ValidationError{Code: code, Path: path, Msg: fmt.Sprintf(format, args...)})
@@ -107,7 +107,7 @@ type resolved struct {
 }
 
 // resolve applies the defaults, on a copy, in one place.
-func (c *Config) resolve() resolved {
+func (c Config) resolve() resolved {
 	r := resolved{tableSize: c.TableSize}
 	switch {
 	case c.PerAddress == 0:
