@@ -3,6 +3,7 @@ package connlimit
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/netip"
 )
 
@@ -61,6 +62,12 @@ type Config struct {
 	// of addresses counted at once; addresses that find no room are let
 	// through uncounted (see Stats.TableFull).
 	TableSize int
+
+	// Logger receives refusals at Info level, at most one record per
+	// reason (deny list, cap, full table) every LogInterval, with the
+	// number since the last record and the latest address. Nil means no
+	// logging; the counters of Stats are kept either way.
+	Logger *slog.Logger
 }
 
 // ValidationError reports one invalid field of a Config.

@@ -88,7 +88,12 @@
 //
 // # What is left out
 //
-// A rate limit on new connections per address, per-listener caps, and
-// logging: the counters in [Stats] are the signal, and a caller that wants
-// logs reads them.
+// A rate limit on new connections per address (new connections per
+// second), per-listener caps, and weighting the cap by transport.
+//
+// # Logs
+//
+// With [Config].Logger set, refusals are logged at Info level at most once
+// per [LogInterval] per reason, with how many there were and the latest
+// address, so a flood is counted rather than logged line by line.
 package connlimit

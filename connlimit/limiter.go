@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/netip"
 	"sync/atomic"
+	"time"
 )
 
 // Refusal reasons. Admit returns them as they are (no wrapping), so callers
@@ -60,6 +61,7 @@ type Limiter struct {
 	overCap   [numTransports]atomic.Uint64
 	tableFull atomic.Uint64
 	misses    atomic.Uint64
+	log       refusalLog
 }
 
 // New validates cfg and builds a Limiter from it. It returns the joined
@@ -73,6 +75,7 @@ func New(cfg Config) (*Limiter, error) {
 		perAddress: r.perAddress,
 		deny:       newPrefixSet(cfg.Deny),
 		trusted:    newPrefixSet(cfg.TrustedProxies),
+		log:        refusalLog{logger: cfg.Logger, now: time.Now},
 	}
 	if l.perAddress > 0 {
 		l.tab = newTable(r.tableSize)
@@ -109,6 +112,7 @@ func (l *Limiter) Admit(addr netip.Addr, tr Transport) (Ticket, error) {
 	a := toU128(addr)
 	if l.deny.containsU128(a) {
 		l.denied[tr%numTransports].Add(1)
+		l.log.note(reasonDeny, addr, tr)
 		return Ticket{}, ErrDenied
 	}
 	if l.perAddress == 0 || l.trusted.containsU128(a) {
@@ -120,9 +124,11 @@ func (l *Limiter) Admit(addr netip.Addr, tr Transport) (Ticket, error) {
 		return Ticket{slot: slot + 1, tag: tag}, nil
 	case overCap:
 		l.overCap[tr%numTransports].Add(1)
+		l.log.note(reasonCap, addr, tr)
 		return Ticket{}, ErrOverCap
 	default:
 		l.tableFull.Add(1)
+		l.log.note(reasonTableFull, addr, tr)
 		return Ticket{}, nil
 	}
 }
@@ -139,6 +145,7 @@ func (l *Limiter) Check(addr netip.Addr, tr Transport) error {
 	a := toU128(addr)
 	if l.deny.containsU128(a) {
 		l.denied[tr%numTransports].Add(1)
+		l.log.note(reasonDeny, addr, tr)
 		return ErrDenied
 	}
 	if l.perAddress == 0 || l.trusted.containsU128(a) {
@@ -146,6 +153,7 @@ func (l *Limiter) Check(addr netip.Addr, tr Transport) error {
 	}
 	if n := l.tab.count(keyOfU128(a)); n >= l.perAddress || n >= countMask {
 		l.overCap[tr%numTransports].Add(1)
+		l.log.note(reasonCap, addr, tr)
 		return ErrOverCap
 	}
 	return nil

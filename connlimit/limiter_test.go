@@ -2,11 +2,14 @@ package connlimit
 
 import (
 	"errors"
+	"log/slog"
 	"math"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -455,4 +458,39 @@ func FuzzAdmitRelease(f *testing.F) {
 			t.Fatalf("after releasing everything: %+v", s)
 		}
 	})
+}
+
+func TestRefusalLogIsRateLimited(t *testing.T) {
+	var buf strings.Builder
+	l := mustNew(t, Config{
+		PerAddress: 1,
+		Deny:       []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")},
+		Logger:     slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: dropTime})),
+	})
+	now := time.Unix(1000, 0)
+	l.log.now = func() time.Time { return now }
+
+	for i := range 5 {
+		_, err := l.Admit(netip.AddrFrom4([4]byte{203, 0, 113, byte(i)}), TCP)
+		require.ErrorIs(t, err, ErrDenied)
+	}
+	now = now.Add(LogInterval)
+	_, err := l.Admit(ap("203.0.113.9"), QUIC)
+	require.ErrorIs(t, err, ErrDenied)
+	tk, _ := l.Admit(ap("192.0.2.1"), TCP)
+	_, err = l.Admit(ap("192.0.2.1"), TCP)
+	require.ErrorIs(t, err, ErrOverCap)
+	l.Release(tk)
+
+	assert.Equal(t, `level=INFO msg="connections refused by the deny list" count=1 latest=203.0.113.0 transport=tcp
+level=INFO msg="connections refused by the deny list" count=5 latest=203.0.113.9 transport=quic
+level=INFO msg="connections refused by the per-address cap" count=1 latest=192.0.2.1 transport=tcp
+`, buf.String())
+}
+
+func dropTime(_ []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
 }
