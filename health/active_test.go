@@ -1,0 +1,135 @@
+package health
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paduraksa/paduraksa/upstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestActiveProbing(t *testing.T) {
+	var status, bad atomic.Int32
+	status.Store(http.StatusOK)
+	var wrong atomic.Int32
+	healthSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" || r.URL.RawQuery != "deep=1" || r.UserAgent() != "paduraksa-health" {
+			wrong.Add(1)
+		}
+		s := int(status.Load())
+		if s != http.StatusOK {
+			bad.Add(1)
+		}
+		w.WriteHeader(s)
+	}))
+	defer healthSrv.Close()
+	var trafficProbed atomic.Int32
+	traffic := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { trafficProbed.Add(1) }))
+	defer traffic.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer other.Close()
+
+	a := dest("a", traffic.Listener.Addr().String())
+	a.HealthHost = healthSrv.Listener.Addr().String()
+	_, c := newCluster(t, a, dest("b", other.Listener.Addr().String()))
+
+	var logs logBuffer
+	m := New(Options{Logger: logs.logger(), Workers: 2})
+	var badAtEvent atomic.Int32
+	m.Subscribe(func(ch Change) {
+		if ch.New == upstream.Unhealthy {
+			badAtEvent.Store(bad.Load())
+		}
+	})
+	ch := watch(t, m) // subscribers run in order: the count is taken first
+	rt := &countingTransport{base: http.DefaultTransport}
+	const interval = 20 * time.Millisecond
+	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Transport: rt, Config: Config{
+		Active: ActiveConfig{Enabled: true, Interval: interval, Timeout: time.Second, Path: "/healthz", Query: "?deep=1"},
+	}}))
+	require.NoError(t, m.Start(context.Background()))
+	defer m.Close()
+
+	awaitAll(t, ch, 5*time.Second, is("a", CheckActive, upstream.Healthy), is("b", CheckActive, upstream.Healthy))
+
+	broke := time.Now()
+	status.Store(http.StatusServiceUnavailable)
+	ev := await(t, ch, 5*time.Second, is("a", CheckActive, upstream.Unhealthy))
+	took := time.Since(broke)
+	t.Logf("out after %v (interval %v): %s", took, interval, ev.Reason)
+	assert.EqualValues(t, 2, badAtEvent.Load(), "out after exactly two failed probes (the default threshold)")
+	assert.Less(t, took, 25*interval, "within about two intervals (generous bound for a loaded machine)")
+	assert.Equal(t, "c", ev.ClusterID)
+	assert.Equal(t, upstream.Healthy, ev.Old)
+	assert.Contains(t, ev.Reason, "2 consecutive probes failed")
+	assert.Equal(t, []string{"b"}, ids(c.Members().Available))
+
+	status.Store(http.StatusOK)
+	ev = await(t, ch, 5*time.Second, is("a", CheckActive, upstream.Healthy))
+	assert.Equal(t, upstream.Unhealthy, ev.Old, "back after one passing probe")
+	assert.Equal(t, []string{"a", "b"}, ids(c.Members().Available))
+
+	assert.Zero(t, wrong.Load(), "probes use the path, query and user agent")
+	assert.Zero(t, trafficProbed.Load(), "probes go to the health address")
+	assert.Positive(t, rt.count(), "probes use the cluster's transport")
+	assert.True(t, logs.has("level=WARN") && logs.has("new=unhealthy") && logs.has("destination=a"), logs.String())
+}
+
+func TestActiveThresholdFromMetadata(t *testing.T) {
+	var fails atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fails.Add(1)
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	_, c := newCluster(t, dest("a", srv.Listener.Addr().String()))
+	m := New(Options{})
+	var atEvent atomic.Int32
+	m.Subscribe(func(Change) { atEvent.Store(fails.Load()) })
+	ch := watch(t, m)
+	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Config: Config{
+		Active:   ActiveConfig{Enabled: true, Interval: 10 * time.Millisecond},
+		Metadata: map[string]string{MetadataThreshold: "3"},
+	}}))
+	require.NoError(t, m.Start(context.Background()))
+	defer m.Close()
+	await(t, ch, 5*time.Second, is("a", CheckActive, upstream.Unhealthy))
+	assert.EqualValues(t, 3, atEvent.Load())
+}
+
+func TestActiveConnectFailure(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	addr := srv.Listener.Addr().String()
+	srv.Close() // nothing listens there any more
+	_, c := newCluster(t, dest("a", addr))
+	m := New(Options{})
+	ch := watch(t, m)
+	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Config: Config{
+		Active: ActiveConfig{Enabled: true, Interval: 10 * time.Millisecond, Timeout: 500 * time.Millisecond},
+	}}))
+	require.NoError(t, m.Start(context.Background()))
+	defer m.Close()
+	ev := await(t, ch, 5*time.Second, is("a", CheckActive, upstream.Unhealthy))
+	assert.Contains(t, ev.Reason, "refused")
+	assert.True(t, c.Members().Panic, "the only destination is out: HealthyOrPanic serves from all")
+}
+
+func TestStartAndClose(t *testing.T) {
+	m := New(Options{})
+	require.NoError(t, m.Start(context.Background()))
+	assert.Error(t, m.Start(context.Background()))
+	assert.NoError(t, m.Close())
+	assert.NoError(t, m.Close())
+
+	// A cancelled context stops the goroutines too.
+	m = New(Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, m.Start(ctx))
+	cancel()
+	m.wg.Wait()
+}

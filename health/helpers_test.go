@@ -1,0 +1,137 @@
+package health
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paduraksa/paduraksa/upstream"
+	"github.com/stretchr/testify/require"
+)
+
+func dest(id, host string) upstream.DestinationConfig {
+	return upstream.DestinationConfig{ID: id, Scheme: "http", Host: host}
+}
+
+// newCluster publishes one cluster "c" and returns it.
+func newCluster(t testing.TB, dests ...upstream.DestinationConfig) (*upstream.Registry, *upstream.Cluster) {
+	t.Helper()
+	r := new(upstream.Registry)
+	r.Plan([]upstream.ClusterConfig{{ID: "c", Destinations: dests}}).Commit()
+	return r, r.Cluster("c")
+}
+
+// watch subscribes to m's changes.
+func watch(t testing.TB, m *Monitor) chan Change {
+	ch := make(chan Change, 1000)
+	cancel := m.Subscribe(func(c Change) { ch <- c })
+	t.Cleanup(cancel)
+	return ch
+}
+
+// await returns the first change that matches, failing the test if none
+// comes within limit (a guard against hanging, not a synchronisation).
+func await(t testing.TB, ch chan Change, limit time.Duration, match func(Change) bool) Change {
+	t.Helper()
+	deadline := time.After(limit)
+	for {
+		select {
+		case c := <-ch:
+			if match(c) {
+				return c
+			}
+		case <-deadline:
+			require.FailNow(t, "no matching health change")
+		}
+	}
+}
+
+// awaitAll waits for changes matching every predicate, in any order.
+func awaitAll(t testing.TB, ch chan Change, limit time.Duration, match ...func(Change) bool) {
+	t.Helper()
+	deadline := time.After(limit)
+	left := len(match)
+	done := make([]bool, len(match))
+	for left > 0 {
+		select {
+		case c := <-ch:
+			for i, f := range match {
+				if !done[i] && f(c) {
+					done[i] = true
+					left--
+					break
+				}
+			}
+		case <-deadline:
+			require.FailNow(t, "missing health changes", "%d of %d never came", left, len(match))
+		}
+	}
+}
+
+func is(id string, k CheckKind, s upstream.HealthState) func(Change) bool {
+	return func(c Change) bool { return c.DestinationID == id && c.Check == k && c.New == s }
+}
+
+func ids(ds []*upstream.Destination) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.ID())
+	}
+	return out
+}
+
+// logBuffer is a concurrency-safe log sink.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, nil))
+}
+
+func (l *logBuffer) has(s string) bool { return strings.Contains(l.String(), s) }
+
+// countingTransport counts the round trips it forwards.
+type countingTransport struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	n    int
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	return c.base.RoundTrip(r)
+}
+
+func (c *countingTransport) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// fakeTransport answers probes in memory with the status its function
+// gives for the request's host; for tests inside a synctest bubble.
+type fakeTransport func(host string) int
+
+func (f fakeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: f(r.URL.Host), Body: http.NoBody, Request: r}, nil
+}
