@@ -3,11 +3,14 @@ package gate
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Target is what a route hands a request to: the proxy's forwarder, or any
@@ -45,13 +48,33 @@ type Config struct {
 	// with a short text body.
 	Default Answer
 	// TrustedProxies are the peers allowed to supply the client address in
-	// X-Forwarded-For. IPv4-mapped IPv6 prefixes are normalised.
+	// X-Forwarded-For (and, in Cloudflare mode, CF-Connecting-IP).
+	// IPv4-mapped IPv6 prefixes are normalised.
 	TrustedProxies []netip.Prefix
 	// TrustForwardedProto lets a trusted proxy supply the scheme in
 	// X-Forwarded-Proto.
 	TrustForwardedProto bool
+	// Cloudflare mode: the trusted proxies are Cloudflare's edge (or a
+	// local cloudflared). From them the client comes from
+	// CF-Connecting-IP (else X-Forwarded-For, counted as a fallback), the
+	// scheme from CF-Visitor (else X-Forwarded-Proto), and
+	// [Request.CloudflareTrusted] tells the forwarder to keep the cf-*
+	// headers. From anyone else those headers are ignored.
+	Cloudflare bool
+	// ProbeSources are the addresses of health checkers (a load
+	// balancer's probes); rate limits with ExemptProbes let them through.
+	ProbeSources []netip.Prefix
+	// Challenges answers ACME HTTP-01 challenges on plain HTTP; nil
+	// means none.
+	Challenges *ChallengeStore
+	// State keeps policy state and counters across gates; nil means a
+	// private one.
+	State *State
 	// Server is the default Server header; empty means "Paduraksa".
 	Server string
+	// Logger receives the "would have blocked" lines of shadowed
+	// policies; nil means none.
+	Logger *slog.Logger
 	// Tracer, when not nil, receives every step of every decision. Leave
 	// it nil in production: the disabled path costs one branch per step.
 	Tracer *Tracer
@@ -71,10 +94,56 @@ type Host struct {
 	Routes []Route
 	// Server overrides Config.Server.
 	Server string
+	// TLS is re-checked per request (421 when the connection is weaker).
+	TLS TLSPolicy
+	// HSTS is sent on HTTPS answers; the zero value sends none.
+	HSTS HSTS
+	// Policies is the host's chain; it also guards the redirect, robots
+	// and fixed answers.
+	Policies []PolicyUse
+	// Limits bounds the host's requests.
+	Limits Limits
+	// HTTPSRedirect sends plain-HTTP requests to HTTPS.
+	HTTPSRedirect HTTPSRedirect
+	// Robots, when not nil, is served for GET and HEAD /robots.txt as
+	// text/plain, before redirect and fixed answers and route matching.
+	Robots []byte
 
-	server  []string
-	answers *answerSet // the gate's own answers, with this host's headers
-	fixed   *answer
+	server     []string
+	answers    *answerSet // the gate's own answers, with this host's headers
+	fixed      *answer
+	chain      chain
+	altSvc     []string
+	hsts       []string
+	robots     *Page
+	scopeKey   uint64
+	httpsLoc   map[string]*location // exact names
+	httpsPort  string               // ":8443" or ""
+	rootLoc    []string             // a HostRedirect's Location for "/"
+	dropLoc    []string             // a DropPath HostRedirect's Location
+	httpsPage  *Page
+	redirPage  *Page
+	firstName  string
+}
+
+// HSTS configures Strict-Transport-Security. It is sent only when the
+// trusted scheme is HTTPS, and never for IP literals or loopback names
+// (localhost, *.localhost).
+type HSTS struct {
+	// MaxAge is the policy's lifetime; 0 sends no header.
+	MaxAge            time.Duration
+	IncludeSubdomains bool
+	Preload           bool
+}
+
+// HTTPSRedirect configures the plain-HTTP to HTTPS redirect, decided on
+// the trusted scheme, so a TLS-terminating proxy in front cannot loop it.
+type HTTPSRedirect struct {
+	Enabled bool
+	// Status is 301, 302, 307 or 308; 0 means 308.
+	Status int
+	// Port is the HTTPS port in the Location; 0 means 443.
+	Port int
 }
 
 // Route sends requests under a path prefix to a target.
@@ -85,6 +154,14 @@ type Route struct {
 	// "/api/x" but not "/apix"; "/" and "" match everything.
 	Prefix string
 	Target Target
+	// Policies is the route's own chain, after the host's.
+	Policies []PolicyUse
+	// MaxBodyBytes overrides the host's Limits.MaxBodyBytes; 0 means the
+	// host's.
+	MaxBodyBytes int64
+
+	chain    chain
+	scopeKey uint64
 }
 
 // Redirect is a precomputed redirect answer.
@@ -109,14 +186,25 @@ type Answer struct {
 	Body []byte
 }
 
+// location holds a precomputed HTTPS redirect for one exact name.
+type location struct {
+	prefix string   // "https://example.com[:port]"
+	root   []string // prefix + "/"
+}
+
 // Gate decides what happens to each request. It is immutable and safe for
 // concurrent use; publish a new Gate to change anything.
 type Gate struct {
 	hosts          hostTable
 	def            *answer
 	defServer      []string
-	trusted        []netip.Prefix
+	trusted        prefixSet
+	probes         prefixSet
 	trustProto     bool
+	cloudflare     bool
+	challenges     *ChallengeStore
+	state          *State
+	logger         *slog.Logger
 	tracer         *Tracer
 	hostStore      []Host
 	defaultAnswers *answerSet
@@ -131,8 +219,15 @@ func New(cfg Config) (*Gate, error) {
 	g := &Gate{
 		hosts:      hostTable{exact: map[string]*Host{}, wildcard: map[string]*Host{}},
 		trustProto: cfg.TrustForwardedProto,
+		cloudflare: cfg.Cloudflare,
+		challenges: cfg.Challenges,
+		state:      cfg.State,
+		logger:     cfg.Logger,
 		tracer:     cfg.Tracer,
 		hostStore:  make([]Host, len(cfg.Hosts)),
+	}
+	if g.state == nil {
+		g.state = new(State)
 	}
 	var errs []error
 	fail := func(format string, args ...any) {
@@ -141,10 +236,15 @@ func New(cfg Config) (*Gate, error) {
 	for _, p := range cfg.TrustedProxies {
 		if !p.IsValid() {
 			fail("invalid trusted proxy prefix")
-			continue
 		}
-		g.trusted = append(g.trusted, unmapPrefix(p))
 	}
+	for _, p := range cfg.ProbeSources {
+		if !p.IsValid() {
+			fail("invalid probe source prefix")
+		}
+	}
+	g.trusted = newPrefixSet(cfg.TrustedProxies)
+	g.probes = newPrefixSet(cfg.ProbeSources)
 	g.defServer = headerValue(cmpOr(cfg.Server, "Paduraksa"))
 	answers := answerCache{}
 	servers := map[string][]string{g.defServer[0]: g.defServer}
@@ -188,17 +288,34 @@ func New(cfg Config) (*Gate, error) {
 				fail("hosts[%d].names[%d]: %q is used twice", i, j, n)
 			}
 		}
+		if len(h.Names) > 0 {
+			h.firstName = h.Names[0]
+		}
+		h.scopeKey = scopeKeyOf(h.firstName)
+		if err := h.compileCommon(); err != nil {
+			fail("hosts[%d]: %v", i, err)
+		}
+		h.chain = compileChain(ScopeHost, h.Policies, func(format string, args ...any) {
+			fail("hosts[%d].policies: "+format, append([]any{i}, args...)...)
+		})
 		switch h.Kind {
 		case HostProxy:
-			for j, rt := range h.Routes {
+			for j := range h.Routes {
+				rt := &h.Routes[j]
 				if rt.Target == nil {
 					fail("hosts[%d].routes[%d]: no target", i, j)
 				}
-				p := strings.TrimSuffix(rt.Prefix, "/")
 				if rt.Prefix != "" && !strings.HasPrefix(rt.Prefix, "/") {
 					fail("hosts[%d].routes[%d]: prefix %q does not start with /", i, j, rt.Prefix)
 				}
-				h.Routes[j].Prefix = p
+				if rt.MaxBodyBytes < 0 {
+					fail("hosts[%d].routes[%d]: negative body limit", i, j)
+				}
+				rt.Prefix = strings.TrimSuffix(rt.Prefix, "/")
+				rt.scopeKey = scopeKeyOf(h.firstName, "route", cmpOr(rt.ID, rt.Prefix+"/"))
+				rt.chain = compileChain(ScopeRoute, rt.Policies, func(format string, args ...any) {
+					fail("hosts[%d].routes[%d].policies: "+format, append([]any{i, j}, args...)...)
+				})
 			}
 			// Most specific first: longer prefixes before shorter ones;
 			// equal prefixes keep their order.
@@ -215,7 +332,13 @@ func New(cfg Config) (*Gate, error) {
 			if !strings.HasPrefix(h.Redirect.To, "http://") && !strings.HasPrefix(h.Redirect.To, "https://") {
 				fail("hosts[%d]: redirect target %q is not an absolute http(s) URL", i, h.Redirect.To)
 			}
-			h.Redirect.To = strings.TrimSuffix(h.Redirect.To, "/")
+			if h.Redirect.DropPath {
+				h.dropLoc = headerValue(h.Redirect.To)
+			} else {
+				h.Redirect.To = strings.TrimSuffix(h.Redirect.To, "/")
+				h.rootLoc = headerValue(h.Redirect.To + "/")
+			}
+			h.redirPage = NewPage(h.Redirect.Status, "", nil, nil)
 		case HostFixed:
 			if h.Fixed.Status == 0 {
 				h.Fixed.Status = http.StatusOK
@@ -232,6 +355,77 @@ func New(cfg Config) (*Gate, error) {
 		return nil, errors.Join(errs...)
 	}
 	return g, nil
+}
+
+// compileCommon precomputes a host's TLS, HSTS, HTTPS redirect, robots and
+// limits.
+func (h *Host) compileCommon() error {
+	if h.TLS.HTTP3 {
+		h.altSvc = headerValue(cmpOr(h.TLS.AltSvc, defaultAltSvc))
+	}
+	if h.HSTS.MaxAge < 0 {
+		return errors.New("negative HSTS max-age")
+	}
+	if h.HSTS.MaxAge > 0 {
+		v := "max-age=" + strconv.FormatInt(int64(h.HSTS.MaxAge/time.Second), 10)
+		if h.HSTS.IncludeSubdomains {
+			v += "; includeSubDomains"
+		}
+		if h.HSTS.Preload {
+			v += "; preload"
+		}
+		h.hsts = headerValue(v)
+	}
+	if rd := &h.HTTPSRedirect; rd.Enabled {
+		if rd.Status == 0 {
+			rd.Status = http.StatusPermanentRedirect
+		}
+		switch rd.Status {
+		case 301, 302, 307, 308:
+		default:
+			return fmt.Errorf("HTTPS redirect status %d", rd.Status)
+		}
+		if rd.Port < 0 || rd.Port > 65535 {
+			return fmt.Errorf("HTTPS redirect port %d", rd.Port)
+		}
+		if rd.Port != 0 && rd.Port != 443 {
+			h.httpsPort = ":" + strconv.Itoa(rd.Port)
+		}
+		h.httpsLoc = map[string]*location{}
+		for _, n := range h.Names {
+			if strings.HasPrefix(n, "*.") {
+				continue
+			}
+			name := n
+			if strings.IndexByte(n, ':') >= 0 {
+				name = "[" + n + "]"
+			}
+			p := "https://" + name + h.httpsPort
+			h.httpsLoc[n] = &location{prefix: p, root: headerValue(p + "/")}
+		}
+		h.httpsPage = NewPage(rd.Status, "", nil, nil)
+	}
+	if h.Robots != nil {
+		h.robots = NewPage(http.StatusOK, "text/plain; charset=utf-8", h.Robots, nil)
+	}
+	l := &h.Limits
+	if l.MaxURIBytes < 0 || l.MaxHeaderCount < 0 || l.MaxHeaderBytes < 0 || l.MaxBodyBytes < 0 {
+		return errors.New("negative limit")
+	}
+	return nil
+}
+
+func compileChain(scope Scope, uses []PolicyUse, fail func(string, ...any)) chain {
+	c := chain{scope: scope, uses: slices.Clone(uses)}
+	for i, u := range c.uses {
+		if u.Policy == nil {
+			fail("[%d]: no policy", i)
+		}
+		if u.Mode > Off {
+			fail("[%d]: unknown mode %d", i, u.Mode)
+		}
+	}
+	return c
 }
 
 func validStatus(s int) bool { return s >= 200 && s <= 599 }
@@ -256,29 +450,67 @@ func unmapPrefix(p netip.Prefix) netip.Prefix {
 
 // Lookup returns the host a Host header value names, and how it matched.
 // It allocates nothing.
-func (g *Gate) Lookup(host string) (*Host, HostMatch) { return g.hosts.lookup(host) }
+func (g *Gate) Lookup(host string) (*Host, HostMatch) {
+	var buf [maxHostLen]byte
+	h, m, _ := g.hosts.lookup(buf[:0], host)
+	return h, m
+}
+
+// State returns the gate's long-lived state.
+func (g *Gate) State() *State { return g.state }
 
 var requestPool = sync.Pool{New: func() any { return new(Request) }}
 
-// ServeHTTP runs the decision pipeline for one request: client address,
-// host, host answers, route match, hand-over. Every decision comes from this
-// Gate.
+// ServeHTTP runs the decision pipeline for one request. Every decision
+// comes from this Gate.
 func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rq := requestPool.Get().(*Request)
 	rq.gate, rq.Tracer = g, g.tracer
+	defer g.release(rq)
 	g.decide(w, r, rq)
+}
+
+func (g *Gate) release(rq *Request) {
 	*rq = Request{}
 	requestPool.Put(rq)
 }
 
+// Simulate runs the same pipeline for the simulator: every step reports to
+// tr, stateful policies only look (a rate limit takes no token), deferred
+// policies are not called, a drop is traced but not carried out, no
+// counter moves, and the route's target is not called: the hand-over step
+// names it. Answers the gate gives itself are written to w.
+func (g *Gate) Simulate(w http.ResponseWriter, r *http.Request, tr *Tracer) {
+	rq := requestPool.Get().(*Request)
+	rq.gate, rq.Tracer, rq.DryRun = g, tr, true
+	defer g.release(rq)
+	g.decide(w, r, rq)
+}
+
 func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 	tr := rq.Tracer
+	rq.Conn = ConnInfoFrom(r.Context())
 	g.resolveClient(r, rq)
 	if tr != nil {
 		tr.OnStep(Step{Kind: StepClient, Addr: rq.Client, Peer: rq.Peer, Scheme: rq.Scheme, Reason: rq.ClientSource.String()})
 	}
 
-	h, match := g.hosts.lookup(r.Host)
+	// ACME HTTP-01, on plain HTTP, before everything else.
+	if g.challenges != nil && r.TLS == nil && (rq.Conn == nil || !rq.Conn.HTTP3) {
+		if t := acmeToken(r); t != "" {
+			if p := g.challenges.lookup(t); p != nil {
+				w.Header()["Server"] = g.defServer
+				p.write(w, r)
+				if tr != nil {
+					tr.OnStep(Step{Kind: StepACME, Status: p.status, Name: t})
+				}
+				return
+			}
+		}
+	}
+
+	h, match, key := g.hosts.lookup(rq.keyBuf[:0], r.Host)
+	rq.Match = match
 	if tr != nil {
 		tr.OnStep(Step{Kind: StepHost, Match: match, Name: r.Host})
 	}
@@ -290,14 +522,47 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 		return
 	}
 	rq.Host = h
-	w.Header()["Server"] = h.server
+	hdr := w.Header()
+	hdr["Server"] = h.server
+
+	if reason := tlsCheck(&h.TLS, r, rq.Conn); reason != "" {
+		if tr != nil {
+			tr.OnStep(Step{Kind: StepTLS, Status: http.StatusMisdirectedRequest, Reason: reason})
+		}
+		rq.Answer(w, r, http.StatusMisdirectedRequest)
+		return
+	}
+	if tr != nil && (r.TLS != nil || r.ProtoMajor == 3) {
+		tr.OnStep(Step{Kind: StepTLS, Reason: "ok"})
+	}
+	g.responseHeaders(hdr, r, rq, h, key)
+
+	rq.Path = CanonicalPath(r.URL.Path)
+	if len(h.chain.uses) > 0 && g.applyChain(&h.chain, w, r, rq) {
+		return
+	}
+	if status, reason := checkLimits(&h.Limits, r); status != 0 {
+		if tr != nil {
+			tr.OnStep(Step{Kind: StepLimits, Status: status, Reason: reason})
+		}
+		rq.Answer(w, r, status)
+		return
+	}
+	if h.httpsPage != nil && rq.Scheme == schemeHTTP {
+		g.httpsRedirect(w, r, rq, h, key)
+		return
+	}
+	if h.robots != nil && rq.Path == "/robots.txt" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		h.robots.write(w, r)
+		if tr != nil {
+			tr.OnStep(Step{Kind: StepAnswer, Status: http.StatusOK, Reason: "robots.txt"})
+		}
+		return
+	}
 
 	switch h.Kind {
 	case HostRedirect:
-		status := writeRedirect(w, r, &h.Redirect)
-		if tr != nil {
-			tr.OnStep(Step{Kind: StepRedirect, Status: status, Name: h.Redirect.To})
-		}
+		g.hostRedirect(w, r, rq, h)
 		return
 	case HostFixed:
 		h.fixed.write(w, r)
@@ -307,7 +572,6 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 		return
 	}
 
-	rq.Path = r.URL.Path
 	rt := matchRoute(h.Routes, rq.Path)
 	if rt == nil {
 		if tr != nil {
@@ -318,10 +582,157 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 	}
 	rq.Route = rt
 	if tr != nil {
-		tr.OnStep(Step{Kind: StepRoute, Path: rq.Path, Name: rt.ID, Reason: rt.Prefix})
+		tr.OnStep(Step{Kind: StepRoute, Path: rq.Path, Name: rt.ID, Reason: rt.Prefix + "/"})
+	}
+	if len(rt.chain.uses) > 0 && g.applyChain(&rt.chain, w, r, rq) {
+		return
+	}
+
+	limit := rt.MaxBodyBytes
+	if limit == 0 {
+		limit = h.Limits.MaxBodyBytes
+	}
+	if limit > 0 {
+		rq.MaxBodyBytes = limit
+		if r.ContentLength > limit {
+			if tr != nil {
+				tr.OnStep(Step{Kind: StepLimits, Status: http.StatusRequestEntityTooLarge, Reason: "declared body over limit"})
+			}
+			rq.Answer(w, r, http.StatusRequestEntityTooLarge)
+			return
+		}
+		if r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody && !rq.DryRun {
+			// One allocation, only for bodies of unknown length.
+			r.Body = &limitedBody{rc: r.Body, left: limit}
+		}
+	}
+
+	if tr != nil {
 		tr.OnStep(Step{Kind: StepHandOver, Name: rt.ID})
 	}
+	if rq.DryRun {
+		return
+	}
 	rt.Target.Forward(w, r, rq)
+}
+
+// applyChain runs a chain and carries out its decision. It reports
+// whether the request was answered (or dropped).
+func (g *Gate) applyChain(c *chain, w http.ResponseWriter, r *http.Request, rq *Request) bool {
+	d, _ := g.run(c, r, rq)
+	switch d.Verdict {
+	case Continue:
+		return false
+	case Drop:
+		if tr := rq.Tracer; tr != nil {
+			tr.OnStep(Step{Kind: StepDrop, Reason: d.Reason})
+		}
+		if rq.DryRun {
+			return true
+		}
+		g.state.counters.Dropped.Add(1)
+		panic(http.ErrAbortHandler)
+	}
+	p := d.Page
+	if p == nil {
+		p = internalErrorPage
+	}
+	p.write(w, r)
+	if tr := rq.Tracer; tr != nil {
+		tr.OnStep(Step{Kind: StepAnswer, Status: p.status, Reason: d.Reason})
+	}
+	return true
+}
+
+// responseHeaders applies stage 2: Alt-Svc on TCP HTTPS for HTTP/3 hosts,
+// HSTS when the trusted scheme is HTTPS and the name is neither an IP
+// literal nor a loopback name.
+func (g *Gate) responseHeaders(hdr http.Header, r *http.Request, rq *Request, h *Host, key []byte) {
+	if h.altSvc != nil && r.TLS != nil && r.ProtoMajor < 3 && (rq.Conn == nil || !rq.Conn.HTTP3) {
+		hdr["Alt-Svc"] = h.altSvc
+	}
+	if h.hsts != nil && rq.Scheme == schemeHTTPS && !ipOrLoopback(key) {
+		hdr["Strict-Transport-Security"] = h.hsts
+	}
+	if tr := rq.Tracer; tr != nil {
+		tr.OnStep(Step{Kind: StepHeaders, Reason: "server, alt-svc, hsts"})
+	}
+}
+
+// ipOrLoopback reports whether a host key is an IP literal, localhost or
+// a name under localhost.
+func ipOrLoopback(key []byte) bool {
+	s := key
+	if len(s) == 0 {
+		return true
+	}
+	ip := true
+	for _, c := range s {
+		if c == ':' {
+			return true // IPv6 literal
+		}
+		if (c < '0' || c > '9') && c != '.' {
+			ip = false
+		}
+	}
+	if ip {
+		return true
+	}
+	const lh = "localhost"
+	return string(s) == lh || (len(s) > len(lh) && string(s[len(s)-len(lh)-1:]) == "."+lh)
+}
+
+// httpsRedirect answers a plain-HTTP request with its HTTPS location. For
+// an exact host name and the request target "/", the Location is
+// precomputed (no allocation); any other target costs the one string and
+// its header slice.
+func (g *Gate) httpsRedirect(w http.ResponseWriter, r *http.Request, rq *Request, h *Host, key []byte) {
+	uri := requestURI(r)
+	var loc []string
+	if l := h.httpsLoc[string(key)]; l != nil {
+		if uri == "/" {
+			loc = l.root
+		} else {
+			loc = []string{l.prefix + uri}
+		}
+	} else {
+		name := string(key)
+		if strings.IndexByte(name, ':') >= 0 {
+			name = "[" + name + "]"
+		}
+		loc = []string{"https://" + name + h.httpsPort + uri}
+	}
+	w.Header()["Location"] = loc
+	h.httpsPage.write(w, r)
+	if tr := rq.Tracer; tr != nil {
+		tr.OnStep(Step{Kind: StepRedirect, Status: h.httpsPage.status, Name: loc[0], Reason: "https redirect"})
+	}
+}
+
+// hostRedirect answers for a HostRedirect host.
+func (g *Gate) hostRedirect(w http.ResponseWriter, r *http.Request, rq *Request, h *Host) {
+	var loc []string
+	switch uri := requestURI(r); {
+	case h.dropLoc != nil:
+		loc = h.dropLoc
+	case uri == "/":
+		loc = h.rootLoc
+	default:
+		loc = []string{h.Redirect.To + uri}
+	}
+	w.Header()["Location"] = loc
+	h.redirPage.write(w, r)
+	if tr := rq.Tracer; tr != nil {
+		tr.OnStep(Step{Kind: StepRedirect, Status: h.redirPage.status, Name: loc[0]})
+	}
+}
+
+// requestURI returns the request's origin-form target.
+func requestURI(r *http.Request) string {
+	if u := r.RequestURI; len(u) > 0 && u[0] == '/' {
+		return u
+	}
+	return r.URL.RequestURI()
 }
 
 // matchRoute returns the first route (most specific first) whose prefix
@@ -338,19 +749,6 @@ func matchRoute(routes []Route, path string) *Route {
 	}
 	return nil
 }
-
-func writeRedirect(w http.ResponseWriter, r *http.Request, rd *Redirect) int {
-	loc := rd.To
-	if !rd.DropPath {
-		loc += r.URL.RequestURI()
-	}
-	w.Header()["Location"] = []string{loc}
-	w.Header()["Content-Length"] = zeroLength
-	w.WriteHeader(rd.Status)
-	return rd.Status
-}
-
-var zeroLength = headerValue("0")
 
 // headerValue returns a shared header value slice whose length equals its
 // capacity, so an Add by anyone appends to a copy.

@@ -93,30 +93,30 @@ func (t *hostTable) add(canon string, h *Host) bool {
 }
 
 // lookup finds the host for a Host header value as received (any case,
-// optional port, optional trailing dot, IPv6 in brackets). It allocates
-// nothing.
-func (t *hostTable) lookup(hostport string) (*Host, HostMatch) {
-	var buf [maxHostLen]byte
-	name, ok := hostKey(buf[:0], hostport)
+// optional port, optional trailing dot, IPv6 in brackets). It appends the
+// lookup key to dst (which needs room for maxHostLen bytes) and returns it.
+// It allocates nothing.
+func (t *hostTable) lookup(dst []byte, hostport string) (*Host, HostMatch, []byte) {
+	name, ok := hostKey(dst, hostport)
 	if !ok {
-		return nil, HostUnknown
+		return nil, HostUnknown, nil
 	}
 	if h := t.exact[string(name)]; h != nil {
-		return h, HostExact
+		return h, HostExact, name
 	}
 	if len(t.wildcard) == 0 {
-		return nil, HostUnknown
+		return nil, HostUnknown, name
 	}
 	// Most specific parent first: a.b.example.com tries b.example.com,
 	// then example.com, then com.
 	for i := 0; i < len(name); i++ {
 		if name[i] == '.' {
 			if h := t.wildcard[string(name[i+1:])]; h != nil {
-				return h, HostWildcard
+				return h, HostWildcard, name
 			}
 		}
 	}
-	return nil, HostUnknown
+	return nil, HostUnknown, name
 }
 
 // hostKey appends the lookup key of a Host header value to dst: port and

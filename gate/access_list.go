@@ -1,0 +1,243 @@
+package gate
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// CountryLookup resolves a client address to its country, an ISO 3166-1
+// alpha-2 code in upper case ("DE"), or "" when unknown. It must be safe
+// for concurrent use and should not allocate.
+type CountryLookup interface {
+	Country(netip.Addr) string
+}
+
+// BasicUser is one user of an access list's HTTP basic auth.
+type BasicUser struct {
+	Name string
+	// Hash is the password's bcrypt hash ("$2a$...", "$2b$...", "$2y$...").
+	Hash string
+}
+
+// AccessListConfig configures an [AccessList]. Checks run in this order:
+// Deny, Allow, countries, users; the first that refuses decides.
+type AccessListConfig struct {
+	ID string
+	// Allow, when not empty, admits only clients in these prefixes.
+	Allow []netip.Prefix
+	// Deny refuses clients in these prefixes; it wins over Allow.
+	Deny []netip.Prefix
+	// AllowCountries, when not empty, admits only clients of these
+	// countries; DenyCountries refuses them. A client whose country is
+	// unknown is refused by AllowCountries and passes DenyCountries. Both
+	// need Countries.
+	AllowCountries []string
+	DenyCountries  []string
+	Countries      CountryLookup
+	// Users, when not empty, requires HTTP basic auth as one of them.
+	Users []BasicUser
+	// Realm is the basic-auth realm; default "restricted".
+	Realm string
+}
+
+// AccessList refuses clients by address, by country, and by HTTP basic
+// auth. Addresses are compared IPv4-mapped normalised, in sorted prefix
+// ranges (no allocation).
+//
+// Basic auth passwords are bcrypt hashes, and bcrypt is slow by design
+// (tens of milliseconds at the default cost). So each user remembers the
+// SHA-256 of the last credentials that verified; a request whose
+// credentials hash to it (compared in constant time) skips bcrypt. A
+// steady-state request costs a base64 decode and one SHA-256, and a wrong
+// password always pays the full bcrypt. An unknown user name is checked
+// against a dummy hash, so it costs the same as a wrong password.
+type AccessList struct {
+	id       string
+	allow    prefixSet
+	deny     prefixSet
+	allowCC  []string
+	denyCC   []string
+	geo      CountryLookup
+	users    map[string]*basicUser
+	dummy    []byte
+	page403  *Page
+	page401  *Page
+	hasAllow bool
+}
+
+type basicUser struct {
+	hash     []byte
+	verified atomic.Pointer[[sha256.Size]byte]
+}
+
+var _ Policy = (*AccessList)(nil)
+
+// dummyHash is a bcrypt hash no password matches cheaply; unknown users
+// are checked against it.
+const dummyHash = "$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BWX4Z3ZSwnKQ2ZTmLPy4ENyB1Xm6"
+
+// NewAccessList builds an access list.
+func NewAccessList(cfg AccessListConfig) (*AccessList, error) {
+	l := &AccessList{
+		id:       cfg.ID,
+		allow:    newPrefixSet(cfg.Allow),
+		deny:     newPrefixSet(cfg.Deny),
+		geo:      cfg.Countries,
+		hasAllow: len(cfg.Allow) > 0,
+		page403:  statusPage(http.StatusForbidden, nil),
+		dummy:    []byte(dummyHash),
+	}
+	var errs []error
+	for _, p := range append(append([]netip.Prefix(nil), cfg.Allow...), cfg.Deny...) {
+		if !p.IsValid() {
+			errs = append(errs, errors.New("gate: access list "+strconv.Quote(cfg.ID)+": invalid prefix"))
+		}
+	}
+	for _, c := range cfg.AllowCountries {
+		l.allowCC = append(l.allowCC, strings.ToUpper(c))
+	}
+	for _, c := range cfg.DenyCountries {
+		l.denyCC = append(l.denyCC, strings.ToUpper(c))
+	}
+	if (len(l.allowCC) > 0 || len(l.denyCC) > 0) && l.geo == nil {
+		errs = append(errs, errors.New("gate: access list "+strconv.Quote(cfg.ID)+": country rules need a CountryLookup"))
+	}
+	if len(cfg.Users) > 0 {
+		l.users = make(map[string]*basicUser, len(cfg.Users))
+		for _, u := range cfg.Users {
+			if _, err := bcrypt.Cost([]byte(u.Hash)); err != nil {
+				errs = append(errs, errors.New("gate: access list "+strconv.Quote(cfg.ID)+": user "+strconv.Quote(u.Name)+": not a bcrypt hash"))
+				continue
+			}
+			if u.Name == "" || strings.IndexByte(u.Name, ':') >= 0 {
+				errs = append(errs, errors.New("gate: access list "+strconv.Quote(cfg.ID)+": invalid user name "+strconv.Quote(u.Name)))
+				continue
+			}
+			l.users[u.Name] = &basicUser{hash: []byte(u.Hash)}
+		}
+		realm := cfg.Realm
+		if realm == "" {
+			realm = "restricted"
+		}
+		l.page401 = statusPage(http.StatusUnauthorized, http.Header{
+			"Www-Authenticate": {`Basic realm=` + strconv.Quote(realm) + `, charset="UTF-8"`},
+		})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return l, nil
+}
+
+// ID returns the configured ID.
+func (l *AccessList) ID() string { return l.id }
+
+// Evaluate applies the list to rq.Client and the request's credentials.
+func (l *AccessList) Evaluate(r *http.Request, rq *Request) Decision {
+	c := rq.Client
+	if !l.deny.empty() && l.deny.contains(c) {
+		return Decision{Verdict: Respond, Page: l.page403, Reason: "address denied"}
+	}
+	if l.hasAllow && !l.allow.contains(c) {
+		return Decision{Verdict: Respond, Page: l.page403, Reason: "address not allowed"}
+	}
+	if l.geo != nil && (len(l.allowCC) > 0 || len(l.denyCC) > 0) {
+		cc := l.geo.Country(c)
+		if len(l.denyCC) > 0 && cc != "" && contains(l.denyCC, cc) {
+			return Decision{Verdict: Respond, Page: l.page403, Reason: "country denied"}
+		}
+		if len(l.allowCC) > 0 && (cc == "" || !contains(l.allowCC, cc)) {
+			return Decision{Verdict: Respond, Page: l.page403, Reason: "country not allowed"}
+		}
+	}
+	if l.users != nil {
+		switch l.checkBasic(r.Header["Authorization"], rq.DryRun) {
+		case authMissing:
+			return Decision{Verdict: Challenge, Page: l.page401, Reason: "credentials required"}
+		case authBad:
+			return Decision{Verdict: Challenge, Page: l.page401, Reason: "wrong credentials"}
+		}
+		return Decision{Reason: "authenticated"}
+	}
+	return Decision{Reason: "allowed"}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+type authResult uint8
+
+const (
+	authOK authResult = iota
+	authMissing
+	authBad
+)
+
+// maxCredentials bounds the decoded user:password.
+const maxCredentials = 512
+
+// checkBasic verifies Basic credentials. It allocates nothing when the
+// credentials match the user's cached verification.
+func (l *AccessList) checkBasic(values []string, dry bool) authResult {
+	if len(values) != 1 {
+		return authMissing
+	}
+	v := values[0]
+	const prefix = "Basic "
+	if len(v) < len(prefix) || !strings.EqualFold(v[:len(prefix)], prefix) {
+		return authMissing
+	}
+	enc := strings.TrimLeft(v[len(prefix):], " ")
+	var src [maxCredentials / 3 * 4]byte
+	var buf [maxCredentials]byte
+	if len(enc) > len(src) {
+		return authBad
+	}
+	copy(src[:], enc)
+	n, err := base64.StdEncoding.Decode(buf[:], src[:len(enc)])
+	if err != nil {
+		return authBad
+	}
+	cred := buf[:n]
+	colon := -1
+	for i, c := range cred {
+		if c == ':' {
+			colon = i
+			break
+		}
+	}
+	if colon < 0 {
+		return authBad
+	}
+	u := l.users[string(cred[:colon])]
+	if u == nil {
+		bcrypt.CompareHashAndPassword(l.dummy, cred[colon+1:])
+		return authBad
+	}
+	sum := sha256.Sum256(cred)
+	if p := u.verified.Load(); p != nil && subtle.ConstantTimeCompare(p[:], sum[:]) == 1 {
+		return authOK
+	}
+	if bcrypt.CompareHashAndPassword(u.hash, cred[colon+1:]) != nil {
+		return authBad
+	}
+	if !dry {
+		u.verified.Store(&sum)
+	}
+	return authOK
+}

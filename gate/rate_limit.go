@@ -1,0 +1,290 @@
+package gate
+
+import (
+	"errors"
+	"hash/fnv"
+	"math/bits"
+	"math/rand/v2"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// RateLimitScope says who shares a rate limit's buckets.
+type RateLimitScope uint8
+
+const (
+	// RateLimitShared: one bucket per client for every route (and host)
+	// that names the policy (the zero value).
+	RateLimitShared RateLimitScope = iota
+	// RateLimitPerRoute: one bucket per client and route; in a host's
+	// chain, per client and host.
+	RateLimitPerRoute
+)
+
+// String returns "shared" or "route".
+func (s RateLimitScope) String() string {
+	if s == RateLimitPerRoute {
+		return "route"
+	}
+	return "shared"
+}
+
+// RateLimitConfig configures a rate limit. Clients are counted by address:
+// an IPv4 address alone, an IPv6 address by its /64.
+type RateLimitConfig struct {
+	// ID names the policy; its state is kept across publishes by ID.
+	ID string
+	// Requests per Period is the sustained rate; both must be positive.
+	Requests int
+	Period   time.Duration
+	// Burst is how many requests a client may make at once; 0 means
+	// Requests.
+	Burst int
+	// Scope says whether routes share buckets.
+	Scope RateLimitScope
+	// ExemptProbes lets the configured probe sources ([Config.ProbeSources])
+	// through without counting.
+	ExemptProbes bool
+	// TableSize is the number of buckets, rounded up to a power of two;
+	// 0 means 65536. A full table lets requests through and counts them
+	// ([Counters.RateLimitTableFull]).
+	TableSize int
+}
+
+func (c *RateLimitConfig) equal(o *RateLimitConfig) bool { return *c == *o }
+
+// RateLimit is a token-bucket rate limit per client address, kept in a
+// fixed-size lock-free table. Build it with [State.RateLimit] so its
+// buckets survive publishes, or [NewRateLimit] for a private one.
+//
+// Each bucket is one word: the GCRA "theoretical arrival time", the
+// instant at which the client's bucket is full again. A request is allowed
+// when that instant, plus one emission interval, is no further than Burst
+// intervals ahead of now; taking a token is one compare-and-swap. A bucket
+// whose instant has passed is full, which is the same as unused, so its
+// slot can be taken by another client without losing anything: the table
+// never needs sweeping.
+type RateLimit struct {
+	cfg      RateLimitConfig
+	interval uint64 // ns per token
+	horizon  uint64 // burst * interval
+	burst    int
+	epoch    time.Time
+	slots    []bucket
+	mask     uint64
+	seed0    uint64
+	seed1    uint64
+	page     *Page
+	counters *Counters
+}
+
+type bucket struct {
+	key atomic.Uint64
+	tat atomic.Uint64 // ns since epoch, plus one; 0: never used
+}
+
+// bucketWindow is how many slots a key may live in (two cache lines).
+const bucketWindow = 8
+
+var _ Policy = (*RateLimit)(nil)
+
+// NewRateLimit builds a rate limit with its own buckets and counters.
+func NewRateLimit(cfg RateLimitConfig) (*RateLimit, error) { return newRateLimit(cfg, new(Counters)) }
+
+func newRateLimit(cfg RateLimitConfig, counters *Counters) (*RateLimit, error) {
+	if cfg.Requests <= 0 || cfg.Period <= 0 {
+		return nil, errors.New("gate: rate limit " + strconv.Quote(cfg.ID) + ": requests and period must be positive")
+	}
+	if cfg.Burst < 0 || cfg.TableSize < 0 {
+		return nil, errors.New("gate: rate limit " + strconv.Quote(cfg.ID) + ": negative burst or table size")
+	}
+	burst := cfg.Burst
+	if burst == 0 {
+		burst = cfg.Requests
+	}
+	size := cfg.TableSize
+	if size == 0 {
+		size = 1 << 16
+	}
+	if size < bucketWindow {
+		size = bucketWindow
+	}
+	size = 1 << bits.Len(uint(size-1))
+	interval := uint64(cfg.Period) / uint64(cfg.Requests)
+	if interval == 0 {
+		interval = 1
+	}
+	retry := (interval + uint64(time.Second) - 1) / uint64(time.Second)
+	return &RateLimit{
+		cfg:      cfg,
+		interval: interval,
+		horizon:  interval * uint64(burst),
+		burst:    burst,
+		epoch:    time.Now(),
+		slots:    make([]bucket, size),
+		mask:     uint64(size - 1),
+		seed0:    rand.Uint64() | 1,
+		seed1:    rand.Uint64() | 1,
+		page:     statusPage(http.StatusTooManyRequests, http.Header{"Retry-After": {strconv.FormatUint(retry, 10)}}),
+		counters: counters,
+	}, nil
+}
+
+// ID returns the configured ID.
+func (l *RateLimit) ID() string { return l.cfg.ID }
+
+// Config returns the policy's config.
+func (l *RateLimit) Config() RateLimitConfig { return l.cfg }
+
+// Evaluate takes a token from the client's bucket (with rq.DryRun, only
+// looks) and answers 429 with Retry-After when there is none.
+func (l *RateLimit) Evaluate(r *http.Request, rq *Request) Decision {
+	if l.cfg.ExemptProbes && rq.Probe {
+		return Decision{Reason: "probe source"}
+	}
+	if !rq.Client.IsValid() {
+		return Decision{Reason: "no client address"}
+	}
+	var scope uint64
+	if l.cfg.Scope == RateLimitPerRoute {
+		if rq.Route != nil {
+			scope = rq.Route.scopeKey
+		} else if rq.Host != nil {
+			scope = rq.Host.scopeKey
+		}
+	}
+	ok, left, res := l.take(rq.Client, scope, l.now(), rq.DryRun)
+	switch {
+	case res == takeFull:
+		if !rq.DryRun {
+			l.counters.RateLimitTableFull.Add(1)
+		}
+		return Decision{Reason: "table full: fail-open"}
+	case !ok:
+		return Decision{Verdict: Respond, Page: l.page, Reason: "rate limited"}
+	case rq.DryRun:
+		return Decision{Reason: "would allow, " + strconv.Itoa(left) + " tokens left"}
+	}
+	return Decision{Reason: "allowed"}
+}
+
+// Tokens reports how many requests the client could make now in a scope
+// (0 for shared), without taking any.
+func (l *RateLimit) Tokens(client netip.Addr, scope uint64) int {
+	_, left, _ := l.take(client, scope, l.now(), true)
+	return left
+}
+
+// now returns the time since the table's epoch, in ns, plus one so that a
+// stored 0 means "never used".
+func (l *RateLimit) now() uint64 { return uint64(time.Since(l.epoch)) + 1 }
+
+type takeResult uint8
+
+const (
+	takeDone takeResult = iota
+	takeFull
+)
+
+// take counts one request of client at now. It reports whether the
+// request is allowed and how many tokens are left after it. With dry, it
+// changes nothing.
+func (l *RateLimit) take(client netip.Addr, scope, now uint64, dry bool) (bool, int, takeResult) {
+	tag, start := l.locate(client, scope)
+	for attempt := 0; attempt < 2; attempt++ {
+		free := -1
+		for i := 0; i < bucketWindow; i++ {
+			b := &l.slots[(start+uint64(i))&l.mask]
+			k := b.key.Load()
+			if k == tag {
+				ok, left := l.consume(b, now, dry)
+				return ok, left, takeDone
+			}
+			if free < 0 && (k == 0 || b.tat.Load() <= now) {
+				free = i
+			}
+		}
+		if dry {
+			// An unknown client has a full bucket.
+			return true, l.burst - 1, takeDone
+		}
+		if free < 0 {
+			return true, 0, takeFull
+		}
+		b := &l.slots[(start+uint64(free))&l.mask]
+		k := b.key.Load()
+		if (k == 0 || b.tat.Load() <= now) && b.key.CompareAndSwap(k, tag) {
+			// A reclaimed bucket was full; its stale instant is in the
+			// past and counts as full, so it needs no reset.
+			ok, left := l.consume(b, now, false)
+			return ok, left, takeDone
+		}
+	}
+	return true, 0, takeFull
+}
+
+// consume takes a token from b if there is one.
+func (l *RateLimit) consume(b *bucket, now uint64, dry bool) (bool, int) {
+	for {
+		tat := b.tat.Load()
+		base := max(tat, now)
+		next := base + l.interval
+		if next > now+l.horizon {
+			return false, 0
+		}
+		left := int((now + l.horizon - next) / l.interval)
+		if dry || b.tat.CompareAndSwap(tat, next) {
+			return true, left
+		}
+	}
+}
+
+// locate returns the key tag (never 0) and first slot of a client.
+func (l *RateLimit) locate(client netip.Addr, scope uint64) (tag, start uint64) {
+	hi, lo := clientKey(client)
+	h := mix(hi^l.seed0, lo^l.seed1^scope)
+	h = mix(h^0x9e3779b97f4a7c15, l.seed0^0xd6e8feb86659fd93)
+	tag = h
+	if tag == 0 {
+		tag = 1
+	}
+	return tag, h & l.mask
+}
+
+// clientKey returns the counting key of an address: the whole IPv4
+// address (IPv4-mapped IPv6 included), or the /64 of an IPv6 address.
+func clientKey(a netip.Addr) (hi, lo uint64) {
+	a = a.Unmap()
+	if a.Is4() {
+		v := a.As4()
+		return 0, 0xffff<<32 | uint64(v[0])<<24 | uint64(v[1])<<16 | uint64(v[2])<<8 | uint64(v[3])
+	}
+	b := a.As16()
+	for i := 0; i < 8; i++ {
+		hi = hi<<8 | uint64(b[i])
+	}
+	return hi, 0
+}
+
+// mix is the wyhash multiply-fold.
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+// scopeKeyOf returns a stable key for a host or route identity, so a
+// per-route bucket keeps its place across publishes.
+func scopeKeyOf(parts ...string) uint64 {
+	h := fnv.New64a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	if k := h.Sum64(); k != 0 {
+		return k
+	}
+	return 1
+}

@@ -1,0 +1,160 @@
+package gate
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// RuleAction is what a matching rule does.
+type RuleAction uint8
+
+const (
+	// RuleDeny answers 403 (the zero value).
+	RuleDeny RuleAction = iota
+	// RuleAllow lets the request through the rest of the rule set.
+	RuleAllow
+	// RuleRespond answers with the rule's own status and body.
+	RuleRespond
+)
+
+// Rule matches requests by path, method and user agent; every condition
+// that is set must hold. Matching is literal: no regular expressions.
+type Rule struct {
+	// PathPrefix matches the canonical path by plain string prefix
+	// ("/wp-" matches "/wp-admin"); PathExact by equality.
+	PathPrefix string
+	PathExact  string
+	// Methods matches any of these methods (exact, upper case).
+	Methods []string
+	// UserAgentContains matches a User-Agent containing this text, ASCII
+	// case ignored.
+	UserAgentContains string
+	Action            RuleAction
+	// Status and Body are the answer of a RuleRespond rule (Status
+	// 200-599 required); ContentType defaults to text/plain.
+	Status      int
+	ContentType string
+	Body        []byte
+}
+
+// RuleSetConfig configures a [RuleSet].
+type RuleSetConfig struct {
+	ID    string
+	Rules []Rule
+}
+
+// RuleSet evaluates its rules in order; the first that matches decides.
+// No match continues.
+type RuleSet struct {
+	id    string
+	rules []compiledRule
+}
+
+type compiledRule struct {
+	prefix, exact string
+	methods       []string
+	ua            []byte // lower case
+	verdict       Verdict
+	page          *Page
+	reason        string
+}
+
+var _ Policy = (*RuleSet)(nil)
+
+// NewRuleSet compiles a rule set.
+func NewRuleSet(cfg RuleSetConfig) (*RuleSet, error) {
+	s := &RuleSet{id: cfg.ID, rules: make([]compiledRule, len(cfg.Rules))}
+	deny := statusPage(http.StatusForbidden, nil)
+	var errs []error
+	for i, r := range cfg.Rules {
+		c := &s.rules[i]
+		c.prefix, c.exact = r.PathPrefix, r.PathExact
+		c.methods = append([]string(nil), r.Methods...)
+		c.ua = []byte(strings.ToLower(r.UserAgentContains))
+		n := "rule " + strconv.Itoa(i) + ": "
+		switch r.Action {
+		case RuleDeny:
+			c.verdict, c.page, c.reason = Respond, deny, n+"deny"
+		case RuleAllow:
+			c.verdict, c.reason = Continue, n+"allow"
+		case RuleRespond:
+			if !validStatus(r.Status) {
+				errs = append(errs, errors.New("gate: rule set "+strconv.Quote(cfg.ID)+": "+n+"status "+strconv.Itoa(r.Status)))
+				continue
+			}
+			c.verdict, c.page, c.reason = Respond, NewPage(r.Status, r.ContentType, r.Body, nil), n+"respond"
+		default:
+			errs = append(errs, errors.New("gate: rule set "+strconv.Quote(cfg.ID)+": "+n+"unknown action"))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return s, nil
+}
+
+// ID returns the configured ID.
+func (s *RuleSet) ID() string { return s.id }
+
+// Evaluate applies the first matching rule.
+func (s *RuleSet) Evaluate(r *http.Request, rq *Request) Decision {
+	if i := s.match(rq.Path, r.Method, r.Header["User-Agent"]); i >= 0 {
+		c := &s.rules[i]
+		return Decision{Verdict: c.verdict, Page: c.page, Reason: c.reason}
+	}
+	return Decision{Reason: "no rule matched"}
+}
+
+// match returns the index of the first rule that matches, or -1.
+func (s *RuleSet) match(path, method string, ua []string) int {
+	for i := range s.rules {
+		c := &s.rules[i]
+		if c.prefix != "" && !strings.HasPrefix(path, c.prefix) {
+			continue
+		}
+		if c.exact != "" && path != c.exact {
+			continue
+		}
+		if len(c.methods) > 0 && !contains(c.methods, method) {
+			continue
+		}
+		if len(c.ua) > 0 && (len(ua) == 0 || !containsFold(ua[0], c.ua)) {
+			continue
+		}
+		return i
+	}
+	return -1
+}
+
+// containsFold reports whether s contains the lower-case needle, ASCII
+// case ignored. It is a plain scan: no backtracking, O(len(s)*len(needle))
+// at worst, bounded by the header limits.
+func containsFold(s string, needle []byte) bool {
+	n := len(needle)
+	if n == 0 {
+		return true
+	}
+	first := needle[0]
+	for i := 0; i+n <= len(s); i++ {
+		if lower(s[i]) != first {
+			continue
+		}
+		j := 1
+		for j < n && lower(s[i+j]) == needle[j] {
+			j++
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}

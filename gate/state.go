@@ -1,0 +1,79 @@
+package gate
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// State is the gate's long-lived state: what must outlive the immutable
+// [Gate] that a publish replaces. It holds the tables of stateful policies
+// (rate limits), keyed by policy ID, and the gate's counters.
+//
+// A config publish builds new policies through the same State:
+// [State.RateLimit] returns the existing policy, buckets and all, when the
+// ID's config is unchanged, and a fresh one otherwise. After a successful
+// build, [State.Retain] forgets the IDs the new config no longer names.
+// A Gate still serving the previous config keeps the objects it points at,
+// so in-flight requests are unaffected.
+//
+// A State is safe for concurrent use. Its zero value is ready to use.
+type State struct {
+	mu     sync.Mutex
+	limits map[string]*RateLimit
+
+	counters Counters
+}
+
+// Counters are the gate's counters. They are atomics, safe to read at any
+// time; a [State] keeps them across publishes.
+type Counters struct {
+	// HeaderFallback counts requests from a trusted proxy whose client
+	// header was missing or malformed, so the peer (or, in Cloudflare
+	// mode, X-Forwarded-For) was used instead.
+	HeaderFallback atomic.Uint64
+	// CloudflarePlainHTTP counts requests from a trusted Cloudflare peer
+	// over plain HTTP for a plain-HTTP visitor (Flexible SSL).
+	CloudflarePlainHTTP atomic.Uint64
+	// ShadowWouldBlock counts decisions of shadowed policies that would
+	// have stopped the request.
+	ShadowWouldBlock atomic.Uint64
+	// RateLimitTableFull counts requests a rate limit let through because
+	// its table had no room for the client (fail-open).
+	RateLimitTableFull atomic.Uint64
+	// Dropped counts requests closed without an answer.
+	Dropped atomic.Uint64
+}
+
+// Counters returns the state's counters.
+func (s *State) Counters() *Counters { return &s.counters }
+
+// RateLimit returns the rate-limit policy for cfg.ID: the existing one
+// (with its buckets) when its config is unchanged, else a new one that
+// replaces it.
+func (s *State) RateLimit(cfg RateLimitConfig) (*RateLimit, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.limits[cfg.ID]; p != nil && p.cfg.equal(&cfg) {
+		return p, nil
+	}
+	p, err := newRateLimit(cfg, &s.counters)
+	if err != nil {
+		return nil, err
+	}
+	if s.limits == nil {
+		s.limits = map[string]*RateLimit{}
+	}
+	s.limits[cfg.ID] = p
+	return p, nil
+}
+
+// Retain forgets the stateful policies whose IDs keep does not report.
+func (s *State) Retain(keep func(id string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id := range s.limits {
+		if !keep(id) {
+			delete(s.limits, id)
+		}
+	}
+}
