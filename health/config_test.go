@@ -1,0 +1,122 @@
+package health
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/paduraksa/paduraksa/upstream"
+	"github.com/stretchr/testify/assert"
+)
+
+func codesOf(errs []error) map[string]string {
+	out := map[string]string{}
+	for _, err := range errs {
+		var v *ValidationError
+		if errors.As(err, &v) {
+			out[v.Path] = v.Code
+		}
+	}
+	return out
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		cfg        Config
+		errs, warn map[string]string
+	}{
+		{"zero", Config{}, map[string]string{}, map[string]string{}},
+		{"names", Config{Availability: "Sometimes", Active: ActiveConfig{Policy: "X"}, Passive: PassiveConfig{Policy: "Y"}}, map[string]string{
+			"availability": "health.availability.unknown", "active.policy": "health.active.policy.unknown", "passive.policy": "health.passive.policy.unknown"}, map[string]string{}},
+		{"active", Config{Active: ActiveConfig{Enabled: true, Interval: -1, Timeout: -1, Path: "health", Query: "a b"}}, map[string]string{
+			"active.interval": "health.active.interval.invalid", "active.timeout": "health.active.timeout.invalid",
+			"active.path": "health.active.path.invalid", "active.query": "health.active.query.invalid"}, map[string]string{}},
+		{"slow round", Config{Active: ActiveConfig{Enabled: true, Interval: time.Second}}, map[string]string{},
+			map[string]string{"active.timeout": "health.active.timeout.exceedsInterval"}},
+		{"probe first without probes", Config{Active: ActiveConfig{ProbeFirst: true}}, map[string]string{
+			"active.probeFirst": "health.active.probeFirst.inactive"}, map[string]string{}},
+		{"metadata", Config{Metadata: map[string]string{MetadataThreshold: "0", MetadataRateLimit: "1.5"}}, map[string]string{
+			"metadata[" + MetadataThreshold + "]": "health.active.threshold.invalid",
+			"metadata[" + MetadataRateLimit + "]": "health.passive.rateLimit.invalid"}, map[string]string{}},
+		{"passive", Config{Passive: PassiveConfig{Enabled: true, Window: time.Millisecond, MinRequests: -1, RateLimit: 1, ReactivationPeriod: -1}}, map[string]string{
+			"passive.window": "health.passive.window.invalid", "passive.minRequests": "health.passive.minRequests.invalid",
+			"passive.rateLimit": "health.passive.rateLimit.invalid", "passive.reactivationPeriod": "health.passive.reactivationPeriod.invalid"}, map[string]string{}},
+		{"raised", Config{Passive: PassiveConfig{Enabled: true, ReactivationPeriod: time.Second}}, map[string]string{},
+			map[string]string{"passive.reactivationPeriod": "health.passive.reactivationPeriod.raised"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs, warns := tc.cfg.Validate()
+			assert.Equal(t, tc.errs, codesOf(errs))
+			assert.Equal(t, tc.warn, codesOf(warns))
+		})
+	}
+	assert.Equal(t, "health: p: m (c)", (&ValidationError{Code: "c", Path: "p", Msg: "m"}).Error())
+
+	s, errs, _ := resolve(Config{Metadata: map[string]string{MetadataThreshold: " 4 ", MetadataRateLimit: "0.5"}}, nil)
+	assert.Empty(t, errs)
+	assert.Equal(t, 4, s.active.threshold)
+	assert.Equal(t, 0.5, s.passive.rateLimit)
+	s, _, _ = resolve(Config{Passive: PassiveConfig{RateLimit: 0.2}, Metadata: map[string]string{MetadataRateLimit: "0.5"}}, nil)
+	assert.Equal(t, 0.2, s.passive.rateLimit, "the field wins over metadata")
+	assert.Equal(t, upstream.Unknown, Config{}.InitialActiveHealth())
+	assert.Equal(t, upstream.Unhealthy, Config{Active: ActiveConfig{Enabled: true, ProbeFirst: true}}.InitialActiveHealth())
+}
+
+func TestClassifyRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	// An untrusted certificate.
+	_, tlsErr := (&http.Client{}).Get(srv.URL)
+	// A closed port.
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	_, dialErr := (&http.Client{}).Get("http://" + addr)
+	for _, tc := range []struct {
+		ctx  context.Context
+		err  error
+		want Outcome
+	}{
+		{ctx, nil, Success},
+		{ctx, tlsErr, TLSError},
+		{ctx, dialErr, ConnectError},
+		{ctx, context.DeadlineExceeded, Timeout},
+		{ctx, tls.AlertError(40), TLSError},
+		{ctx, errors.New("malformed HTTP response"), ResponseHeaderError},
+		{canceled(), errors.New("anything"), ClientAbort},
+	} {
+		assert.Equal(t, tc.want, ClassifyRoundTrip(tc.ctx, tc.err), "%v", tc.err)
+	}
+	for o := Success; o <= ClientAbort; o++ {
+		assert.NotContains(t, o.String(), "Outcome(")
+	}
+	assert.True(t, BodyError.TransportFailure())
+	assert.False(t, ServerError.TransportFailure())
+	assert.False(t, ClientAbort.TransportFailure())
+}
+
+func TestRingSaturatesAndSlides(t *testing.T) {
+	r := newRing(int64(10 * time.Second))
+	base := int64(1e18)
+	for range countMax + 10 {
+		r.add(base, true)
+	}
+	req, fail := r.sum(base)
+	assert.EqualValues(t, countMax, req)
+	assert.EqualValues(t, countMax, fail)
+	r.add(base+int64(time.Second), false)
+	req, _ = r.sum(base + int64(time.Second))
+	assert.EqualValues(t, countMax+1, req)
+	req, _ = r.sum(base + int64(10*time.Second))
+	assert.EqualValues(t, 1, req, "the first bucket left the window")
+	r.reset()
+	req, _ = r.sum(base + int64(time.Second))
+	assert.Zero(t, req)
+}

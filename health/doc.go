@@ -1,0 +1,69 @@
+// Package health decides which destinations of a cluster may take requests:
+// active probes, passive observation of real traffic, the availability
+// policy, and events for every change.
+//
+// # Main types
+//
+// A [Monitor] owns all of it. The snapshot publisher calls [Monitor.Update]
+// after every publish with each cluster's [upstream.Cluster], its [Config]
+// and the forwarder's [http.RoundTripper] for the cluster (so probes use the
+// cluster's HTTP version, TLS settings and pool). The forwarder calls
+// [Monitor.Record] with the [Outcome] of each proxied request.
+// [Monitor.Subscribe] delivers every [Change]; each is also logged at Warn.
+//
+// Verdicts live on the [upstream.Destination] objects (active and passive,
+// each Unknown, Healthy or Unhealthy) and the cluster recomputes its available
+// set from them, through the availability policy named in the config
+// (HealthyOrPanic by default, or HealthyAndUnknown). Since the upstream
+// registry keeps a destination's object across every publish that keeps its
+// ID and address, verdicts survive config changes, including changes to the
+// health settings themselves.
+//
+//   - Active: every Interval (15 s), each destination's health address is
+//     probed (GET Path?Query, Timeout 10 s). An [ActivePolicy] turns results
+//     into verdicts; the built-in [ConsecutiveFailures] marks a destination
+//     unhealthy after Threshold failed probes in a row (cluster metadata
+//     [MetadataThreshold], default 2) and healthy on the first pass. Probe
+//     requests come from a [ProbeRequestFactory].
+//   - Passive: each destination has a sliding window (60 s, ten buckets). A
+//     [PassivePolicy] says which outcomes are failures and when the window
+//     makes a destination unhealthy; the built-in [FailureRate] marks it when
+//     the window holds at least 10 outcomes and more than 30 % failed.
+//     TransportFailureRate counts transport failures only,
+//     FailureRateWith5xx counts 5xx answers too. A client abort never
+//     counts. After ReactivationPeriod the verdict returns to Unknown.
+//   - New destinations start Unknown and take traffic at once, unless
+//     [ActiveConfig.ProbeFirst] is on: then the publisher passes
+//     [Config.InitialActiveHealth] to the upstream registry and the
+//     destination waits for its first passing probe.
+//   - A destination that becomes available is stamped
+//     ([upstream.Destination.SetAvailableSince]) so that the balance
+//     package's slow start can ramp it up.
+//
+// # Concurrency
+//
+// [Monitor.Start] starts one scheduler goroutine and Options.Workers probe
+// workers; [Monitor.Close] stops them and waits. A cluster has at most one
+// probing round in flight. Record takes no lock and allocates nothing
+// (an atomic ring of buckets attached to the destination); only the request
+// that crosses a threshold does more (the verdict, the event, the
+// reactivation timer). Update expects one caller at a time (the publisher);
+// everything else is safe for concurrent use.
+//
+// # Differences from YARP
+//
+//   - A passing active probe ends a passive Unhealthy verdict at once (unless
+//     [PassiveConfig.KeepUntilReactivation]): a destination that was killed
+//     and restarted comes back at the next probe instead of after the whole
+//     period, as HAProxy does.
+//   - The reactivation period is still never shorter than the passive window
+//     (old failures must have left it), but [Config.Validate] says so in a
+//     warning instead of silently using the longer period; the window is
+//     also cleared at reactivation.
+//   - Policies evaluate one probe at a time, not a whole round.
+//   - Probe-first: a new or readdressed destination can be kept out until a
+//     probe passes; YARP always routes to it while Unknown.
+//   - Turning a check off resets its verdicts to Unknown at once.
+//   - Panic mode and empty clusters are logged at Warn when they begin and
+//     end.
+package health
