@@ -49,8 +49,10 @@ func (t Ticket) Counted() bool { return t.slot != 0 }
 
 // Limiter is the connection stage that runs before TLS: a deny list, then
 // trusted peers and a cap per address key. Create it with New. All methods
-// are safe for concurrent use and allocate nothing. A nil *Limiter admits
-// everything without counting.
+// are safe for concurrent use. Admit, Check and Release take no lock and
+// allocate nothing (apart from a log record, at most one per LogInterval,
+// when Config.Logger is set). A nil *Limiter admits everything without
+// counting.
 type Limiter struct {
 	perAddress uint64 // 0: cap off
 	deny       prefixSet
