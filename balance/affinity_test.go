@@ -133,6 +133,7 @@ func TestAffinityFind(t *testing.T) {
 	assert.Equal(t, AffinityMatched, st)
 	got, st = a.Find(req(strings.ToUpper(key)), c.Members())
 	assert.Same(t, d, got, "hex digits in either case")
+	assert.Equal(t, AffinityMatched, st)
 
 	for _, bad := range []string{"zz", key[:15], key + "0", strings.Repeat("0", 16)} {
 		got, st = a.Find(req(bad), c.Members())

@@ -42,7 +42,9 @@ func TestAvailabilityPolicies(t *testing.T) {
 
 	// A registered availability policy, by name.
 	m = New(Options{Availability: map[string]upstream.AvailabilityFunc{
-		"Everything": func(dst, all []*upstream.Destination) ([]*upstream.Destination, bool) { return append(dst, all...), false },
+		"Everything": func(dst, all []*upstream.Destination) ([]*upstream.Destination, bool) {
+			return append(dst, all...), false
+		},
 	}})
 	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Config: Config{Availability: "Everything", Active: ActiveConfig{Enabled: true}}}))
 	assert.Len(t, c.Members().Available, 2)
