@@ -295,7 +295,9 @@ func selfSigned(t testing.TB) tls.Certificate {
 }
 
 func TestTLSHandshakeTimeout(t *testing.T) {
-	limits := listenlimits.Limits{RequestHeaderTimeout: 10 * time.Second, TLSHandshakeTimeout: 50 * time.Millisecond}
+	// The handshake timeout leaves room for a handshake on a loaded
+	// machine; the dribble below takes longer than it.
+	limits := listenlimits.Limits{RequestHeaderTimeout: 10 * time.Second, TLSHandshakeTimeout: 250 * time.Millisecond}
 	srv := &http.Server{Handler: ok}
 	require.NoError(t, limits.Apply(srv))
 	cfg := &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}, NextProtos: []string{"http/1.1"}}
@@ -318,7 +320,7 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 	c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
 	require.NoError(t, err)
 	defer c.Close()
-	tick := time.NewTicker(25 * time.Millisecond)
+	tick := time.NewTicker(80 * time.Millisecond)
 	defer tick.Stop()
 	for _, part := range []string{"GET / HTTP/1.1\r\n", "Host: x\r\n", "X-A: 1\r\n", "X-B: 2\r\n", "\r\n"} {
 		<-tick.C
@@ -374,7 +376,7 @@ func TestUpgrades(t *testing.T) {
 // HTTP/2 goes through the same restore of deadlines after the handshake:
 // a connection lives past the handshake timeout and is reused.
 func TestTLSHandshakeTimeoutHTTP2(t *testing.T) {
-	limits := listenlimits.Limits{TLSHandshakeTimeout: 50 * time.Millisecond}
+	limits := listenlimits.Limits{TLSHandshakeTimeout: 250 * time.Millisecond}
 	srv := &http.Server{Handler: ok}
 	require.NoError(t, limits.Apply(srv))
 	cfg := &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}, NextProtos: []string{"h2", "http/1.1"}}
@@ -388,7 +390,7 @@ func TestTLSHandshakeTimeoutHTTP2(t *testing.T) {
 	for i := range 2 {
 		if i == 1 {
 			// Outlive the handshake timeout on the open connection.
-			<-time.After(150 * time.Millisecond)
+			<-time.After(400 * time.Millisecond)
 		}
 		trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 			conns = append(conns, info.Conn.LocalAddr().String())
