@@ -1,0 +1,81 @@
+package gate
+
+import (
+	"net/http"
+	"testing"
+)
+
+func BenchmarkGateDecide(b *testing.B) {
+	g := benchGate(b, TargetFunc(func(w http.ResponseWriter, r *http.Request, rq *Request) {}))
+	r := readRequest(b, "GET /api/users?id=1 HTTP/1.1\r\nHost: App.Example:8080\r\nUser-Agent: curl/8\r\nAccept: */*\r\n\r\n", "192.0.2.10:5000")
+	w := newNopWriter()
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.h)
+		g.ServeHTTP(w, r)
+	}
+}
+
+// BenchmarkGateDecideTraced is the same decision with a tracer that does
+// nothing: the difference to BenchmarkGateDecide is what building and
+// passing steps costs, which a nil tracer does not pay.
+func BenchmarkGateDecideTraced(b *testing.B) {
+	g := benchGate(b, TargetFunc(func(w http.ResponseWriter, r *http.Request, rq *Request) {}))
+	g.tracer = &Tracer{OnStep: func(Step) {}}
+	r := readRequest(b, "GET /api/users?id=1 HTTP/1.1\r\nHost: App.Example:8080\r\nUser-Agent: curl/8\r\nAccept: */*\r\n\r\n", "192.0.2.10:5000")
+	w := newNopWriter()
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.h)
+		g.ServeHTTP(w, r)
+	}
+}
+
+// BenchmarkTracerOverhead compares a function making the decision's
+// nil-checked tracer calls with a nil tracer against the same function
+// without any tracer calls.
+func BenchmarkTracerOverhead(b *testing.B) {
+	var sink int
+	b.Run("no-calls", func(b *testing.B) {
+		for b.Loop() {
+			sink += stepsWithout(sink)
+		}
+	})
+	b.Run("nil-tracer", func(b *testing.B) {
+		var tr *Tracer
+		for b.Loop() {
+			sink += stepsWith(tr, sink)
+		}
+	})
+}
+
+//go:noinline
+func stepsWithout(x int) int {
+	for i := range 8 {
+		x += i
+	}
+	return x
+}
+
+//go:noinline
+func stepsWith(tr *Tracer, x int) int {
+	for i := range 8 {
+		x += i
+		if tr != nil {
+			tr.OnStep(Step{Kind: StepPolicy, Index: i, Reason: "x"})
+		}
+	}
+	return x
+}
+
+func BenchmarkHostLookup(b *testing.B) {
+	g := benchGate(b, &forwarded{})
+	for _, host := range []string{"App.Example:8080", "deep.Sub.APP.example:443", "nope.example"} {
+		b.Run(host, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				g.Lookup(host)
+			}
+		})
+	}
+}

@@ -1,0 +1,159 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// ForwardAuthConfig configures a [ForwardAuth] policy.
+type ForwardAuthConfig struct {
+	ID string
+	// URL is the auth service's endpoint (http or https).
+	URL string
+	// Timeout bounds the whole call; 0 means 5s. A timeout answers 504, an
+	// unreachable service 503.
+	Timeout time.Duration
+	// RequestHeaders are copied from the client's request to the call
+	// (Authorization and Cookie are the usual ones).
+	RequestHeaders []string
+	// IdentityHeaders are copied from a 2xx answer of the service to the
+	// upstream request. The client's own values of these headers are
+	// always removed first, so a client cannot forge them.
+	IdentityHeaders []string
+	// Client makes the calls; nil means a client of its own with the
+	// timeout and no redirects followed.
+	Client *http.Client
+}
+
+// ForwardAuth asks an auth service about each request: the service gets
+// the original method and the headers X-Forwarded-Method, -Uri, -Host,
+// -Proto and -For, plus the configured request headers, and no body. A 2xx
+// answer continues and copies the identity headers upstream; any other
+// answer is returned to the client (status, body up to 64 KiB, and its
+// Content-Type, WWW-Authenticate, Location and Set-Cookie headers).
+//
+// It is the asynchronous policy: Evaluate only strips the identity headers
+// and returns [Defer]; the gate then calls Await, which allocates and
+// blocks for the round trip. In a dry run (the simulator) it reports
+// "would call" and does not call.
+type ForwardAuth struct {
+	cfg      ForwardAuthConfig
+	url      *url.URL
+	client   *http.Client
+	identity []string // canonical
+	request  []string // canonical
+	page503  *Page
+	page504  *Page
+}
+
+var _ AsyncPolicy = (*ForwardAuth)(nil)
+
+// maxAuthBody bounds the body of a refusal copied to the client.
+const maxAuthBody = 64 << 10
+
+// NewForwardAuth builds a forward-auth policy.
+func NewForwardAuth(cfg ForwardAuthConfig) (*ForwardAuth, error) {
+	u, err := url.Parse(cfg.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("gate: forward auth " + strconv.Quote(cfg.ID) + ": URL must be an absolute http(s) URL")
+	}
+	if cfg.Timeout < 0 {
+		return nil, errors.New("gate: forward auth " + strconv.Quote(cfg.ID) + ": negative timeout")
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	a := &ForwardAuth{
+		cfg:     cfg,
+		url:     u,
+		client:  cfg.Client,
+		page503: statusPage(http.StatusServiceUnavailable, nil),
+		page504: statusPage(http.StatusGatewayTimeout, nil),
+	}
+	if a.client == nil {
+		a.client = &http.Client{
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	for _, h := range cfg.IdentityHeaders {
+		a.identity = append(a.identity, http.CanonicalHeaderKey(h))
+	}
+	for _, h := range cfg.RequestHeaders {
+		a.request = append(a.request, http.CanonicalHeaderKey(h))
+	}
+	return a, nil
+}
+
+// ID returns the configured ID.
+func (a *ForwardAuth) ID() string { return a.cfg.ID }
+
+// Evaluate removes the client's identity headers and defers to Await.
+func (a *ForwardAuth) Evaluate(r *http.Request, rq *Request) Decision {
+	if rq.DryRun {
+		return Decision{Verdict: Defer, Reason: "would call " + a.url.Host}
+	}
+	for _, h := range a.identity {
+		delete(r.Header, h)
+	}
+	return Decision{Verdict: Defer, Reason: "calling auth service"}
+}
+
+var refusalHeaders = [...]string{"Content-Type", "Www-Authenticate", "Location", "Set-Cookie"}
+
+// Await calls the auth service.
+func (a *ForwardAuth) Await(r *http.Request, rq *Request) Decision {
+	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
+	defer cancel()
+	out, err := http.NewRequestWithContext(ctx, r.Method, a.url.String(), nil)
+	if err != nil {
+		return Decision{Verdict: Respond, Page: a.page503, Reason: "auth request: " + err.Error()}
+	}
+	for _, h := range a.request {
+		if v, ok := r.Header[h]; ok {
+			out.Header[h] = v
+		}
+	}
+	out.Header.Set("X-Forwarded-Method", r.Method)
+	out.Header.Set("X-Forwarded-Uri", requestURI(r))
+	out.Header.Set("X-Forwarded-Host", r.Host)
+	out.Header.Set("X-Forwarded-Proto", rq.Scheme)
+	if rq.Client.IsValid() {
+		out.Header.Set("X-Forwarded-For", rq.Client.String())
+	}
+	resp, err := a.client.Do(out)
+	if err != nil {
+		var ne net.Error
+		if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+			return Decision{Verdict: Respond, Page: a.page504, Reason: "auth service timed out"}
+		}
+		return Decision{Verdict: Respond, Page: a.page503, Reason: "auth service unreachable"}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, maxAuthBody))
+		for _, h := range a.identity {
+			if v, ok := resp.Header[h]; ok {
+				r.Header[h] = v
+			}
+		}
+		return Decision{Reason: "auth service allowed"}
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAuthBody))
+	if err != nil {
+		return Decision{Verdict: Respond, Page: a.page503, Reason: "auth service answer unreadable"}
+	}
+	h := http.Header{}
+	for _, k := range refusalHeaders[1:] {
+		if v, ok := resp.Header[k]; ok {
+			h[k] = v
+		}
+	}
+	page := NewPage(resp.StatusCode, resp.Header.Get("Content-Type"), body, h)
+	return Decision{Verdict: Respond, Page: page, Reason: "auth service refused"}
+}
