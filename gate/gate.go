@@ -109,21 +109,21 @@ type Host struct {
 	// text/plain, before redirect and fixed answers and route matching.
 	Robots []byte
 
-	server     []string
-	answers    *answerSet // the gate's own answers, with this host's headers
-	fixed      *answer
-	chain      chain
-	altSvc     []string
-	hsts       []string
-	robots     *Page
-	scopeKey   uint64
-	httpsLoc   map[string]*location // exact names
-	httpsPort  string               // ":8443" or ""
-	rootLoc    []string             // a HostRedirect's Location for "/"
-	dropLoc    []string             // a DropPath HostRedirect's Location
-	httpsPage  *Page
-	redirPage  *Page
-	firstName  string
+	server    []string
+	answers   *answerSet // the gate's own answers, with this host's headers
+	fixed     *answer
+	chain     chain
+	altSvc    []string
+	hsts      []string
+	robots    *Page
+	scopeKey  uint64
+	httpsLoc  map[string]*location // exact names
+	httpsPort string               // ":8443" or ""
+	rootLoc   []string             // a HostRedirect's Location for "/"
+	dropLoc   []string             // a DropPath HostRedirect's Location
+	httpsPage *Page
+	redirPage *Page
+	firstName string
 }
 
 // HSTS configures Strict-Transport-Security. It is sent only when the
