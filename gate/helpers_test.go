@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bufio"
+	"encoding/base64"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // nopWriter is a ResponseWriter that keeps its header map across requests
@@ -96,4 +98,15 @@ func benchGate(t testing.TB, target Target) *Gate {
 	})
 	require.NoError(t, err)
 	return g
+}
+
+func bcryptHash(t testing.TB, password string) string {
+	t.Helper()
+	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	require.NoError(t, err)
+	return string(h)
+}
+
+func basic(user, password string) http.Header {
+	return http.Header{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))}}
 }
