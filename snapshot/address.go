@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/paduraksa/paduraksa/gate"
 )
@@ -200,16 +201,31 @@ func validPort(p string) bool {
 }
 
 // canonHostName is [gate.CanonicalHostName] with a fast path for the common
-// case of a name that is already canonical: lowercase letters, digits and
-// hyphens in labels of 1-63 bytes. It returns the same results.
+// case of a name that is already canonical (lowercase letters, digits and
+// hyphens in labels of 1-63 bytes, or an IPv4 address), which gives the
+// same results. It also refuses names gate accepts but whose canonical form
+// gate would not return unchanged (invalid UTF-8 becomes a punycode label
+// that gate then refuses).
 func canonHostName(name string) (canon string, wildcard bool, err error) {
+	if len(name) > 0 && '0' <= name[0] && name[0] <= '9' && plainIPv4(name) {
+		return name, false, nil
+	}
 	if wildcard, ok := plainHostName(name); ok {
 		return name, wildcard, nil
 	}
-	if plainIPv4(name) {
-		return name, false, nil
+	if !utf8.ValidString(name) {
+		return "", false, errors.New("invalid UTF-8 in host name")
 	}
-	return gate.CanonicalHostName(name)
+	canon, wildcard, err = gate.CanonicalHostName(name)
+	if err != nil {
+		return "", false, err
+	}
+	// The canonical form must be canonical itself, or a document would
+	// change meaning when written in canonical form.
+	if again, _, err := gate.CanonicalHostName(canon); err != nil || again != canon {
+		return "", false, errors.New("host name has no stable canonical form")
+	}
+	return canon, wildcard, nil
 }
 
 // plainIPv4 reports whether name is an IPv4 address in dotted decimal,
@@ -247,15 +263,34 @@ func plainHostName(name string) (wildcard, ok bool) {
 			start = i + 1
 			continue
 		}
-		switch c := n[i]; {
-		case 'a' <= c && c <= 'z', c == '-':
+		switch hostByte[n[i]] {
+		case hostLetter:
 			nonDigit = true
-		case '0' <= c && c <= '9':
+		case hostDigit:
 		default:
 			return false, false
 		}
 	}
 	return wildcard, nonDigit
+}
+
+// Classes of bytes in a plain host name.
+const (
+	hostOther = iota
+	hostLetter
+	hostDigit
+)
+
+// hostByte classifies bytes for plainHostName: lowercase letters and '-'
+// are letters.
+var hostByte = [256]uint8{
+	'a': hostLetter, 'b': hostLetter, 'c': hostLetter, 'd': hostLetter, 'e': hostLetter, 'f': hostLetter,
+	'g': hostLetter, 'h': hostLetter, 'i': hostLetter, 'j': hostLetter, 'k': hostLetter, 'l': hostLetter,
+	'm': hostLetter, 'n': hostLetter, 'o': hostLetter, 'p': hostLetter, 'q': hostLetter, 'r': hostLetter,
+	's': hostLetter, 't': hostLetter, 'u': hostLetter, 'v': hostLetter, 'w': hostLetter, 'x': hostLetter,
+	'y': hostLetter, 'z': hostLetter, '-': hostLetter,
+	'0': hostDigit, '1': hostDigit, '2': hostDigit, '3': hostDigit, '4': hostDigit,
+	'5': hostDigit, '6': hostDigit, '7': hostDigit, '8': hostDigit, '9': hostDigit,
 }
 
 // parseAddrPrefix parses an IP address or CIDR prefix as used by trusted

@@ -380,7 +380,20 @@ func (e *canonEnc) upstream(u *Upstream) {
 	}
 	e.strDefault("loadBalancing", u.LoadBalancing, "PowerOfTwoChoices")
 
-	h := &u.HTTP
+	if h := &u.HTTP; h.Version != "" || h.VersionPolicy != "" || h.ConnectTimeout != "" || h.IdleTimeout != "" ||
+		h.TLS.Trust != "" || len(h.TLS.Pins) > 0 || h.TLS.ServerName != "" {
+		e.upstreamHTTP(h)
+	}
+	if u.Health != (HealthCheck{}) {
+		e.health(&u.Health)
+	}
+	if u.Affinity != (Affinity{}) {
+		e.affinity(&u.Affinity)
+	}
+	e.metadata("metadata", u.Metadata)
+}
+
+func (e *canonEnc) upstreamHTTP(h *UpstreamHTTP) {
 	m := e.open("http")
 	e.strDefault("version", h.Version, "1.1")
 	e.strDefault("versionPolicy", h.VersionPolicy, "orLower")
@@ -411,14 +424,6 @@ func (e *canonEnc) upstream(u *Upstream) {
 	}
 	e.close(mt, false)
 	e.close(m, false)
-
-	if u.Health != (HealthCheck{}) {
-		e.health(&u.Health)
-	}
-	if u.Affinity != (Affinity{}) {
-		e.affinity(&u.Affinity)
-	}
-	e.metadata("metadata", u.Metadata)
 }
 
 func (e *canonEnc) health(hc *HealthCheck) {
