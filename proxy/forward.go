@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/paduraksa/paduraksa/balance"
@@ -14,89 +16,409 @@ import (
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
+// HostHeader says which Host header a route sends upstream.
+type HostHeader uint8
+
+const (
+	// HostClient sends the client's Host as received (the zero value).
+	HostClient HostHeader = iota
+	// HostDestination sends the destination's address (without the
+	// scheme's default port).
+	HostDestination
+	// HostCustom sends RouteConfig.HostName.
+	HostCustom
+)
+
+// RouteConfig describes a route's forwarding. Only Cluster is required.
+type RouteConfig struct {
+	Cluster *Cluster
+	// Site holds the host's settings; nil means none.
+	Site *Site
+	// HostHeader is the Host sent upstream; on an https destination whose
+	// trust is "system" the same name is the SNI and the name the
+	// certificate is checked against (pinned and any trust check no name).
+	HostHeader HostHeader
+	// HostName is the custom Host of HostCustom: a host name or IP literal
+	// with an optional port.
+	HostName string
+	Rewrite  Rewrite
+	// RequestHeaders and ResponseHeaders merge over the site's by name.
+	RequestHeaders  []HeaderRule
+	ResponseHeaders []HeaderRule
+	Retry           Retry
+}
+
 // Route is the proxy's [gate.Target]: it forwards a route's requests to a
-// cluster. It is immutable and belongs to one snapshot.
+// cluster. Build one with [NewRoute]; a Route with only Cluster set
+// forwards with the defaults. A Route is immutable, belongs to one snapshot
+// and is safe for concurrent use; it must not be copied after first use.
 type Route struct {
 	Cluster *Cluster
+
+	site      *Site
+	hostMode  HostHeader
+	hostName  string
+	sniName   string
+	rw        rewriter
+	prefixHdr []string
+	reqRules  headerRules
+	respRules headerRules
+	retry     retrier
 }
 
 var _ gate.Target = (*Route)(nil)
 
-// outReq is the pooled outgoing request: the request, its URL and its
-// header map are reused, so forwarding allocates no structure of ours.
-type outReq struct {
-	req http.Request
-	url url.URL
-	hdr http.Header
-	xff []byte
+// ErrInvalidRoute wraps every problem [NewRoute] finds.
+var ErrInvalidRoute = errors.New("proxy: invalid route")
+
+// NewRoute checks and compiles a route. Header rules are merged over the
+// site's: at most MaxHeaderRules per direction after the merge.
+func NewRoute(cfg RouteConfig) (*Route, error) {
+	rt := &Route{Cluster: cfg.Cluster, site: cfg.Site, hostMode: cfg.HostHeader}
+	var errs []error
+	if cfg.Cluster == nil || cfg.Cluster.Upstream == nil || cfg.Cluster.Transport == nil {
+		errs = append(errs, errors.New("route without a cluster, its runtime state or its transport"))
+	}
+	switch cfg.HostHeader {
+	case HostClient, HostDestination:
+		if cfg.HostName != "" {
+			errs = append(errs, errors.New("a host name is only used with HostCustom"))
+		}
+	case HostCustom:
+		if !validHostName(cfg.HostName) {
+			errs = append(errs, errors.New("custom Host "+quote(cfg.HostName)+" is not a host name or IP literal with an optional port"))
+		}
+		rt.hostName = cfg.HostName
+		rt.sniName = strings.TrimSuffix(strings.ToLower(hostOnly(cfg.HostName)), ".")
+	default:
+		errs = append(errs, errors.New("unknown Host header mode"))
+	}
+	var err error
+	if rt.rw, err = newRewriter(cfg.Rewrite); err != nil {
+		errs = append(errs, err)
+	}
+	if rt.rw.strip != "" {
+		rt.prefixHdr = []string{rt.rw.strip}[:1:1]
+	}
+	var siteReq, siteResp []HeaderRule
+	if cfg.Site != nil {
+		siteReq, siteResp = cfg.Site.cfg.RequestHeaders, cfg.Site.cfg.ResponseHeaders
+	}
+	if rt.reqRules, err = compileRules(Request, siteReq, cfg.RequestHeaders); err != nil {
+		errs = append(errs, err)
+	}
+	if rt.respRules, err = compileRules(Response, siteResp, cfg.ResponseHeaders); err != nil {
+		errs = append(errs, err)
+	}
+	if err := CheckRetry(cfg.Retry); err != nil {
+		errs = append(errs, err)
+	}
+	rt.retry.init(cfg.Retry)
+	if len(errs) > 0 {
+		return nil, errors.Join(append([]error{ErrInvalidRoute}, errs...)...)
+	}
+	return rt, nil
 }
 
-var outPool = sync.Pool{New: func() any {
-	return &outReq{hdr: make(http.Header, 16), xff: make([]byte, 0, 64)}
+func quote(s string) string { return `"` + s + `"` }
+
+// validHostName accepts name[:port], [v6]:port and IP literals, in the
+// characters of a registered name.
+func validHostName(h string) bool {
+	if h == "" || len(h) > 260 {
+		return false
+	}
+	name := h
+	if h[0] == '[' {
+		i := strings.IndexByte(h, ']')
+		if i < 0 {
+			return false
+		}
+		name = h[1:i]
+		if rest := h[i+1:]; rest != "" && !validPort(rest) {
+			return false
+		}
+		return strings.IndexFunc(name, func(c rune) bool { return !(c == ':' || c == '.' || isHex(byte(c)) && c < 0x80) }) < 0
+	}
+	if i := strings.LastIndexByte(h, ':'); i >= 0 {
+		if !validPort(h[i:]) {
+			return false
+		}
+		name = h[:i]
+	}
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func validPort(p string) bool {
+	if len(p) < 2 || len(p) > 6 || p[0] != ':' {
+		return false
+	}
+	n := 0
+	for i := 1; i < len(p); i++ {
+		if p[i] < '0' || p[i] > '9' {
+			return false
+		}
+		n = n*10 + int(p[i]-'0')
+	}
+	return n > 0 && n < 65536
+}
+
+// exchange is the pooled state of one forwarded request: the outgoing
+// request, its URL and header map, the trace context for 1xx responses and
+// the idle timer are reused, so forwarding allocates no structure of ours.
+type exchange struct {
+	req   http.Request
+	url   url.URL
+	hdr   http.Header
+	xff   []byte
+	ctx   traceCtx
+	trace httptrace.ClientTrace
+	info  informational
+	idle  idleTimer
+	tried [MaxRetryAttempts + 1]*upstream.Destination
+}
+
+var exchangePool = sync.Pool{New: func() any {
+	o := &exchange{hdr: make(http.Header, 16), xff: make([]byte, 0, 64)}
+	o.trace.Got1xxResponse = o.info.got1xx
+	o.ctx.trace = &o.trace
+	o.info.idle = &o.idle
+	o.idle.init()
+	return o
 }}
 
-func (o *outReq) release() {
+// release returns the exchange to the pool. It is called only when the
+// transport can no longer touch the request: no body still being read,
+// no request trailers still to be written.
+func (o *exchange) release() {
 	clear(o.hdr)
 	o.req = http.Request{}
 	o.url = url.URL{}
-	outPool.Put(o)
+	o.ctx.Context = nil
+	clear(o.tried[:])
+	exchangePool.Put(o)
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 32*1024); return &b }}
 
 // Forward sends the request to a destination of the route's cluster and
 // copies the answer back. It answers 503 when the cluster has no available
-// destination, 502 when the destination cannot be reached or answers
-// garbage, 504 when it times out. A client that went away is a client
-// abort: nothing is written and the destination is not blamed.
+// destination (or the affinity failure policy says so), 502 when the
+// destination cannot be reached or answers garbage, 504 when it times out,
+// 404 and 400 for paths a rewriting route refuses. A client that went away
+// is a client abort: nothing is written and the destination is not blamed.
 func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Request) {
 	c := rt.Cluster
+	var rid []string
+	if rt.site != nil && rt.site.requestID != RequestIDPass {
+		rid = rt.site.requestIDValue(r)
+		w.Header()["X-Request-Id"] = rid
+	}
+	var path string
+	if rt.rw.active {
+		p, status := rt.rw.apply(rawPath(r))
+		if status != 0 {
+			rt.answer(w, r, rq, status)
+			return
+		}
+		path = p
+	}
+	up := upgradeType(r)
+
+	m := c.Upstream.Members()
+	var d *upstream.Destination
+	var ast balance.AffinityStatus
+	if c.Affinity != nil {
+		if d, ast = c.Affinity.Find(r, m); ast == balance.AffinityFailed {
+			rt.answer(w, r, rq, http.StatusServiceUnavailable)
+			return
+		}
+	}
 	policy := c.Policy
 	if policy == nil {
 		policy = defaultPolicy
 	}
-	d := policy.Pick(balance.Input{Request: r, Client: rq.Client}, c.Upstream.Members().Available)
+	in := balance.Input{Request: r, Client: rq.Client}
 	if d == nil {
-		rq.Answer(w, r, http.StatusServiceUnavailable)
+		d = policy.Pick(in, m.Available)
+	}
+	if d == nil {
+		rt.answer(w, r, rq, http.StatusServiceUnavailable)
 		return
 	}
-	d.Begin()
-	defer d.End()
 
-	o := outPool.Get().(*outReq)
-	defer o.release()
-	o.prepare(r, rq, d)
-	if tr := rq.Tracer; tr != nil {
-		tr.OnStep(gate.Step{Kind: gate.StepForward, Name: d.ID(), Reason: d.Host()})
+	o := exchangePool.Get().(*exchange)
+	o.prepare(rt, r, rq, path, up, rid)
+
+	// The body: streamed through a wrapper, or, on a retrying route with
+	// an idempotent method, buffered up to the limit so it can be replayed.
+	retrying := rt.retry.attempts > 0 && up == ""
+	idem := idempotent(r.Method)
+	replayable := o.req.Body == nil
+	var replay []byte
+	var rb *reqBody
+	if retrying {
+		rt.retry.live.Add(1)
+		defer rt.retry.live.Add(-1)
+		if idem && o.req.Body != nil {
+			buf, ok, err := replayBody(r, rt.retry.bodyLimit)
+			if err != nil {
+				o.release()
+				rt.failed(w, r, rq, nil, err, false)
+				return
+			}
+			replay, replayable = buf, ok
+		}
+	}
+	if o.req.Body != nil && replay == nil {
+		rb = &reqBody{src: r.Body, it: &o.idle}
+		o.req.Body = rb
 	}
 
-	res, err := c.Transport.RoundTrip(&o.req)
-	if err != nil {
-		rt.fail(w, r, rq, err)
+	o.idle.start(c.idle(), w)
+	o.info.mu.Lock()
+	o.info.w = w
+	o.info.mu.Unlock()
+
+	var res *http.Response
+	held := false
+	tried := o.tried[:0]
+	for attempt := 0; ; attempt++ {
+		if replay != nil {
+			o.req.Body = io.NopCloser(newReplayReader(replay))
+		}
+		o.target(rt, r, d)
+		if tr := rq.Tracer; tr != nil {
+			tr.OnStep(gate.Step{Kind: gate.StepForward, Name: d.ID(), Reason: d.Host()})
+		}
+		d.Begin()
+		var err error
+		res, err = o.roundTripper(rt, r, d).RoundTrip(&o.req)
+		if held {
+			rt.retry.release()
+			held = false
+		}
+		if err == nil {
+			break
+		}
+		d.End()
+		kind := ClassifyError(r.Context(), err)
+		if o.idle.hasFired() {
+			kind = ErrorTimeout
+		}
+		if kind != ErrorClientAbort {
+			c.observe(d, kind, 0)
+		}
+		tried = append(tried, d)
+		if retrying && attempt < rt.retry.attempts && retryable(kind, rb != nil && rb.touched.Load(), replayable, idem) && rt.retry.acquire() {
+			if next := policy.Pick(in, exclude(m.Available, tried)); next != nil {
+				held = true
+				if c.Stats != nil {
+					c.Stats.retries.Add(1)
+				}
+				d = next
+				continue
+			}
+			rt.retry.release()
+		}
+		o.info.done()
+		o.idle.stop()
+		rt.failed(w, r, rq, c.Stats, err, kind == ErrorTimeout)
+		if rb == nil && r.Trailer == nil {
+			o.release()
+		}
 		return
 	}
-	defer res.Body.Close()
-	copyResponse(w, res)
+	o.info.done()
+	kind, cut := rt.respond(w, r, rq, o, res, d, up, rid, ast.NeedsSet())
+	fired := o.idle.stop()
+	d.End()
+	if fired && kind != ErrorNone {
+		kind = ErrorTimeout
+	}
+	if kind != ErrorClientAbort {
+		c.observe(d, kind, res.StatusCode)
+	} else if tr := rq.Tracer; tr != nil {
+		tr.OnStep(gate.Step{Kind: gate.StepAnswer, Status: 499, Reason: "client abort"})
+	}
+	c.Stats.add(kind)
+	if kind == ErrorNone && (rb == nil || rb.closed.Load()) && r.Trailer == nil {
+		o.release()
+	}
+	if cut {
+		// The header is gone already: abort the client's stream so a
+		// truncated body never looks complete.
+		panic(http.ErrAbortHandler)
+	}
 }
 
-// prepare fills the pooled request from the client's: same context (no
-// WithContext), same body (streamed), the client's raw path and query, the
-// client's Host, and the header minus hop-by-hop and client-supplied
-// forwarding fields, plus ours.
-func (o *outReq) prepare(r *http.Request, rq *gate.Request, d *upstream.Destination) {
-	o.url = url.URL{
-		Scheme:   d.Scheme(),
-		Host:     d.Host(),
-		Path:     r.URL.Path,
-		RawPath:  r.URL.RawPath,
-		RawQuery: r.URL.RawQuery,
+func (c *Cluster) observe(d *upstream.Destination, kind ErrorKind, status int) {
+	if c.Observer != nil {
+		c.Observer.Observe(Observation{Destination: d, Kind: kind, Status: status})
 	}
-	o.req = *r
+}
+
+// answer writes one of the gate's answers with the route's response rules.
+func (rt *Route) answer(w http.ResponseWriter, r *http.Request, rq *gate.Request, status int) {
+	rt.respRules.apply(w.Header())
+	rq.Answer(w, r, status)
+}
+
+// failed answers a round trip that produced no response.
+func (rt *Route) failed(w http.ResponseWriter, r *http.Request, rq *gate.Request, st *Stats, err error, timedOut bool) {
+	kind := ClassifyError(r.Context(), err)
+	if timedOut {
+		kind = ErrorTimeout
+	}
+	st.add(kind)
+	switch kind {
+	case ErrorClientAbort:
+		// The client is gone: nobody reads an answer. Logged as 499.
+		if tr := rq.Tracer; tr != nil {
+			tr.OnStep(gate.Step{Kind: gate.StepAnswer, Status: 499, Reason: "client abort"})
+		}
+	case ErrorTimeout:
+		rt.answer(w, r, rq, http.StatusGatewayTimeout)
+	default:
+		rt.answer(w, r, rq, http.StatusBadGateway)
+	}
+}
+
+// prepare fills the pooled request from the client's: same context (plus
+// the 1xx trace, without WithContext's allocation), same streamed body, the
+// client's raw path (or the rewritten one) and query, and the header minus
+// hop-by-hop and client-supplied forwarding fields, plus ours and the
+// route's rules.
+func (o *exchange) prepare(rt *Route, r *http.Request, rq *gate.Request, path, up string, rid []string) {
+	o.ctx.Context = r.Context()
+	o.req = *r.WithContext(&o.ctx)
+	o.url = url.URL{RawQuery: r.URL.RawQuery}
+	switch {
+	case path == "":
+		o.url.Path, o.url.RawPath = r.URL.Path, r.URL.RawPath
+	case strings.HasPrefix(path, "//"):
+		// Opaque would be written as scheme://..., an authority.
+		if p, err := url.PathUnescape(path); err == nil {
+			o.url.Path, o.url.RawPath = p, path
+		} else {
+			o.url.Path = path
+		}
+	default:
+		o.url.Opaque = path
+	}
 	o.req.URL = &o.url
 	o.req.RequestURI = ""
 	o.req.Close = false
-	o.req.Host = r.Host
-	if r.ContentLength == 0 {
+	if r.ContentLength == 0 || r.Body == http.NoBody {
 		o.req.Body = nil
 	}
 	h := o.hdr
@@ -106,6 +428,10 @@ func (o *outReq) prepare(r *http.Request, rq *gate.Request, d *upstream.Destinat
 	removeHopByHop(h)
 	if containsToken(r.Header["Te"], "trailers") {
 		h["Te"] = teTrailers
+	}
+	if up != "" {
+		h["Connection"] = connUpgrade
+		h["Upgrade"] = r.Header["Upgrade"][:1:1]
 	}
 	for _, k := range clientOnlyHeaders {
 		delete(h, k)
@@ -123,23 +449,216 @@ func (o *outReq) prepare(r *http.Request, rq *gate.Request, d *upstream.Destinat
 		h["X-Forwarded-Proto"] = schemeHTTP
 	}
 	h["X-Forwarded-Host"] = []string{r.Host}[:1:1]
+	if rt.prefixHdr != nil {
+		h["X-Forwarded-Prefix"] = rt.prefixHdr
+	}
+	if rid != nil {
+		h["X-Request-Id"] = rid
+	}
 	if _, ok := h["User-Agent"]; !ok {
 		h["User-Agent"] = emptyUA // a nil value: Go sends no User-Agent of its own
 	}
+	rt.reqRules.apply(h)
 	o.req.Header = h
 	o.req.Trailer = r.Trailer
 }
 
-// fail answers a failed round trip.
-func (rt *Route) fail(w http.ResponseWriter, r *http.Request, rq *gate.Request, err error) {
-	switch ClassifyError(r.Context(), err) {
-	case ErrorClientAbort:
-		// The client is gone: nobody reads an answer. Logged as 499.
-		return
-	case ErrorTimeout:
-		rq.Answer(w, r, http.StatusGatewayTimeout)
+// target points the request at d, with the route's Host.
+func (o *exchange) target(rt *Route, r *http.Request, d *upstream.Destination) {
+	o.url.Scheme, o.url.Host = d.Scheme(), d.Host()
+	switch rt.hostMode {
+	case HostDestination:
+		o.req.Host = withoutDefaultPort(d.Scheme(), d.Host())
+	case HostCustom:
+		o.req.Host = rt.hostName
 	default:
-		rq.Answer(w, r, http.StatusBadGateway)
+		o.req.Host = r.Host
+	}
+}
+
+// roundTripper returns the transport for d: for an https destination
+// checked by name, the pool whose SNI is the Host's name.
+func (o *exchange) roundTripper(rt *Route, r *http.Request, d *upstream.Destination) http.RoundTripper {
+	t, ok := rt.Cluster.Transport.(*Transport)
+	if !ok || d.Scheme() != "https" {
+		return rt.Cluster.Transport
+	}
+	var name string
+	switch rt.hostMode {
+	case HostDestination:
+		return t
+	case HostCustom:
+		name = rt.sniName
+	default:
+		name = serverName(r.Host)
+	}
+	if !t.needsServerName(d.Host(), name) {
+		return t
+	}
+	if v, ok := t.ForServerName(name); ok {
+		return v
+	}
+	return errRoundTripper{errTooManyNames}
+}
+
+var errTooManyNames = errors.New("proxy: too many TLS server names on one cluster")
+
+type errRoundTripper struct{ err error }
+
+func (e errRoundTripper) RoundTrip(*http.Request) (*http.Response, error) { return nil, e.err }
+
+// serverName returns a Host's name as an SNI: no port, lower case, no
+// trailing dot. It allocates only for a Host in upper case.
+func serverName(host string) string {
+	n := strings.TrimSuffix(hostOnly(host), ".")
+	for i := 0; i < len(n); i++ {
+		if 'A' <= n[i] && n[i] <= 'Z' {
+			return strings.ToLower(n)
+		}
+	}
+	return n
+}
+
+func withoutDefaultPort(scheme, host string) string {
+	switch {
+	case scheme == "http" && strings.HasSuffix(host, ":80"):
+		return host[:len(host)-3]
+	case scheme == "https" && strings.HasSuffix(host, ":443"):
+		return host[:len(host)-4]
+	}
+	return host
+}
+
+// respond writes the upstream's response to the client and reports how
+// the exchange ended; cut reports a response whose header was sent and
+// whose body was not completed.
+func (rt *Route) respond(w http.ResponseWriter, r *http.Request, rq *gate.Request, o *exchange, res *http.Response, d *upstream.Destination, up string, rid []string, setAffinity bool) (kind ErrorKind, cut bool) {
+	if !setAffinity || rt.Cluster.Affinity == nil {
+		setAffinity = false
+	}
+	if res.StatusCode == http.StatusSwitchingProtocols {
+		if up == "" {
+			res.Body.Close()
+			rt.answer(w, r, rq, http.StatusBadGateway)
+			return ErrorResponse, false
+		}
+		if setAffinity {
+			rt.Cluster.Affinity.Set(w, r, d)
+		}
+		if err := switchProtocols(w, res, up, &o.idle); err != nil {
+			rt.answer(w, r, rq, http.StatusBadGateway)
+			return ErrorResponse, false
+		}
+		return ErrorNone, false
+	}
+	defer res.Body.Close()
+	h := res.Header
+	removeHopByHop(h)
+	delete(h, "Alt-Svc")
+	dst := w.Header()
+	for k, vv := range h {
+		switch k {
+		case "Server":
+			if _, own := dst["Server"]; own {
+				continue
+			}
+		case "X-Request-Id":
+			if rid != nil {
+				continue
+			}
+		}
+		dst[k] = vv
+	}
+	if loc := dst["Location"]; len(loc) == 1 && rt.rw.active {
+		if m, ok := rt.rw.mapLocation(loc[0], r.Host, o.req.Host, rq.Scheme); ok {
+			dst["Location"] = []string{m}
+		}
+	}
+	enc := codingNone
+	if rt.site != nil {
+		enc = rt.site.comp.choose(r, res, up != "")
+		if enc != codingNone {
+			representationHeaders(dst, enc)
+		}
+	}
+	rt.respRules.apply(dst)
+	if setAffinity {
+		rt.Cluster.Affinity.Set(w, r, d) // appends to the upstream's Set-Cookie
+	}
+	if len(res.Trailer) > 0 {
+		// A known length would stop HTTP/1.1 from chunking, and the
+		// trailers would be lost.
+		delete(dst, "Content-Length")
+	}
+	w.WriteHeader(res.StatusCode)
+	o.idle.touch()
+	o.idle.setBody(res.Body)
+
+	stream := res.ContentLength < 0 || isEventStream(h)
+	var rerr, werr error
+	if enc == codingNone {
+		rerr, werr = copyBody(w, w, res.Body, stream, nil, &o.idle)
+	} else {
+		e := getEncoder(enc, w)
+		rerr, werr = copyBody(w, e, res.Body, stream, e, &o.idle)
+		if rerr == nil && werr == nil {
+			werr = e.Close()
+		}
+		putEncoder(enc, e)
+	}
+	switch {
+	case werr != nil:
+		return ErrorClientAbort, true
+	case rerr != nil:
+		if r.Context().Err() != nil {
+			return ErrorClientAbort, true
+		}
+		return ErrorBody, true
+	}
+	for k, vv := range res.Trailer {
+		dst[http.TrailerPrefix+k] = vv
+	}
+	return ErrorNone, false
+}
+
+func isEventStream(h http.Header) bool {
+	ct := h["Content-Type"]
+	return len(ct) == 1 && len(ct[0]) >= 17 && strings.EqualFold(ct[0][:17], "text/event-stream")
+}
+
+// copyBody copies src to dst with a pooled buffer, stamping activity on
+// every read; a stream is flushed after every read (the encoder first, if
+// any) so data reaches the client as it arrives. It returns the read and
+// the write error apart: only the first is the upstream's fault.
+func copyBody(w http.ResponseWriter, dst io.Writer, src io.Reader, stream bool, enc encoder, it *idleTimer) (rerr, werr error) {
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	buf := *bp
+	rc := http.NewResponseController(w)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			it.touch()
+			if _, werr = dst.Write(buf[:n]); werr != nil {
+				return nil, werr
+			}
+			if stream {
+				if enc != nil {
+					if werr = enc.Flush(); werr != nil {
+						return nil, werr
+					}
+				}
+				if werr = rc.Flush(); werr != nil {
+					return nil, werr
+				}
+			}
+		}
+		if err == io.EOF {
+			return nil, nil
+		}
+		if err != nil {
+			return err, nil
+		}
 	}
 }
 
@@ -151,10 +670,11 @@ const (
 	ErrorNone        ErrorKind = iota
 	ErrorConnect               // the connection could not be made
 	ErrorTLS                   // the TLS handshake failed
-	ErrorTimeout               // connect or response timed out
+	ErrorTimeout               // connect, response header or idle timeout
 	ErrorResponse              // the response header was malformed or cut
 	ErrorBody                  // the body was cut mid-way
 	ErrorClientAbort           // the client went away: not the upstream's fault
+	errorKindCount
 )
 
 var errorKindNames = [...]string{"none", "connect", "tls", "timeout", "response", "body", "client-abort"}
@@ -181,77 +701,16 @@ func ClassifyError(ctx context.Context, err error) ErrorKind {
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
 		return ErrorTimeout
 	}
-	var opErr *net.OpError
-	if errors.As(err, &opErr) && opErr.Op == "dial" {
-		return ErrorConnect
-	}
 	var recErr tlsRecordHeaderError
 	if errors.As(err, &recErr) || isTLSError(err) {
 		return ErrorTLS
 	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Op == "dial" {
+		return ErrorConnect
+	}
+	if errors.Is(err, errTooManyNames) {
+		return ErrorTLS
+	}
 	return ErrorResponse
-}
-
-// copyResponse writes the upstream's response to the client: headers minus
-// hop-by-hop fields (the gate's Server stays), the status, the body with
-// flushes for streams, and trailers.
-func copyResponse(w http.ResponseWriter, res *http.Response) {
-	removeHopByHop(res.Header)
-	delete(res.Header, "Alt-Svc")
-	dst := w.Header()
-	for k, vv := range res.Header {
-		if k == "Server" {
-			if _, own := dst["Server"]; own {
-				continue
-			}
-		}
-		dst[k] = vv
-	}
-	if len(res.Trailer) > 0 {
-		// A known length would stop HTTP/1.1 from chunking, and the
-		// trailers would be lost.
-		delete(dst, "Content-Length")
-	}
-	w.WriteHeader(res.StatusCode)
-
-	stream := res.ContentLength < 0 || isEventStream(res.Header)
-	if err := copyBody(w, res.Body, stream); err != nil {
-		// The header is gone already: cut the client's connection so a
-		// truncated body never looks complete.
-		panic(http.ErrAbortHandler)
-	}
-	for k, vv := range res.Trailer {
-		dst[http.TrailerPrefix+k] = vv
-	}
-}
-
-func isEventStream(h http.Header) bool {
-	ct := h["Content-Type"]
-	return len(ct) == 1 && len(ct[0]) >= 17 && ct[0][:17] == "text/event-stream"
-}
-
-// copyBody copies with a pooled buffer; a stream is flushed after every
-// read so data reaches the client as it arrives.
-func copyBody(w http.ResponseWriter, src io.Reader, stream bool) error {
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
-	buf := *bp
-	rc := http.NewResponseController(w)
-	for {
-		n, rerr := src.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return werr
-			}
-			if stream {
-				rc.Flush()
-			}
-		}
-		if rerr == io.EOF {
-			return nil
-		}
-		if rerr != nil {
-			return rerr
-		}
-	}
 }

@@ -1,9 +1,13 @@
 package proxy
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"net/textproto"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // hopHeaders are the hop-by-hop fields of RFC 9110 section 7.6.1 and the
@@ -40,24 +44,37 @@ func removeHopByHop(h http.Header) {
 
 // clientOnlyHeaders only a client could have set: removed before the
 // proxy writes its own forwarding headers.
-var clientOnlyHeaders = [...]string{"Forwarded", "X-Forwarded-Prefix", "X-Forwarded-Port", "True-Client-Ip", "X-Real-Ip", "X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host"}
+var clientOnlyHeaders = [...]string{"Forwarded", "X-Forwarded-Prefix", "X-Forwarded-Port", "X-Real-Ip", "X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host"}
 
-// removeCloudflare deletes every cf-* field.
+// removeCloudflare deletes every cf-* field and True-Client-IP: only
+// Cloudflare may set them, and a request that did not come through a
+// trusted Cloudflare peer could have forged them (Cloudflare Access
+// identities among them).
 func removeCloudflare(h http.Header) {
+	delete(h, "True-Client-Ip")
 	for k := range h {
-		if len(k) > 3 && (k[0] == 'C' || k[0] == 'c') && (k[1] == 'f' || k[1] == 'F') && k[2] == '-' {
+		if isCloudflare(k) {
 			delete(h, k)
 		}
 	}
 }
 
+func isCloudflare(k string) bool {
+	return len(k) > 3 && (k[0] == 'C' || k[0] == 'c') && (k[1] == 'f' || k[1] == 'F') && k[2] == '-'
+}
+
 var (
-	teTrailers  = []string{"trailers"}[:1:1]
-	schemeHTTP  = []string{"http"}[:1:1]
-	schemeHTTPS = []string{"https"}[:1:1]
-	emptyUA     = []string(nil)
+	teTrailers     = []string{"trailers"}[:1:1]
+	schemeHTTP     = []string{"http"}[:1:1]
+	schemeHTTPS    = []string{"https"}[:1:1]
+	emptyUA        = []string(nil)
+	connUpgrade    = []string{"Upgrade"}[:1:1]
+	varyAcceptEnc  = "Accept-Encoding"
+	acceptEncoding = []string{varyAcceptEnc}[:1:1]
 )
 
+// containsToken reports whether any of the comma-separated values holds
+// token, compared without case.
 func containsToken(values []string, token string) bool {
 	for _, v := range values {
 		for len(v) > 0 {
@@ -69,4 +86,211 @@ func containsToken(values []string, token string) bool {
 		}
 	}
 	return false
+}
+
+// HeaderOp is what a custom header rule does.
+type HeaderOp uint8
+
+const (
+	// HeaderSet replaces every value of the header (the zero value).
+	HeaderSet HeaderOp = iota
+	// HeaderAdd appends a value to those already there.
+	HeaderAdd
+	// HeaderRemove deletes the header.
+	HeaderRemove
+)
+
+// String returns the operation's name as the config document spells it.
+func (op HeaderOp) String() string {
+	switch op {
+	case HeaderSet:
+		return "set"
+	case HeaderAdd:
+		return "add"
+	case HeaderRemove:
+		return "remove"
+	}
+	return "invalid"
+}
+
+// HeaderRule is one custom header rule: a static value set, added or
+// removed on the request sent upstream or on the response sent to the
+// client.
+type HeaderRule struct {
+	// Name is the header name, 1-64 token characters, any case.
+	Name string
+	Op   HeaderOp
+	// Value is 1-4096 visible ASCII characters, spaces or tabs, without
+	// leading or trailing whitespace; empty for HeaderRemove.
+	Value string
+}
+
+// Direction says which message a header rule applies to.
+type Direction uint8
+
+const (
+	// Request rules apply to the request sent upstream.
+	Request Direction = iota
+	// Response rules apply to the response sent to the client, the proxy's
+	// own answers included.
+	Response
+)
+
+// MaxHeaderRules is the most rules one direction may hold, after a route's
+// rules are merged over its host's.
+const MaxHeaderRules = 32
+
+// Errors of [CheckHeaderRule]; each is wrapped with the detail.
+var (
+	ErrHeaderName       = errors.New("proxy: invalid header name")
+	ErrHeaderReserved   = errors.New("proxy: header is reserved")
+	ErrHeaderOp         = errors.New("proxy: invalid header operation")
+	ErrHeaderValue      = errors.New("proxy: invalid header value")
+	ErrHeaderValueUnset = errors.New("proxy: remove takes no value")
+	ErrHeaderDuplicate  = errors.New("proxy: two rules for one header")
+	ErrHeaderTooMany    = errors.New("proxy: too many header rules")
+)
+
+// reservedBoth are refused in either direction: the proxy or the HTTP
+// framing owns them.
+var reservedBoth = map[string]bool{
+	"Connection": true, "Content-Encoding": true, "Content-Length": true, "Expect": true,
+	"Keep-Alive": true, "Proxy-Authenticate": true, "Proxy-Authorization": true,
+	"Proxy-Connection": true, "Te": true, "Trailer": true, "Transfer-Encoding": true,
+	"Upgrade": true, "Http2-Settings": true,
+}
+
+// reservedRequest are owned by the forwarding headers and the Host mode.
+var reservedRequest = map[string]bool{
+	"Host": true, "Forwarded": true, "X-Real-Ip": true, "X-Request-Id": true,
+	"True-Client-Ip": true, "X-Paduraksa-Internal": true,
+}
+
+// reservedResponse have settings of their own (HSTS, Alt-Svc, the request
+// ID) or would make every answer of the host a redirect (Location).
+var reservedResponse = map[string]bool{
+	"Strict-Transport-Security": true, "Alt-Svc": true, "X-Request-Id": true, "Location": true,
+}
+
+// CheckHeaderRule reports the first problem of a rule, wrapping one of the
+// ErrHeader* errors, or nil.
+func CheckHeaderRule(dir Direction, r HeaderRule) error {
+	if len(r.Name) == 0 || len(r.Name) > 64 || !httpguts.ValidHeaderFieldName(r.Name) {
+		return fmt.Errorf("%w: %q (want 1-64 token characters)", ErrHeaderName, r.Name)
+	}
+	k := textproto.CanonicalMIMEHeaderKey(r.Name)
+	if reservedBoth[k] ||
+		(dir == Request && (reservedRequest[k] || strings.HasPrefix(k, "X-Forwarded-") || isCloudflare(k))) ||
+		(dir == Response && reservedResponse[k]) {
+		return fmt.Errorf("%w: %s", ErrHeaderReserved, k)
+	}
+	switch r.Op {
+	case HeaderSet, HeaderAdd:
+		if k == "Set-Cookie" && r.Op != HeaderAdd {
+			return fmt.Errorf("%w: Set-Cookie only takes add", ErrHeaderOp)
+		}
+		if !validRuleValue(r.Value) {
+			return fmt.Errorf("%w: %q (want 1-4096 visible characters, no leading or trailing space)", ErrHeaderValue, r.Value)
+		}
+	case HeaderRemove:
+		if k == "Set-Cookie" {
+			return fmt.Errorf("%w: Set-Cookie only takes add", ErrHeaderOp)
+		}
+		if r.Value != "" {
+			return fmt.Errorf("%w: %s", ErrHeaderValueUnset, k)
+		}
+	default:
+		return fmt.Errorf("%w: %d", ErrHeaderOp, r.Op)
+	}
+	return nil
+}
+
+func validRuleValue(v string) bool {
+	if len(v) == 0 || len(v) > 4096 {
+		return false
+	}
+	if v[0] == ' ' || v[0] == '\t' || v[len(v)-1] == ' ' || v[len(v)-1] == '\t' {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 && c != '\t') || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// headerRule is a compiled rule: canonical key and a shared value.
+type headerRule struct {
+	key   string
+	op    HeaderOp
+	value []string // len == cap, so an Add by anyone copies
+}
+
+// headerRules is a compiled, merged list of rules for one direction.
+type headerRules []headerRule
+
+// compileRules checks and merges layers of rules, lowest first: a later
+// layer's rule for a name replaces the earlier one in place, a new name goes
+// after the inherited ones. One layer may name a header once.
+func compileRules(dir Direction, layers ...[]HeaderRule) (headerRules, error) {
+	var out headerRules
+	var errs []error
+	for _, layer := range layers {
+		seen := make(map[string]bool, len(layer))
+		for _, r := range layer {
+			if err := CheckHeaderRule(dir, r); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			k := textproto.CanonicalMIMEHeaderKey(r.Name)
+			if seen[k] {
+				errs = append(errs, fmt.Errorf("%w: %s", ErrHeaderDuplicate, k))
+				continue
+			}
+			seen[k] = true
+			hr := headerRule{key: k, op: r.Op}
+			if r.Op != HeaderRemove {
+				hr.value = []string{r.Value}[:1:1]
+			}
+			replaced := false
+			for i := range out {
+				if out[i].key == k {
+					out[i], replaced = hr, true
+					break
+				}
+			}
+			if !replaced {
+				out = append(out, hr)
+			}
+		}
+	}
+	if len(out) > MaxHeaderRules {
+		errs = append(errs, fmt.Errorf("%w: %d rules after merging, at most %d", ErrHeaderTooMany, len(out), MaxHeaderRules))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// apply runs the rules on h. A set stores the shared value, a remove
+// deletes, an add appends to a copy (never into a slice someone else
+// holds).
+func (rs headerRules) apply(h http.Header) {
+	for i := range rs {
+		r := &rs[i]
+		switch r.op {
+		case HeaderSet:
+			h[r.key] = r.value
+		case HeaderRemove:
+			delete(h, r.key)
+		case HeaderAdd:
+			if old := h[r.key]; len(old) > 0 {
+				h[r.key] = append(old[:len(old):len(old)], r.value[0])
+			} else {
+				h[r.key] = r.value
+			}
+		}
+	}
 }

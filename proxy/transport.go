@@ -6,9 +6,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,27 +45,118 @@ const (
 // connect timeout and system trust. ClientConfig is comparable.
 type ClientConfig struct {
 	Version HTTPVersion
-	// ExactVersion refuses to negotiate below Version over TLS.
+	// ExactVersion refuses to negotiate below Version: with HTTP2, TLS
+	// upstreams must agree to h2 in ALPN and plain-text ones are spoken to
+	// in h2c with prior knowledge. Without it, HTTP2 is offered over TLS
+	// and plain-text upstreams get HTTP/1.1.
 	ExactVersion bool
 	// ConnectTimeout covers the TCP connect and the TLS handshake; 0 means
 	// 10 s.
 	ConnectTimeout time.Duration
-	Trust          Trust
+	// ResponseHeaderTimeout bounds the wait for the response header once
+	// the request is written; 0 means none. The compiler sets it to the
+	// cluster's idle timeout, so a request nobody answers is cut like a
+	// quiet stream.
+	ResponseHeaderTimeout time.Duration
+	Trust                 Trust
 	// Pins is the concatenation of 32-byte SHA-256 pins (a string so the
 	// config stays comparable).
 	Pins string
 	// ServerName, when set, is the SNI and the certificate check name for
-	// every request; otherwise the request's upstream Host is.
+	// every request; otherwise the name in the request's upstream Host is
+	// (see [Route]).
 	ServerName string
 }
 
 // DefaultConnectTimeout is the connect timeout when none is configured.
 const DefaultConnectTimeout = 10 * time.Second
 
-// NewTransport returns an *http.Transport for the settings: compression off
-// (the proxy passes bodies through untouched), a dial timeout that covers
-// TLS, a bounded idle pool.
-func NewTransport(cfg ClientConfig) *http.Transport {
+// MaxServerNames bounds the TLS server names one [Transport] keeps a pool
+// for (see [Transport.ForServerName]).
+const MaxServerNames = 256
+
+// Transport is a cluster's HTTP client: an *http.Transport for its
+// [ClientConfig] and, for TLS upstreams checked against the system roots,
+// one more per server name that requests send as their Host, so that the
+// SNI and the certificate check follow the Host header and a connection
+// made for one name is never reused for another. It is safe for concurrent
+// use.
+type Transport struct {
+	cfg   ClientConfig
+	base  *http.Transport
+	mu    sync.Mutex // serialises adding names
+	names atomic.Pointer[map[string]*http.Transport]
+}
+
+var _ http.RoundTripper = (*Transport)(nil)
+
+// NewTransport returns the transport for the settings: compression off (the
+// proxy passes bodies through untouched), a dial timeout that covers TLS, a
+// bounded idle pool.
+func NewTransport(cfg ClientConfig) *Transport {
+	return &Transport{cfg: cfg, base: newHTTPTransport(cfg)}
+}
+
+// RoundTrip sends r with the base transport: its SNI is the URL's host.
+func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) { return t.base.RoundTrip(r) }
+
+// HTTP returns the base *http.Transport. Health probes use it, so they
+// speak the cluster's version, trust and timeouts.
+func (t *Transport) HTTP() *http.Transport { return t.base }
+
+// Config returns the transport's settings.
+func (t *Transport) Config() ClientConfig { return t.cfg }
+
+// CloseIdleConnections closes the idle connections of every pool.
+func (t *Transport) CloseIdleConnections() {
+	t.base.CloseIdleConnections()
+	if m := t.names.Load(); m != nil {
+		for _, v := range *m {
+			v.CloseIdleConnections()
+		}
+	}
+}
+
+// ForServerName returns the round tripper whose TLS SNI and certificate
+// check name is name (lower case, no port). It reports false when the
+// transport already holds MaxServerNames names. It allocates only the first
+// time it sees a name.
+func (t *Transport) ForServerName(name string) (http.RoundTripper, bool) {
+	if m := t.names.Load(); m != nil {
+		if v := (*m)[name]; v != nil {
+			return v, true
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.names.Load()
+	if old != nil {
+		if v := (*old)[name]; v != nil {
+			return v, true
+		}
+		if len(*old) >= MaxServerNames {
+			return nil, false
+		}
+	}
+	m := make(map[string]*http.Transport, 1)
+	if old != nil {
+		maps.Copy(m, *old)
+	}
+	cfg := t.cfg
+	cfg.ServerName = name
+	v := newHTTPTransport(cfg)
+	m[name] = v
+	t.names.Store(&m)
+	return v, true
+}
+
+// needsServerName reports whether a request to an https destination whose
+// Host name is name needs a transport of its own.
+func (t *Transport) needsServerName(destHost, name string) bool {
+	return t.cfg.ServerName == "" && t.cfg.Trust == TrustSystem && name != "" && !strings.EqualFold(hostOnly(destHost), name)
+}
+
+func newHTTPTransport(cfg ClientConfig) *http.Transport {
 	ct := cfg.ConnectTimeout
 	if ct <= 0 {
 		ct = DefaultConnectTimeout
@@ -75,6 +169,7 @@ func NewTransport(cfg ClientConfig) *http.Transport {
 		MaxIdleConnsPerHost:    64,
 		IdleConnTimeout:        90 * time.Second,
 		ExpectContinueTimeout:  time.Second,
+		ResponseHeaderTimeout:  cfg.ResponseHeaderTimeout,
 		MaxResponseHeaderBytes: 1 << 20,
 		TLSClientConfig:        tlsConfig(cfg),
 	}
@@ -82,8 +177,9 @@ func NewTransport(cfg ClientConfig) *http.Transport {
 	switch cfg.Version {
 	case HTTP2:
 		p.SetHTTP2(true)
-		p.SetUnencryptedHTTP2(true)
-		if !cfg.ExactVersion {
+		if cfg.ExactVersion {
+			p.SetUnencryptedHTTP2(true)
+		} else {
 			p.SetHTTP1(true)
 		}
 		t.ForceAttemptHTTP2 = true
@@ -92,6 +188,20 @@ func NewTransport(cfg ClientConfig) *http.Transport {
 	}
 	t.Protocols = &p
 	return t
+}
+
+// hostOnly returns the name of a host[:port], without brackets.
+func hostOnly(h string) string {
+	if len(h) > 0 && h[0] == '[' {
+		if i := strings.IndexByte(h, ']'); i > 0 {
+			return h[1:i]
+		}
+		return h
+	}
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && strings.IndexByte(h[:i], ':') < 0 {
+		return h[:i]
+	}
+	return h
 }
 
 func tlsConfig(cfg ClientConfig) *tls.Config {
@@ -136,7 +246,7 @@ type Transports struct {
 
 type transportEntry struct {
 	cfg ClientConfig
-	t   *http.Transport
+	t   *Transport
 }
 
 // TransportPlan is the transport set of one publish, not yet installed.
@@ -152,7 +262,7 @@ func (ts *Transports) Next() *TransportPlan {
 
 // Get returns the transport for a cluster: the current one when its
 // settings are unchanged, else a new one.
-func (p *TransportPlan) Get(clusterID string, cfg ClientConfig) *http.Transport {
+func (p *TransportPlan) Get(clusterID string, cfg ClientConfig) *Transport {
 	if e := p.next[clusterID]; e != nil && e.cfg == cfg {
 		return e.t
 	}

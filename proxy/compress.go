@@ -1,0 +1,337 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Compression is a host's response compression. The zero value is off.
+//
+// A forwarded response is compressed when the client's Accept-Encoding
+// takes one of the encodings, its content type is text-like, it has a body
+// (not a HEAD, not 1xx, 204, 206 or 304, no Content-Range, not an upgrade),
+// it is not encoded already, its Cache-Control has no no-transform, and a
+// declared Content-Length is at least MinimumSize (a response of unknown
+// length is compressed). The proxy's own answers are never compressed.
+type Compression struct {
+	Enabled bool
+	// MinimumSize is the smallest declared length compressed, in bytes,
+	// at most 1 MiB; 0 means 1 KiB.
+	MinimumSize int64
+	// Encodings is the order of preference among "gzip", "zstd" and "br"
+	// when the client's q-values tie, and the encodings offered at all;
+	// empty means gzip, zstd, br (the order of their CPU cost per byte
+	// saved).
+	Encodings []string
+}
+
+// DefaultMinimumSize is the smallest length compressed by default.
+const DefaultMinimumSize = 1024
+
+// ErrCompression reports an invalid [Compression].
+var ErrCompression = errors.New("proxy: invalid compression")
+
+type coding uint8
+
+const (
+	codingNone coding = iota
+	codingGzip
+	codingZstd
+	codingBrotli
+	codingCount
+)
+
+var codingNames = [codingCount]string{"", "gzip", "zstd", "br"}
+var codingValues = [codingCount][]string{nil, []string{"gzip"}[:1:1], []string{"zstd"}[:1:1], []string{"br"}[:1:1]}
+
+// compressor is a compiled Compression.
+type compressor struct {
+	enabled bool
+	min     int64
+	order   []coding
+}
+
+func newCompressor(c Compression) (compressor, error) {
+	if !c.Enabled {
+		if c.MinimumSize != 0 || len(c.Encodings) != 0 {
+			if err := checkCompression(c); err != nil {
+				return compressor{}, err
+			}
+		}
+		return compressor{}, nil
+	}
+	if err := checkCompression(c); err != nil {
+		return compressor{}, err
+	}
+	cp := compressor{enabled: true, min: c.MinimumSize}
+	if cp.min == 0 {
+		cp.min = DefaultMinimumSize
+	}
+	for _, e := range c.Encodings {
+		cp.order = append(cp.order, codingByName(e))
+	}
+	if len(cp.order) == 0 {
+		cp.order = []coding{codingGzip, codingZstd, codingBrotli}
+	}
+	return cp, nil
+}
+
+// CheckCompression reports every problem of a Compression, joined.
+func checkCompression(c Compression) error {
+	var errs []error
+	if c.MinimumSize < 0 || c.MinimumSize > 1<<20 {
+		errs = append(errs, fmt.Errorf("%w: minimumSize %d (want 0 to 1 MiB)", ErrCompression, c.MinimumSize))
+	}
+	seen := map[coding]bool{}
+	for _, e := range c.Encodings {
+		k := codingByName(e)
+		switch {
+		case k == codingNone:
+			errs = append(errs, fmt.Errorf("%w: encoding %q (want gzip, zstd or br)", ErrCompression, e))
+		case seen[k]:
+			errs = append(errs, fmt.Errorf("%w: encoding %q listed twice", ErrCompression, e))
+		}
+		seen[k] = true
+	}
+	return errors.Join(errs...)
+}
+
+// CheckCompression reports every problem of c, joined, or nil.
+func CheckCompression(c Compression) error { return checkCompression(c) }
+
+func codingByName(s string) coding {
+	switch s {
+	case "gzip":
+		return codingGzip
+	case "zstd":
+		return codingZstd
+	case "br":
+		return codingBrotli
+	}
+	return codingNone
+}
+
+// negotiate picks the encoding of the highest q-value in Accept-Encoding
+// among order; ties go to the earlier in order; a q of 0 refuses. "*"
+// covers the encodings not named; x-gzip is gzip.
+func negotiate(values []string, order []coding) coding {
+	var q [codingCount]int // thousandths; -1: not named
+	for i := range q {
+		q[i] = -1
+	}
+	star := -1
+	for _, v := range values {
+		for len(v) > 0 {
+			var el string
+			el, v, _ = strings.Cut(v, ",")
+			name, params, _ := strings.Cut(el, ";")
+			name = trimOWS(name)
+			qv, ok := qParam(params)
+			if !ok {
+				continue
+			}
+			switch {
+			case name == "*":
+				star = qv
+			case strings.EqualFold(name, "gzip") || strings.EqualFold(name, "x-gzip"):
+				q[codingGzip] = max(q[codingGzip], qv)
+			case strings.EqualFold(name, "zstd"):
+				q[codingZstd] = max(q[codingZstd], qv)
+			case strings.EqualFold(name, "br"):
+				q[codingBrotli] = max(q[codingBrotli], qv)
+			}
+		}
+	}
+	best, pick := 0, codingNone
+	for _, c := range order {
+		qc := q[c]
+		if qc < 0 {
+			qc = max(star, 0)
+		}
+		if qc > best {
+			best, pick = qc, c
+		}
+	}
+	return pick
+}
+
+// qParam reads the q parameter of an Accept-Encoding element, in
+// thousandths; 1000 when absent. ok is false for a malformed q-value (the
+// element is ignored).
+func qParam(params string) (int, bool) {
+	for len(params) > 0 {
+		var p string
+		p, params, _ = strings.Cut(params, ";")
+		k, v, _ := strings.Cut(p, "=")
+		if k = trimOWS(k); k != "q" && k != "Q" {
+			continue
+		}
+		return parseQ(trimOWS(v))
+	}
+	return 1000, true
+}
+
+// parseQ parses an RFC 9110 qvalue: 0[.ddd] or 1[.000].
+func parseQ(s string) (int, bool) {
+	if len(s) == 0 || len(s) > 5 || (s[0] != '0' && s[0] != '1') {
+		return 0, false
+	}
+	n := int(s[0]-'0') * 1000
+	if len(s) == 1 {
+		return n, true
+	}
+	if s[1] != '.' {
+		return 0, false
+	}
+	scale := 100
+	for i := 2; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n += int(c-'0') * scale
+		scale /= 10
+	}
+	if n > 1000 {
+		return 0, false
+	}
+	return n, true
+}
+
+func trimOWS(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// choose decides whether a response is compressed, and how.
+func (cp *compressor) choose(r *http.Request, res *http.Response, upgrade bool) coding {
+	if !cp.enabled || upgrade || r.Method == http.MethodHead || r.Method == http.MethodConnect {
+		return codingNone
+	}
+	switch s := res.StatusCode; {
+	case s < 200, s == http.StatusNoContent, s == http.StatusPartialContent, s == http.StatusNotModified:
+		return codingNone
+	}
+	h := res.Header
+	if len(h["Content-Encoding"]) > 0 || len(h["Content-Range"]) > 0 ||
+		containsToken(h["Cache-Control"], "no-transform") || !compressibleType(h["Content-Type"]) {
+		return codingNone
+	}
+	if res.ContentLength >= 0 && res.ContentLength < cp.min {
+		return codingNone
+	}
+	ae := r.Header["Accept-Encoding"]
+	if len(ae) == 0 {
+		return codingNone
+	}
+	return negotiate(ae, cp.order)
+}
+
+// compressibleType reports whether a content type is text-like: text/*
+// except text/event-stream, JSON, JavaScript, XML and their +json/+xml
+// kinds, SVG, WebAssembly and the uncompressed font formats.
+func compressibleType(v []string) bool {
+	if len(v) == 0 {
+		return false
+	}
+	t := v[0]
+	if i := strings.IndexByte(t, ';'); i >= 0 {
+		t = t[:i]
+	}
+	t = trimOWS(t)
+	if len(t) > 64 {
+		return false
+	}
+	var buf [64]byte
+	lt := buf[:len(t)]
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lt[i] = c
+	}
+	switch s := string(lt); {
+	case strings.HasPrefix(s, "text/"):
+		return s != "text/event-stream"
+	case strings.HasSuffix(s, "+json"), strings.HasSuffix(s, "+xml"):
+		return true
+	default:
+		switch s {
+		case "application/json", "application/javascript", "application/x-javascript",
+			"application/ecmascript", "application/xml", "image/svg+xml", "application/wasm",
+			"font/ttf", "font/otf", "application/vnd.ms-fontobject", "application/x-font-ttf",
+			"application/manifest+json", "application/xhtml+xml", "image/x-icon", "image/bmp":
+			return true
+		}
+	}
+	return false
+}
+
+// representationHeaders changes the response header for a compressed
+// body: the encoding, Vary, a weak ETag, and no length, ranges or digests
+// of the identity body.
+func representationHeaders(h http.Header, c coding) {
+	for _, k := range [...]string{"Content-Length", "Content-Md5", "Accept-Ranges", "Content-Digest", "Digest", "Repr-Digest"} {
+		delete(h, k)
+	}
+	h["Content-Encoding"] = codingValues[c]
+	if v := h["Vary"]; len(v) == 0 {
+		h["Vary"] = acceptEncoding
+	} else if !containsToken(v, varyAcceptEnc) && !containsToken(v, "*") {
+		h["Vary"] = append(v[:len(v):len(v)], varyAcceptEnc)
+	}
+	if et := h["Etag"]; len(et) == 1 && strings.HasPrefix(et[0], `"`) {
+		h["Etag"] = []string{"W/" + et[0]}
+	}
+}
+
+// encoder is a pooled compressing writer.
+type encoder interface {
+	io.WriteCloser
+	Flush() error
+	Reset(io.Writer)
+}
+
+type zstdEncoder struct{ *zstd.Encoder }
+
+func (z zstdEncoder) Reset(w io.Writer) { z.Encoder.Reset(w) }
+
+var encoderPools = [codingCount]sync.Pool{
+	codingGzip: {New: func() any {
+		w, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+		return encoder(w)
+	}},
+	codingZstd: {New: func() any {
+		w, _ := zstd.NewWriter(io.Discard, zstd.WithEncoderLevel(zstd.SpeedFastest),
+			zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true), zstd.WithWindowSize(1<<18))
+		return encoder(zstdEncoder{w})
+	}},
+	codingBrotli: {New: func() any {
+		return encoder(brotli.NewWriterLevel(io.Discard, brotli.BestSpeed))
+	}},
+}
+
+func getEncoder(c coding, w io.Writer) encoder {
+	e := encoderPools[c].Get().(encoder)
+	e.Reset(w)
+	return e
+}
+
+func putEncoder(c coding, e encoder) {
+	e.Reset(io.Discard)
+	encoderPools[c].Put(e)
+}

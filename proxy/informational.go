@@ -1,0 +1,95 @@
+package proxy
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
+	"sync"
+)
+
+// traceKey is httptrace's unexported context key, read once by asking a
+// probe context which key ContextClientTrace looks up.
+var traceKey = func() any {
+	var p keyProbe
+	httptrace.ContextClientTrace(&p)
+	return p.key
+}()
+
+type keyProbe struct {
+	context.Context
+	key any
+}
+
+func (p *keyProbe) Value(k any) any { p.key = k; return nil }
+
+// traceCtx is the outgoing request's context: the client request's context
+// plus a client trace that forwards 1xx responses. It lives in the pooled
+// exchange, so attaching it allocates nothing; cancellation and every other
+// value come from the embedded context, which lets context.WithCancel on it
+// find the inner cancelCtx instead of starting a goroutine.
+type traceCtx struct {
+	context.Context
+	trace *httptrace.ClientTrace
+}
+
+func (c *traceCtx) Value(k any) any {
+	if k == traceKey {
+		return c.trace
+	}
+	return c.Context.Value(k)
+}
+
+// informational forwards 1xx responses (103 Early Hints and others, not
+// 101) to the client while a round trip waits for the final response.
+type informational struct {
+	mu   sync.Mutex
+	w    http.ResponseWriter // nil when the round trip is over
+	keys []string
+	idle *idleTimer
+}
+
+// got1xx is the ClientTrace callback: hop-by-hop fields are stripped (the
+// standard library's ReverseProxy does not), the rest is written with the
+// status, and the client's header map is put back as it was, so the final
+// response carries only its own fields and the gate's.
+func (in *informational) got1xx(code int, h textproto.MIMEHeader) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	w := in.w
+	if w == nil || code == http.StatusSwitchingProtocols {
+		return nil
+	}
+	if in.idle != nil {
+		in.idle.touch()
+	}
+	hh := http.Header(h)
+	removeHopByHop(hh)
+	delete(hh, "Alt-Svc")
+	dst := w.Header()
+	in.keys = in.keys[:0]
+	for k, vv := range hh {
+		if _, own := dst[k]; own {
+			continue // the gate's (Server) and ours stay
+		}
+		if len(in.keys) < max1xxFields {
+			in.keys = append(in.keys, k)
+			dst[k] = vv
+		}
+	}
+	w.WriteHeader(code)
+	for _, k := range in.keys {
+		delete(dst, k)
+	}
+	return nil
+}
+
+// max1xxFields bounds the fields copied from one informational response.
+const max1xxFields = 32
+
+// done ends forwarding: a late callback writes nothing.
+func (in *informational) done() {
+	in.mu.Lock()
+	in.w = nil
+	in.mu.Unlock()
+}

@@ -1,0 +1,172 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/paduraksa/paduraksa/upstream"
+)
+
+// Retry is a route's retry policy. The zero value never retries.
+//
+// A failed attempt is retried on another destination only when nothing of
+// the request reached the upstream (the connection was refused, or the TLS
+// handshake failed, before a byte of the body was read), or when the method
+// is idempotent and the body can be replayed (none, or at most BodyLimit
+// bytes, buffered before the first attempt). An attempt whose response
+// header arrived is never retried, and neither is an upgrade. A budget
+// keeps retries to a share of the route's live requests, so that they
+// cannot multiply an outage.
+type Retry struct {
+	// Attempts is the most retries after the first attempt, 0 to 5.
+	Attempts int
+	// BodyLimit is the largest request body buffered to be replayed to
+	// another destination, 0 to 1 MiB; 0 means 64 KiB. Larger or
+	// unknown-length bodies are streamed and retried only when nothing
+	// of them was read.
+	BodyLimit int64
+	// Budget is the share of the route's live requests that may be
+	// retrying at once, in (0, 1]; 0 means 0.2. At least 3 retries may
+	// always run.
+	Budget float64
+}
+
+// MaxRetryAttempts bounds [Retry.Attempts].
+const MaxRetryAttempts = 5
+
+// DefaultRetryBodyLimit and DefaultRetryBudget are the defaults of [Retry].
+const (
+	DefaultRetryBodyLimit = 64 << 10
+	DefaultRetryBudget    = 0.2
+	minRetriesInFlight    = 3
+)
+
+// ErrRetry reports an invalid [Retry].
+var ErrRetry = errors.New("proxy: invalid retry policy")
+
+// CheckRetry reports every problem of r, joined, or nil.
+func CheckRetry(r Retry) error {
+	var errs []error
+	if r.Attempts < 0 || r.Attempts > MaxRetryAttempts {
+		errs = append(errs, fmt.Errorf("%w: attempts %d (want 0 to %d)", ErrRetry, r.Attempts, MaxRetryAttempts))
+	}
+	if r.BodyLimit < 0 || r.BodyLimit > 1<<20 {
+		errs = append(errs, fmt.Errorf("%w: bodyLimit %d (want 0 to 1 MiB)", ErrRetry, r.BodyLimit))
+	}
+	if !(r.Budget >= 0 && r.Budget <= 1) {
+		errs = append(errs, fmt.Errorf("%w: budget %v (want 0 to 1)", ErrRetry, r.Budget))
+	}
+	return errors.Join(errs...)
+}
+
+// retrier is a compiled Retry with its budget counters.
+type retrier struct {
+	attempts  int
+	bodyLimit int64
+	budget    float64
+	live      atomic.Int64 // requests in flight on the route
+	retrying  atomic.Int64 // retries in flight
+}
+
+func (rr *retrier) init(r Retry) {
+	rr.attempts, rr.bodyLimit, rr.budget = r.Attempts, r.BodyLimit, r.Budget
+	if rr.bodyLimit == 0 {
+		rr.bodyLimit = DefaultRetryBodyLimit
+	}
+	if rr.budget == 0 {
+		rr.budget = DefaultRetryBudget
+	}
+}
+
+// acquire takes a retry from the budget, reporting false when spent.
+func (rr *retrier) acquire() bool {
+	n := rr.retrying.Add(1)
+	limit := max(int64(float64(rr.live.Load())*rr.budget), minRetriesInFlight)
+	if n > limit {
+		rr.retrying.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (rr *retrier) release() { rr.retrying.Add(-1) }
+
+func idempotent(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+// retryable reports whether a failed attempt may be sent again.
+func retryable(kind ErrorKind, bodyTouched, replayable, idem bool) bool {
+	switch kind {
+	case ErrorClientAbort, ErrorNone:
+		return false
+	case ErrorConnect, ErrorTLS:
+		if !bodyTouched {
+			return true
+		}
+	}
+	return idem && replayable
+}
+
+// reqBody is the outgoing request body: it streams the client's body,
+// stamps activity on every read, records whether anything was read, and
+// does not close the client's body, so that a connection that failed
+// before reading can hand it to a retry. It is made per request with a
+// body: the transport may still read it after RoundTrip returned.
+type reqBody struct {
+	src     io.Reader
+	it      *idleTimer
+	touched atomic.Bool
+	closed  atomic.Bool
+}
+
+func (b *reqBody) Read(p []byte) (int, error) {
+	b.touched.Store(true)
+	n, err := b.src.Read(p)
+	if n > 0 {
+		b.it.touch()
+	}
+	return n, err
+}
+
+func (b *reqBody) Close() error { b.closed.Store(true); return nil }
+
+// replayBody reads a body of known length up to limit into memory.
+func replayBody(r *http.Request, limit int64) ([]byte, bool, error) {
+	if r.Body == nil || r.ContentLength == 0 {
+		return nil, true, nil
+	}
+	if r.ContentLength < 0 || r.ContentLength > limit {
+		return nil, false, nil
+	}
+	buf := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(r.Body, buf); err != nil {
+		return nil, false, err
+	}
+	return buf, true, nil
+}
+
+func newReplayReader(buf []byte) io.Reader { return bytes.NewReader(buf) }
+
+// exclude returns available without the destinations already tried.
+func exclude(available []*upstream.Destination, tried []*upstream.Destination) []*upstream.Destination {
+	out := make([]*upstream.Destination, 0, len(available))
+outer:
+	for _, d := range available {
+		for _, t := range tried {
+			if d == t {
+				continue outer
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}

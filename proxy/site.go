@@ -1,0 +1,96 @@
+package proxy
+
+import (
+	"encoding/hex"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+)
+
+// RequestIDMode says what the proxy does with X-Request-Id.
+type RequestIDMode uint8
+
+const (
+	// RequestIDPass leaves X-Request-Id alone both ways (the zero value).
+	RequestIDPass RequestIDMode = iota
+	// RequestIDKeep keeps a client's X-Request-Id when it is 1-128 visible
+	// ASCII characters and makes a new one otherwise; the upstream gets
+	// it and the client gets it back, on the proxy's own answers too (the
+	// upstream's is replaced).
+	RequestIDKeep
+	// RequestIDGenerate always makes a new one (32 hex digits), replacing
+	// the client's, and sends it both ways like RequestIDKeep.
+	RequestIDGenerate
+)
+
+// SiteConfig holds a host's forwarding settings, shared by its routes.
+type SiteConfig struct {
+	// RequestHeaders and ResponseHeaders are the host's custom header
+	// rules; a route's rules merge over them by name.
+	RequestHeaders  []HeaderRule
+	ResponseHeaders []HeaderRule
+	Compression     Compression
+	RequestID       RequestIDMode
+}
+
+// Site is a compiled SiteConfig; it is immutable and safe for concurrent
+// use. A nil *Site is a host without settings.
+type Site struct {
+	cfg       SiteConfig
+	comp      compressor
+	requestID RequestIDMode
+}
+
+// NewSite checks and compiles a host's settings.
+func NewSite(cfg SiteConfig) (*Site, error) {
+	var errs []error
+	if _, err := compileRules(Request, cfg.RequestHeaders); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := compileRules(Response, cfg.ResponseHeaders); err != nil {
+		errs = append(errs, err)
+	}
+	comp, err := newCompressor(cfg.Compression)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.RequestID > RequestIDGenerate {
+		errs = append(errs, errors.New("proxy: unknown request ID mode"))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &Site{cfg: cfg, comp: comp, requestID: cfg.RequestID}, nil
+}
+
+// requestIDValue returns the request ID to send both ways, or nil.
+func (s *Site) requestIDValue(r *http.Request) []string {
+	if s == nil || s.requestID == RequestIDPass {
+		return nil
+	}
+	if s.requestID == RequestIDKeep {
+		if v := r.Header["X-Request-Id"]; len(v) == 1 && validRequestID(v[0]) {
+			return v
+		}
+	}
+	var b [16]byte
+	var id [32]byte
+	u1, u2 := rand.Uint64(), rand.Uint64()
+	for i := range 8 {
+		b[i], b[8+i] = byte(u1>>(8*i)), byte(u2>>(8*i))
+	}
+	hex.Encode(id[:], b[:])
+	return []string{string(id[:])}
+}
+
+func validRequestID(v string) bool {
+	if len(v) == 0 || len(v) > 128 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c <= 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
