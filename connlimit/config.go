@@ -20,7 +20,7 @@ const (
 	// Config.TableSize is 0: 65 536 entries of 8 bytes (512 KiB).
 	DefaultTableSize = 1 << 16
 	// MinTableSize and MaxTableSize bound Config.TableSize.
-	MinTableSize = window
+	MinTableSize = 8 // one probe window
 	MaxTableSize = 1 << 24
 )
 
