@@ -237,7 +237,9 @@ func (l *AccessList) checkBasic(values []string, dry bool) authResult {
 		return authBad
 	}
 	if !dry {
-		u.verified.Store(&sum)
+		v := new([sha256.Size]byte)
+		*v = sum
+		u.verified.Store(v)
 	}
 	return authOK
 }

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/base64"
 	"net/http"
 	"net/netip"
@@ -109,4 +110,8 @@ func bcryptHash(t testing.TB, password string) string {
 
 func basic(user, password string) http.Header {
 	return http.Header{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))}}
+}
+
+func tlsState(version uint16) *tls.ConnectionState {
+	return &tls.ConnectionState{Version: version, HandshakeComplete: true}
 }

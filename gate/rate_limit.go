@@ -174,8 +174,11 @@ func (l *RateLimit) Evaluate(r *http.Request, rq *Request) Decision {
 // Tokens reports how many requests the client could make now in a scope
 // (0 for shared), without taking any.
 func (l *RateLimit) Tokens(client netip.Addr, scope uint64) int {
-	_, left, _ := l.take(client, scope, l.now(), true)
-	return left
+	ok, left, _ := l.take(client, scope, l.now(), true)
+	if !ok {
+		return 0
+	}
+	return left + 1
 }
 
 // now returns the time since the table's epoch, in ns, plus one so that a
