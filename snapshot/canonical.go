@@ -175,18 +175,6 @@ func (e *canonEnc) duration(k string, d Duration, def time.Duration, hasDef bool
 	e.b = append(e.b, '"')
 }
 
-func (e *canonEnc) strings(k string, vs []string) {
-	if len(vs) == 0 {
-		return
-	}
-	e.openArray(k)
-	for i, v := range vs {
-		e.elem(i)
-		e.b = appendJSONString(e.b, v)
-	}
-	e.closeArray()
-}
-
 func (e *canonEnc) prefixes(k string, vs []string) {
 	if len(vs) == 0 {
 		return

@@ -480,8 +480,10 @@ func (c *docCheck) upstreamHTTP(i int, h *UpstreamHTTP) {
 	default:
 		c.add(CodeUpstreamHTTPVersionPolicyInvalid, upPath(i, ".http.versionPolicy"), quote(h.VersionPolicy)+" is not orLower or exact")
 	}
-	c.durationIn(h.ConnectTimeout, minConnectTimeout, maxConnectTimeout, CodeUpstreamHTTPConnectTimeoutInvalid, i, ".http.connectTimeout", "must be a duration between 100ms and 5m")
-	c.durationIn(h.IdleTimeout, 0, noMax, CodeUpstreamHTTPIdleTimeoutInvalid, i, ".http.idleTimeout", "must be a duration >= 0 (\"0s\" means never)")
+	c.durationIn(h.ConnectTimeout, minConnectTimeout, maxConnectTimeout, CodeUpstreamHTTPConnectTimeoutInvalid,
+		i, ".http.connectTimeout", "must be a duration between 100ms and 5m")
+	c.durationIn(h.IdleTimeout, 0, noMax, CodeUpstreamHTTPIdleTimeoutInvalid,
+		i, ".http.idleTimeout", "must be a duration >= 0 (\"0s\" means never)")
 
 	t := &h.TLS
 	switch t.Trust {
@@ -531,8 +533,10 @@ func decodeSHA256Pin(p string) ([32]byte, bool) {
 
 func (c *docCheck) health(i int, h *HealthCheck) {
 	a := &h.Active
-	c.durationIn(a.Interval, 1, noMax, CodeUpstreamHealthActiveIntervalInvalid, i, ".health.active.interval", "must be a duration > 0")
-	c.durationIn(a.Timeout, 1, noMax, CodeUpstreamHealthActiveTimeoutInvalid, i, ".health.active.timeout", "must be a duration > 0")
+	c.durationIn(a.Interval, 1, noMax, CodeUpstreamHealthActiveIntervalInvalid,
+		i, ".health.active.interval", "must be a duration > 0")
+	c.durationIn(a.Timeout, 1, noMax, CodeUpstreamHealthActiveTimeoutInvalid,
+		i, ".health.active.timeout", "must be a duration > 0")
 	if a.Path != "" {
 		if reason := checkProbePath(a.Path); reason != "" {
 			c.add(CodeUpstreamHealthActivePathInvalid, upPath(i, ".health.active.path"), quote(a.Path)+": "+reason)
@@ -556,7 +560,8 @@ func (c *docCheck) health(i int, h *HealthCheck) {
 	default:
 		c.add(CodeUpstreamHealthPassivePolicyUnknown, upPath(i, ".health.passive.policy"), "unknown passive health policy "+quote(p.Policy))
 	}
-	c.durationIn(p.Window, 1, noMax, CodeUpstreamHealthPassiveWindowInvalid, i, ".health.passive.window", "must be a duration > 0")
+	c.durationIn(p.Window, 1, noMax, CodeUpstreamHealthPassiveWindowInvalid,
+		i, ".health.passive.window", "must be a duration > 0")
 	if p.MinRequests < 0 {
 		c.add(CodeUpstreamHealthPassiveMinRequestsInvalid, upPath(i, ".health.passive.minRequests"), "must not be negative")
 	}
@@ -564,7 +569,8 @@ func (c *docCheck) health(i int, h *HealthCheck) {
 		c.add(CodeUpstreamHealthPassiveFailureRateInvalid, upPath(i, ".health.passive.failureRate"),
 			strconv.FormatFloat(p.FailureRate, 'g', -1, 64)+" is not in (0, 1]")
 	}
-	c.durationIn(p.ReactivationPeriod, 1, noMax, CodeUpstreamHealthPassiveReactivationInvalid, i, ".health.passive.reactivationPeriod", "must be a duration > 0")
+	c.durationIn(p.ReactivationPeriod, 1, noMax, CodeUpstreamHealthPassiveReactivationInvalid,
+		i, ".health.passive.reactivationPeriod", "must be a duration > 0")
 
 	switch h.Availability {
 	case "", "HealthyOrPanic", "HealthyAndUnknown":
@@ -574,7 +580,8 @@ func (c *docCheck) health(i int, h *HealthCheck) {
 	if h.ProbeFirst && !a.Enabled {
 		c.add(CodeUpstreamHealthProbeFirstNeedsActive, upPath(i, ".health.probeFirst"), "probeFirst needs active health enabled")
 	}
-	c.durationIn(h.SlowStart, 0, noMax, CodeUpstreamHealthSlowStartInvalid, i, ".health.slowStart", "must be a duration >= 0")
+	c.durationIn(h.SlowStart, 0, noMax, CodeUpstreamHealthSlowStartInvalid,
+		i, ".health.slowStart", "must be a duration >= 0")
 }
 
 // checkProbePath returns why p is not a probe path, or "".
@@ -641,7 +648,8 @@ func (c *docCheck) affinity(i int, a *Affinity) {
 	default:
 		c.add(CodeUpstreamAffinityCookieSameSiteUnknown, upPath(i, ".affinity.cookie.sameSite"), quote(ck.SameSite)+" is not Lax, Strict, None or Unspecified")
 	}
-	c.durationIn(ck.MaxAge, 1, noMax, CodeUpstreamAffinityCookieMaxAgeInvalid, i, ".affinity.cookie.maxAge", "must be a duration > 0 (leave it out for a session cookie)")
+	c.durationIn(ck.MaxAge, 1, noMax, CodeUpstreamAffinityCookieMaxAgeInvalid,
+		i, ".affinity.cookie.maxAge", "must be a duration > 0 (leave it out for a session cookie)")
 }
 
 // validCookiePath reports whether p can be a cookie's Path attribute.
