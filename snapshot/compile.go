@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/proxy"
 	"github.com/paduraksa/paduraksa/upstream"
 )
@@ -28,7 +29,13 @@ type Snapshot struct {
 	// Set by Compile, consumed by commit: runtime state not yet visible.
 	plan       *upstream.Plan
 	transports *proxy.TransportPlan
+	health     []health.ClusterHealth
+	warnings   []*ValidationError
 }
+
+// Warnings returns what compiling found worth saying about a valid
+// document: settings that take effect differently from how they read.
+func (s *Snapshot) Warnings() []*ValidationError { return s.warnings }
 
 // Revision returns the publisher revision that produced the snapshot (0 for
 // one compiled outside a publisher).
@@ -64,6 +71,12 @@ type Compiler struct {
 	Tracer *gate.Tracer
 	// Validate holds the names the embedder registered.
 	Validate ValidateOptions
+	// Health runs the active and passive checks of every cluster; nil
+	// means no health checking (every destination stays available unless
+	// something else sets a verdict). The compiler validates each cluster's
+	// health config with it and, once a snapshot is applied, hands it the
+	// clusters.
+	Health *health.Monitor
 }
 
 func (c *Compiler) init() {
@@ -127,9 +140,18 @@ func (c *Compiler) build(doc *Document, canon []byte) (*Snapshot, error) {
 
 	cfgs := make([]upstream.ClusterConfig, len(doc.Upstreams))
 	clients := make([]proxy.ClientConfig, len(doc.Upstreams))
+	healths := make([]health.Config, len(doc.Upstreams))
+	var refused []*ValidationError
 	for i := range doc.Upstreams {
 		u := &doc.Upstreams[i]
-		cc := upstream.ClusterConfig{ID: u.ID, Destinations: make([]upstream.DestinationConfig, len(u.Destinations))}
+		hc := healthConfig(u)
+		if c.Health != nil {
+			errs, warns := c.Health.Validate(hc)
+			refused = append(refused, healthProblems(i, errs)...)
+			s.warnings = append(s.warnings, healthProblems(i, warns)...)
+		}
+		healths[i] = hc
+		cc := upstream.ClusterConfig{ID: u.ID, Destinations: make([]upstream.DestinationConfig, len(u.Destinations)), InitialActiveHealth: hc.InitialActiveHealth()}
 		for j, d := range u.Destinations {
 			scheme, host, err := ParseAddress(d.Address)
 			if err != nil {
@@ -150,13 +172,27 @@ func (c *Compiler) build(doc *Document, canon []byte) (*Snapshot, error) {
 		}
 		clients[i] = cl
 	}
+	if len(refused) > 0 {
+		errs := make([]error, len(refused))
+		for i, p := range refused {
+			errs[i] = p
+		}
+		return nil, errors.Join(errs...)
+	}
 	s.plan = c.Registry.Plan(cfgs)
 	s.transports = c.Transports.Next()
+	if c.Health != nil {
+		s.health = make([]health.ClusterHealth, len(doc.Upstreams))
+	}
 	for i := range doc.Upstreams {
 		id := doc.Upstreams[i].ID
-		s.clusters[id] = &proxy.Cluster{
+		cl := &proxy.Cluster{
 			Upstream:  s.plan.Cluster(id),
 			Transport: s.transports.Get(id, clients[i]),
+		}
+		s.clusters[id] = cl
+		if s.health != nil {
+			s.health[i] = health.ClusterHealth{Cluster: cl.Upstream, Config: healths[i], Transport: cl.Transport}
 		}
 	}
 
@@ -211,6 +247,18 @@ func (s *Snapshot) commit() {
 	s.plan.Commit()
 	s.transports.Commit()
 	s.plan, s.transports = nil, nil
+}
+
+// startHealth hands the applied snapshot's clusters to the health monitor:
+// clusters it no longer names stop being probed. Their configs were
+// validated by the same monitor at compile time.
+func (c *Compiler) startHealth(s *Snapshot) error {
+	if c.Health == nil {
+		return nil
+	}
+	hs := s.health
+	s.health = nil
+	return c.Health.Update(hs...)
 }
 
 func internal(path string, err error) error {

@@ -41,6 +41,9 @@ type Outcome struct {
 	Status   Status
 	// Errors lists every problem of a refused document.
 	Errors []*ValidationError
+	// Warnings lists what is worth saying about an applied document:
+	// settings that take effect differently from how they read.
+	Warnings []*ValidationError
 	// SupersededBy is the revision that replaced a superseded one.
 	SupersededBy uint64
 	// Took is the time from the start of processing to the swap.
@@ -209,7 +212,12 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 	snap.revision = r.id
 	snap.commit()
 	p.cfg.Store.cur.Store(snap)
-	r.outcome.Status, r.outcome.Took = Applied, time.Since(start)
+	if err := c.startHealth(snap); err != nil {
+		// The monitor validated these configs at compile time; a refusal
+		// now is a bug, reported as a warning since the snapshot serves.
+		snap.warnings = append(snap.warnings, &ValidationError{Code: CodeCompileInternal, Msg: err.Error()})
+	}
+	r.outcome.Status, r.outcome.Warnings, r.outcome.Took = Applied, snap.warnings, time.Since(start)
 	return snap
 }
 

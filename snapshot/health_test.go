@@ -1,0 +1,82 @@
+package snapshot
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paduraksa/paduraksa/health"
+	"github.com/paduraksa/paduraksa/upstream"
+)
+
+// TestActiveHealthThroughPublisher: a published upstream with active health
+// on gets probed; a destination whose health endpoint fails leaves the
+// rotation, and requests keep flowing to the other one.
+func TestActiveHealthThroughPublisher(t *testing.T) {
+	good, bad := startBackend(t, "good"), startBackend(t, "bad")
+	var failing atomic.Bool
+	failing.Store(true)
+	bad.srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" && failing.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("bad " + r.URL.Path))
+	})
+
+	mon := health.New(health.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	require.NoError(t, mon.Start(ctx))
+	defer mon.Close()
+	changes := make(chan health.Change, 16)
+	defer mon.Subscribe(func(c health.Change) { changes <- c })()
+
+	store := new(Store)
+	pub := NewPublisher(PublisherConfig{Store: store, Compiler: Compiler{Health: mon}})
+	doc := &Document{
+		Hosts: []Host{{Names: []string{"app.test"}, Routes: []Route{{Upstream: "u"}}}},
+		Upstreams: []Upstream{{
+			ID: "u",
+			Destinations: []Destination{
+				{ID: "good", Address: "http://" + good.addr},
+				{ID: "bad", Address: "http://" + bad.addr},
+			},
+			Health: HealthCheck{Active: ActiveHealth{Enabled: true, Interval: "20ms", Timeout: "1s", Path: "/healthz"}},
+		}},
+	}
+	_, err := pub.Apply(ctx, doc)
+	require.NoError(t, err)
+
+	select {
+	case c := <-changes:
+		for c.DestinationID != "bad" || c.New != upstream.Unhealthy {
+			c = <-changes
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the failing destination was never marked unhealthy")
+	}
+	avail := store.Load().Cluster("u").Upstream.Members().Available
+	require.Len(t, avail, 1)
+	assert.Equal(t, "good", avail[0].ID())
+
+	addr := serve(t, store)
+	c := newClient()
+	for range 20 {
+		status, body := get(t, c, addr, "app.test", "/x")
+		require.Equal(t, 200, status)
+		require.Equal(t, "good /x", body)
+	}
+
+	// A publish that changes the health settings keeps the verdict.
+	next := clone(doc)
+	next.Upstreams[0].Health.Active.Interval = "1h"
+	_, err = pub.Apply(ctx, next)
+	require.NoError(t, err)
+	assert.Equal(t, upstream.Unhealthy, store.Load().Cluster("u").Upstream.Destination("bad").ActiveHealth())
+}
