@@ -10,10 +10,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/paduraksa/paduraksa/connlimit"
+	"github.com/paduraksa/paduraksa/health"
+	"github.com/paduraksa/paduraksa/listenlimits"
+	"github.com/paduraksa/paduraksa/proxyproto"
 	"github.com/paduraksa/paduraksa/snapshot"
 )
 
@@ -26,6 +31,9 @@ func run(ctx context.Context, args []string, opt options) error {
 	configPath := fs.String("config", "", "config document (JSON or YAML); empty: the embedded demo config")
 	listen := fs.String("listen", "127.0.0.1:8080", "address to serve HTTP on")
 	watch := fs.Duration("watch", time.Second, "how often to check the config file for changes; 0: only on SIGHUP")
+	proxyFrom := fs.String("proxy-protocol-from", "", "comma-separated prefixes of load balancers that must send a PROXY protocol header; empty: off")
+	perIP := fs.Int("max-conns-per-ip", connlimit.DefaultPerAddress, "concurrent connections per client address (IPv6: per /64); -1: off")
+	deny := fs.String("deny", "", "comma-separated prefixes refused before TLS")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -34,9 +42,16 @@ func run(ctx context.Context, args []string, opt options) error {
 		log = slog.New(slog.NewTextHandler(opt.stderr, nil))
 	}
 
+	mon := health.New(health.Options{Logger: log})
+	if err := mon.Start(ctx); err != nil {
+		return err
+	}
+	defer mon.Close()
+
 	store := new(snapshot.Store)
 	pub := snapshot.NewPublisher(snapshot.PublisherConfig{
-		Store: store,
+		Store:    store,
+		Compiler: snapshot.Compiler{Health: mon},
 		OnOutcome: func(o snapshot.Outcome) {
 			switch o.Status {
 			case snapshot.Refused:
@@ -46,6 +61,9 @@ func run(ctx context.Context, args []string, opt options) error {
 				}
 			case snapshot.Applied:
 				log.Info("config applied", "revision", o.Revision, "took", o.Took)
+				for _, w := range o.Warnings {
+					log.Warn("config warning", "code", w.Code, "path", w.Path, "msg", w.Msg)
+				}
 			default:
 				log.Debug("config "+o.Status.String(), "revision", o.Revision)
 			}
@@ -77,20 +95,28 @@ func run(ctx context.Context, args []string, opt options) error {
 		return fmt.Errorf("config refused: %w", joinProblems(o.Errors))
 	}
 
-	ln, err := net.Listen("tcp", *listen)
+	var limits listenlimits.Limits
+	tcp, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return err
 	}
+	ln, err := wrapListener(tcp, limits, *proxyFrom, *perIP, *deny, log)
+	if err != nil {
+		tcp.Close()
+		return err
+	}
 	srv := &http.Server{
-		Handler:           store,
-		ReadHeaderTimeout: 15 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Handler:  limits.Handler(store),
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if err := limits.Apply(srv); err != nil {
+		ln.Close()
+		return err
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
-	addr := ln.Addr().String()
+	addr := tcp.Addr().String()
 	log.Info("serving", "addr", addr, "config", cmpOr(*configPath, "embedded demo"))
 	if *configPath == "" {
 		fmt.Fprintf(opt.stdout, "paduraksad listening on http://%s\ntry: curl -i http://%s/hello\n", addr, addr)
@@ -138,6 +164,60 @@ func run(ctx context.Context, args []string, opt options) error {
 			reload("change")
 		}
 	}
+}
+
+// wrapListener puts the connection stage in front of the HTTP server, in
+// the order the request path needs: the PROXY header first (so the real
+// client is the address every later stage sees), then the deny list and
+// the per-address cap, then the listener limits (connection count and the
+// TLS handshake deadline).
+func wrapListener(ln net.Listener, limits listenlimits.Limits, proxyFrom string, perIP int, deny string, log *slog.Logger) (net.Listener, error) {
+	if proxyFrom != "" {
+		trusted, err := parsePrefixes(proxyFrom)
+		if err != nil {
+			return nil, fmt.Errorf("-proxy-protocol-from: %w", err)
+		}
+		pln, err := proxyproto.NewListener(ln, proxyproto.Config{TrustedProxies: trusted, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		ln = pln
+	}
+	denied, err := parsePrefixes(deny)
+	if err != nil {
+		return nil, fmt.Errorf("-deny: %w", err)
+	}
+	if perIP < 0 {
+		perIP = connlimit.Off
+	}
+	lim, err := connlimit.New(connlimit.Config{PerAddress: perIP, Deny: denied, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return limits.Listener(&connlimit.Listener{Listener: ln, Limiter: lim}), nil
+}
+
+func parsePrefixes(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		if !strings.Contains(s, "/") {
+			a, err := netip.ParseAddr(s)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 func joinProblems(ps []*snapshot.ValidationError) error {

@@ -189,3 +189,34 @@ func TestDaemonRefusesBadConfigAtStart(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "route.upstream.unknown")
 }
+
+func TestDaemonProxyProtocolAndDenyList(t *testing.T) {
+	d := startDaemon(t, "-proxy-protocol-from", "127.0.0.0/8")
+	conn, err := net.Dial("tcp", d.addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	// The load balancer says the client is 203.0.113.7; the demo upstream
+	// echoes X-Forwarded-For.
+	_, err = io.WriteString(conn, "PROXY TCP4 203.0.113.7 127.0.0.1 51000 80\r\nGET /pp HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+	require.NoError(t, err)
+	b, err := io.ReadAll(conn)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "200 OK")
+	assert.Contains(t, string(b), "X-Forwarded-For: 203.0.113.7")
+
+	// Without a header, a connection from a configured load balancer is refused.
+	plain, err := net.Dial("tcp", d.addr)
+	require.NoError(t, err)
+	defer plain.Close()
+	io.WriteString(plain, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	b, _ = io.ReadAll(plain)
+	assert.NotContains(t, string(b), "200 OK")
+
+	denied := startDaemon(t, "-deny", "127.0.0.0/8")
+	c, err := net.Dial("tcp", denied.addr)
+	require.NoError(t, err)
+	defer c.Close()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	b, _ = io.ReadAll(c)
+	assert.Empty(t, b, "a denied address is closed before anything is read")
+}
