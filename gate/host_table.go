@@ -138,11 +138,15 @@ func hostKey(dst []byte, hostport string) ([]byte, bool) {
 		}
 		return ip.Unmap().AppendTo(dst), true
 	}
-	if i := strings.LastIndexByte(h, ':'); i >= 0 {
+	if i := strings.IndexByte(h, ':'); i >= 0 {
+		// An unbracketed IPv6 literal is not a host.
 		h = h[:i]
+		if strings.IndexByte(hostport[i+1:], ':') >= 0 {
+			return dst, false
+		}
 	}
 	h = strings.TrimSuffix(h, ".")
-	if len(h) == 0 || len(h) > cap(dst)-len(dst) {
+	if len(h) == 0 || len(h) > cap(dst)-len(dst) || h[len(h)-1] == '.' {
 		return dst, false
 	}
 	for i := 0; i < len(h); i++ {

@@ -129,7 +129,7 @@ func TestListenerStatuses(t *testing.T) {
 		noHeader []string
 	}{
 		{name: "forwarded", c: call{host: "app.test", target: "/x//y/../z;v=1"}, status: 200,
-			header: map[string]string{"X-Path": "/x/z", "Server": "edge", "X-Client": "127.0.0.1", "X-Scheme": "http"},
+			header:   map[string]string{"X-Path": "/x/z", "Server": "edge", "X-Client": "127.0.0.1", "X-Scheme": "http"},
 			noHeader: []string{"Strict-Transport-Security"}},
 		{name: "403", c: call{host: "app.test", target: "/private/a"}, status: 403, body: "403 Forbidden\n", header: map[string]string{"Server": "edge"}},
 		{name: "404 no route", c: call{host: "exact.test", target: "/web"}, status: 404},

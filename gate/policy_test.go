@@ -18,7 +18,7 @@ type stub struct {
 	calls int
 }
 
-func (s *stub) ID() string                               { return s.id }
+func (s *stub) ID() string                                { return s.id }
 func (s *stub) Evaluate(*http.Request, *Request) Decision { s.calls++; return s.d }
 
 func record() (*Tracer, *[]Step) {
