@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/paduraksa/paduraksa/balance"
 	"github.com/paduraksa/paduraksa/gate"
@@ -34,9 +35,10 @@ type RouteConfig struct {
 	Cluster *Cluster
 	// Site holds the host's settings; nil means none.
 	Site *Site
-	// HostHeader is the Host sent upstream; on an https destination whose
-	// trust is "system" the same name is the SNI and the name the
+	// HostHeader is the Host sent upstream; on an https destination the
+	// same name is the SNI and, with system trust, the name the
 	// certificate is checked against (pinned and any trust check no name).
+	// A ClientConfig.ServerName overrides it for the SNI and the check.
 	HostHeader HostHeader
 	// HostName is the custom Host of HostCustom: a host name or IP literal
 	// with an optional port.
@@ -179,18 +181,23 @@ type exchange struct {
 	req   http.Request
 	url   url.URL
 	hdr   http.Header
-	xff   []byte
-	ctx   traceCtx
 	trace httptrace.ClientTrace
 	info  informational
 	idle  idleTimer
 	tried [MaxRetryAttempts + 1]*upstream.Destination
 }
 
+// perRequest is what a forward allocates: one object.
+type perRequest struct {
+	ctx  traceCtx
+	xff  [1]string
+	xfh  [1]string
+	addr [48]byte // an address longer than this (a long zone) is allocated
+}
+
 var exchangePool = sync.Pool{New: func() any {
-	o := &exchange{hdr: make(http.Header, 16), xff: make([]byte, 0, 64)}
+	o := &exchange{hdr: make(http.Header, 16)}
 	o.trace.Got1xxResponse = o.info.got1xx
-	o.ctx.trace = &o.trace
 	o.info.idle = &o.idle
 	o.idle.init()
 	return o
@@ -203,7 +210,6 @@ func (o *exchange) release() {
 	clear(o.hdr)
 	o.req = http.Request{}
 	o.url = url.URL{}
-	o.ctx.Context = nil
 	clear(o.tried[:])
 	exchangePool.Put(o)
 }
@@ -399,8 +405,11 @@ func (rt *Route) failed(w http.ResponseWriter, r *http.Request, rq *gate.Request
 // hop-by-hop and client-supplied forwarding fields, plus ours and the
 // route's rules.
 func (o *exchange) prepare(rt *Route, r *http.Request, rq *gate.Request, path, up string, rid []string) {
-	o.ctx.Context = r.Context()
-	o.req = *r.WithContext(&o.ctx)
+	// The one allocation of a forward: the context (the transport's
+	// goroutines may still read it after the exchange is pooled again)
+	// and the two forwarding values that are the request's own.
+	pr := &perRequest{ctx: traceCtx{Context: r.Context(), trace: &o.trace}}
+	o.req = *r.WithContext(&pr.ctx)
 	o.url = url.URL{RawQuery: r.URL.RawQuery}
 	switch {
 	case path == "":
@@ -438,17 +447,18 @@ func (o *exchange) prepare(rt *Route, r *http.Request, rq *gate.Request, path, u
 	}
 	removeCloudflare(h)
 	if rq.Client.IsValid() {
-		o.xff = rq.Client.AppendTo(o.xff[:0])
-		v := []string{string(o.xff)}[:1:1]
-		h["X-Forwarded-For"] = v
-		h["X-Real-Ip"] = v
+		b := rq.Client.AppendTo(pr.addr[:0])
+		pr.xff[0] = unsafe.String(unsafe.SliceData(b), len(b)) // never written again
+		h["X-Forwarded-For"] = pr.xff[:1:1]
+		h["X-Real-Ip"] = pr.xff[:1:1]
 	}
 	if rq.Scheme == "https" {
 		h["X-Forwarded-Proto"] = schemeHTTPS
 	} else {
 		h["X-Forwarded-Proto"] = schemeHTTP
 	}
-	h["X-Forwarded-Host"] = []string{r.Host}[:1:1]
+	pr.xfh[0] = r.Host
+	h["X-Forwarded-Host"] = pr.xfh[:1:1]
 	if rt.prefixHdr != nil {
 		h["X-Forwarded-Prefix"] = rt.prefixHdr
 	}
@@ -586,9 +596,15 @@ func (rt *Route) respond(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 		rt.Cluster.Affinity.Set(w, r, d) // appends to the upstream's Set-Cookie
 	}
 	if len(res.Trailer) > 0 {
-		// A known length would stop HTTP/1.1 from chunking, and the
-		// trailers would be lost.
+		// Announce the trailers and drop a known length: either would
+		// stop HTTP/1.1 from chunking (an HTTP/2 upstream may send a
+		// length with trailers), and the trailers would be lost.
 		delete(dst, "Content-Length")
+		keys := make([]string, 0, len(res.Trailer))
+		for k := range res.Trailer {
+			keys = append(keys, k)
+		}
+		dst["Trailer"] = keys
 	}
 	w.WriteHeader(res.StatusCode)
 	o.idle.touch()

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paduraksa/paduraksa/balance"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/proxy"
 	"github.com/paduraksa/paduraksa/upstream"
@@ -34,17 +35,92 @@ func listen(t testing.TB, h http.Handler) string {
 // returns its address.
 func gateway(t testing.TB, cfg gate.Config, addrs ...string) string {
 	t.Helper()
+	addr, _ := setup{cfg: cfg}.start(t, addrs...)
+	return addr
+}
+
+// setup describes a gateway for a test: one host "app.test" with one
+// route.
+type setup struct {
+	cfg      gate.Config
+	prefix   string
+	route    proxy.RouteConfig // Cluster is filled in
+	site     *proxy.SiteConfig
+	client   proxy.ClientConfig
+	scheme   string // of the destinations; default http
+	idle     time.Duration
+	observer proxy.Observer
+	affinity *balance.Affinity
+	stats    *proxy.Stats
+	h2c      bool // the gateway also serves h2c
+}
+
+func (s setup) start(t testing.TB, addrs ...string) (string, *proxy.Cluster) {
+	t.Helper()
 	var reg upstream.Registry
 	cc := upstream.ClusterConfig{ID: "c"}
+	scheme := s.scheme
+	if scheme == "" {
+		scheme = "http"
+	}
 	for i, a := range addrs {
-		cc.Destinations = append(cc.Destinations, upstream.DestinationConfig{ID: string(rune('a' + i)), Scheme: "http", Host: a})
+		cc.Destinations = append(cc.Destinations, upstream.DestinationConfig{ID: string(rune('a' + i)), Scheme: scheme, Host: a})
 	}
 	reg.Plan([]upstream.ClusterConfig{cc}).Commit()
-	route := &proxy.Route{Cluster: &proxy.Cluster{Upstream: reg.Cluster("c"), Transport: proxy.NewTransport(proxy.ClientConfig{ConnectTimeout: 2 * time.Second})}}
-	cfg.Hosts = append(cfg.Hosts, gate.Host{Names: []string{"app.test"}, Routes: []gate.Route{{Prefix: "/", Target: route}}})
+	if s.client.ConnectTimeout == 0 {
+		s.client.ConnectTimeout = 2 * time.Second
+	}
+	cl := &proxy.Cluster{
+		Upstream:    reg.Cluster("c"),
+		Transport:   proxy.NewTransport(s.client),
+		IdleTimeout: s.idle,
+		Observer:    s.observer,
+		Affinity:    s.affinity,
+		Stats:       s.stats,
+		Policy:      balance.FirstAlphabetical{},
+	}
+	rc := s.route
+	rc.Cluster = cl
+	if s.site != nil {
+		site, err := proxy.NewSite(*s.site)
+		require.NoError(t, err)
+		rc.Site = site
+	}
+	route, err := proxy.NewRoute(rc)
+	require.NoError(t, err)
+	prefix := s.prefix
+	if prefix == "" {
+		prefix = "/"
+	}
+	cfg := s.cfg
+	cfg.Hosts = append(cfg.Hosts, gate.Host{Names: []string{"app.test"}, Routes: []gate.Route{{Prefix: prefix, Target: route}}})
 	g, err := gate.New(cfg)
 	require.NoError(t, err)
-	return listen(t, g)
+	if s.h2c {
+		return listenH2C(t, g), cl
+	}
+	return listen(t, g), cl
+}
+
+// listenH2C serves h on loopback with HTTP/1.1 and h2c.
+func listenH2C(t testing.TB, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, Protocols: &p}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+// h2cClient speaks h2c with prior knowledge.
+func h2cClient() *http.Transport {
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	return &http.Transport{Protocols: &p, DisableCompression: true}
 }
 
 func do(t testing.TB, addr string, req *http.Request) (*http.Response, string) {

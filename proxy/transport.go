@@ -76,10 +76,10 @@ const DefaultConnectTimeout = 10 * time.Second
 const MaxServerNames = 256
 
 // Transport is a cluster's HTTP client: an *http.Transport for its
-// [ClientConfig] and, for TLS upstreams checked against the system roots,
-// one more per server name that requests send as their Host, so that the
-// SNI and the certificate check follow the Host header and a connection
-// made for one name is never reused for another. It is safe for concurrent
+// [ClientConfig] and, for TLS upstreams, one more per server name that
+// requests send as their Host, so that the SNI (and, with system trust, the
+// certificate check) follows the Host header and a connection made for one
+// name is never reused for another. It is safe for concurrent
 // use.
 type Transport struct {
 	cfg   ClientConfig
@@ -153,7 +153,7 @@ func (t *Transport) ForServerName(name string) (http.RoundTripper, bool) {
 // needsServerName reports whether a request to an https destination whose
 // Host name is name needs a transport of its own.
 func (t *Transport) needsServerName(destHost, name string) bool {
-	return t.cfg.ServerName == "" && t.cfg.Trust == TrustSystem && name != "" && !strings.EqualFold(hostOnly(destHost), name)
+	return t.cfg.ServerName == "" && name != "" && !strings.EqualFold(hostOnly(destHost), name)
 }
 
 func newHTTPTransport(cfg ClientConfig) *http.Transport {

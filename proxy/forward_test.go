@@ -1,0 +1,718 @@
+package proxy_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/netip"
+	"net/textproto"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paduraksa/paduraksa/balance"
+	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/proxy"
+)
+
+// recorder is an Observer that keeps every observation.
+type recorder struct {
+	mu  sync.Mutex
+	obs []proxy.Observation
+}
+
+func (r *recorder) Observe(o proxy.Observation) {
+	r.mu.Lock()
+	r.obs = append(r.obs, o)
+	r.mu.Unlock()
+}
+
+func (r *recorder) kinds() []proxy.ErrorKind {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var k []proxy.ErrorKind
+	for _, o := range r.obs {
+		k = append(k, o.Kind)
+	}
+	return k
+}
+
+func deadAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	a := ln.Addr().String()
+	ln.Close()
+	return a
+}
+
+func TestHostHeaderModes(t *testing.T) {
+	got := make(chan string, 1)
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.Host }))
+	for _, tc := range []struct {
+		name string
+		mode proxy.HostHeader
+		host string
+		want string
+	}{
+		{"client", proxy.HostClient, "", "app.test"},
+		{"destination", proxy.HostDestination, "", up},
+		{"custom", proxy.HostCustom, "internal.example:8080", "internal.example:8080"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, _ := setup{route: proxy.RouteConfig{HostHeader: tc.mode, HostName: tc.host}}.start(t, up)
+			res, _ := do(t, addr, mustReq("GET", "/"))
+			require.Equal(t, 200, res.StatusCode)
+			assert.Equal(t, tc.want, <-got)
+		})
+	}
+	_, err := proxy.NewRoute(proxy.RouteConfig{Cluster: &proxy.Cluster{}, HostHeader: proxy.HostCustom, HostName: "bad host"})
+	assert.ErrorIs(t, err, proxy.ErrInvalidRoute)
+}
+
+func TestForwardingHeadersOnStripAndCustomRules(t *testing.T) {
+	got := make(chan *http.Request, 1)
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r
+		w.Header().Set("X-Upstream", "1")
+		w.Header().Set("X-Powered-By", "php")
+	}))
+	s := setup{
+		prefix: "/app",
+		route: proxy.RouteConfig{
+			Rewrite:         proxy.Rewrite{StripPrefix: "/app"},
+			RequestHeaders:  []proxy.HeaderRule{{Name: "x-env", Value: "prod"}, {Name: "X-Remove-Me", Op: proxy.HeaderRemove}, {Name: "X-Multi", Op: proxy.HeaderAdd, Value: "b"}},
+			ResponseHeaders: []proxy.HeaderRule{{Name: "X-Powered-By", Op: proxy.HeaderRemove}, {Name: "X-Frame-Options", Value: "DENY"}},
+		},
+		site: &proxy.SiteConfig{
+			RequestHeaders:  []proxy.HeaderRule{{Name: "X-Env", Value: "host"}, {Name: "X-Site", Value: "s"}},
+			ResponseHeaders: []proxy.HeaderRule{{Name: "Set-Cookie", Op: proxy.HeaderAdd, Value: "site=1"}},
+		},
+	}
+	addr, _ := s.start(t, up)
+	req := mustReq("GET", "/app/x")
+	req.Header.Set("X-Forwarded-Prefix", "/evil")
+	req.Header.Set("X-Remove-Me", "1")
+	req.Header.Set("X-Multi", "a")
+	res, _ := do(t, addr, req)
+	require.Equal(t, 200, res.StatusCode)
+	r := <-got
+	assert.Equal(t, "/x", r.RequestURI)
+	assert.Equal(t, []string{"/app"}, r.Header["X-Forwarded-Prefix"], "a stripping route sends its own prefix")
+	assert.Equal(t, []string{"prod"}, r.Header["X-Env"], "the route's rule replaces the host's for the same name")
+	assert.Equal(t, []string{"s"}, r.Header["X-Site"])
+	assert.Empty(t, r.Header["X-Remove-Me"])
+	assert.Equal(t, []string{"a", "b"}, r.Header["X-Multi"])
+	assert.Equal(t, "1", res.Header.Get("X-Upstream"))
+	assert.Empty(t, res.Header.Get("X-Powered-By"))
+	assert.Equal(t, "DENY", res.Header.Get("X-Frame-Options"))
+	assert.Equal(t, []string{"site=1"}, res.Header["Set-Cookie"])
+
+	// The proxy's own answers carry the response rules too.
+	s.route.Rewrite = proxy.Rewrite{}
+	s.prefix = ""
+	addr, _ = s.start(t, deadAddr(t))
+	res, _ = do(t, addr, mustReq("GET", "/"))
+	assert.Equal(t, 502, res.StatusCode)
+	assert.Equal(t, "DENY", res.Header.Get("X-Frame-Options"))
+}
+
+func TestHeaderRulesRefused(t *testing.T) {
+	for _, tc := range []struct {
+		dir  proxy.Direction
+		rule proxy.HeaderRule
+		err  error
+	}{
+		{proxy.Request, proxy.HeaderRule{Name: "Host", Value: "x"}, proxy.ErrHeaderReserved},
+		{proxy.Request, proxy.HeaderRule{Name: "x-forwarded-for", Value: "x"}, proxy.ErrHeaderReserved},
+		{proxy.Request, proxy.HeaderRule{Name: "CF-Connecting-IP", Value: "x"}, proxy.ErrHeaderReserved},
+		{proxy.Request, proxy.HeaderRule{Name: "Connection", Value: "x"}, proxy.ErrHeaderReserved},
+		{proxy.Response, proxy.HeaderRule{Name: "Strict-Transport-Security", Value: "x"}, proxy.ErrHeaderReserved},
+		{proxy.Response, proxy.HeaderRule{Name: "Location", Value: "/x"}, proxy.ErrHeaderReserved},
+		{proxy.Response, proxy.HeaderRule{Name: "Set-Cookie", Value: "a=b"}, proxy.ErrHeaderOp},
+		{proxy.Response, proxy.HeaderRule{Name: "Set-Cookie", Op: proxy.HeaderRemove}, proxy.ErrHeaderOp},
+		{proxy.Response, proxy.HeaderRule{Name: "X-A", Value: "a\r\nb"}, proxy.ErrHeaderValue},
+		{proxy.Response, proxy.HeaderRule{Name: "X-A", Value: " a"}, proxy.ErrHeaderValue},
+		{proxy.Response, proxy.HeaderRule{Name: "X-A", Op: proxy.HeaderRemove, Value: "a"}, proxy.ErrHeaderValueUnset},
+		{proxy.Response, proxy.HeaderRule{Name: "X A", Value: "a"}, proxy.ErrHeaderName},
+		{proxy.Response, proxy.HeaderRule{Name: "X-A", Op: 9, Value: "a"}, proxy.ErrHeaderOp},
+	} {
+		assert.ErrorIs(t, proxy.CheckHeaderRule(tc.dir, tc.rule), tc.err, "%+v", tc.rule)
+	}
+	assert.NoError(t, proxy.CheckHeaderRule(proxy.Response, proxy.HeaderRule{Name: "Set-Cookie", Op: proxy.HeaderAdd, Value: "a=b"}))
+
+	var many []proxy.HeaderRule
+	for i := range proxy.MaxHeaderRules + 1 {
+		many = append(many, proxy.HeaderRule{Name: "X-R" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Value: "v"})
+	}
+	_, err := proxy.NewRoute(proxy.RouteConfig{Cluster: &proxy.Cluster{}, RequestHeaders: many})
+	assert.ErrorIs(t, err, proxy.ErrHeaderTooMany)
+	_, err = proxy.NewSite(proxy.SiteConfig{ResponseHeaders: []proxy.HeaderRule{{Name: "X-A", Value: "1"}, {Name: "x-a", Value: "2"}}})
+	assert.ErrorIs(t, err, proxy.ErrHeaderDuplicate)
+}
+
+func TestCloudflareHeadersRemoved(t *testing.T) {
+	got := make(chan http.Header, 1)
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.Header }))
+	addr := gateway(t, gate.Config{}, up)
+	req := mustReq("GET", "/")
+	for _, k := range []string{"CF-Connecting-IP", "Cf-Access-Jwt-Assertion", "cf-ipcity", "CF-Visitor", "True-Client-IP"} {
+		req.Header[k] = []string{"forged"}
+	}
+	do(t, addr, req)
+	for k := range <-got {
+		assert.False(t, strings.HasPrefix(strings.ToLower(k), "cf-") || k == "True-Client-Ip", k)
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	got := make(chan string, 4)
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("X-Request-Id")
+		w.Header().Set("X-Request-Id", "upstream")
+	}))
+	addr, _ := setup{site: &proxy.SiteConfig{RequestID: proxy.RequestIDKeep}}.start(t, up)
+	req := mustReq("GET", "/")
+	req.Header.Set("X-Request-Id", "client-1")
+	res, _ := do(t, addr, req)
+	assert.Equal(t, "client-1", <-got)
+	assert.Equal(t, "client-1", res.Header.Get("X-Request-Id"), "ours replaces the upstream's")
+
+	res, _ = do(t, addr, mustReq("GET", "/"))
+	id := <-got
+	assert.Len(t, id, 32)
+	assert.Equal(t, id, res.Header.Get("X-Request-Id"))
+
+	addr, _ = setup{site: &proxy.SiteConfig{RequestID: proxy.RequestIDGenerate}}.start(t, deadAddr(t))
+	req = mustReq("GET", "/")
+	req.Header.Set("X-Request-Id", "client-1")
+	res, _ = do(t, addr, req)
+	assert.Equal(t, 502, res.StatusCode)
+	assert.Len(t, res.Header.Get("X-Request-Id"), 32, "the proxy's own answer carries the request ID")
+}
+
+func TestUpgradeH2CIsNeverForwarded(t *testing.T) {
+	got := make(chan http.Header, 1)
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.Header }))
+	addr := gateway(t, gate.Config{}, up)
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	io.WriteString(conn, "GET / HTTP/1.1\r\nHost: app.test\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n")
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, 200, res.StatusCode)
+	h := <-got
+	assert.Empty(t, h["Upgrade"])
+	assert.Empty(t, h["Http2-Settings"])
+	assert.Empty(t, h["Connection"])
+}
+
+// wsUpstream accepts an Upgrade: websocket and echoes lines.
+func wsUpstream(t *testing.T, closed chan<- struct{}) string {
+	return listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "websocket" {
+			http.Error(w, "no upgrade", 400)
+			return
+		}
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-Up: 1\r\n\r\n")
+		brw.Flush()
+		for {
+			line, err := brw.ReadString('\n')
+			if err != nil {
+				if closed != nil {
+					close(closed)
+				}
+				return
+			}
+			brw.WriteString("echo " + line)
+			brw.Flush()
+		}
+	}))
+}
+
+func dialUpgrade(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	io.WriteString(conn, "GET /ws HTTP/1.1\r\nHost: app.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nfirst\n")
+	br := bufio.NewReader(conn)
+	res, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, 101, res.StatusCode)
+	assert.Equal(t, "1", res.Header.Get("X-Up"))
+	assert.Equal(t, "Paduraksa", res.Header.Get("Server"))
+	line, err := br.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "echo first\n", line, "bytes the client sent with the upgrade reach the upstream")
+	return conn, br
+}
+
+func TestUpgradeIdleTimeout(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	t.Run("idle tunnel is cut", func(t *testing.T) {
+		closed := make(chan struct{})
+		addr, _ := setup{idle: idle}.start(t, wsUpstream(t, closed))
+		conn, br := dialUpgrade(t, addr)
+		start := time.Now()
+		_, err := br.ReadString('\n')
+		assert.Error(t, err, "the proxy closes the idle tunnel")
+		assert.GreaterOrEqual(t, time.Since(start), idle-50*time.Millisecond)
+		select {
+		case <-closed:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the upstream side stayed open")
+		}
+		conn.Close()
+	})
+	t.Run("talking tunnel lives", func(t *testing.T) {
+		addr, _ := setup{idle: idle}.start(t, wsUpstream(t, nil))
+		conn, br := dialUpgrade(t, addr)
+		deadline := time.Now().Add(3 * idle)
+		for i := 0; time.Now().Before(deadline); i++ {
+			time.Sleep(idle / 4) // the pace of the conversation, not synchronisation
+			_, err := io.WriteString(conn, "ping\n")
+			require.NoError(t, err)
+			line, err := br.ReadString('\n')
+			require.NoError(t, err, "exchange %d", i)
+			require.Equal(t, "echo ping\n", line)
+		}
+	})
+}
+
+func TestStreamIdleTimeout(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	release := make(chan struct{})
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		gap, _ := time.ParseDuration(r.URL.Query().Get("gap"))
+		for i := range 3 {
+			if i > 0 {
+				select {
+				case <-time.After(gap):
+				case <-r.Context().Done():
+					return
+				case <-release:
+					return
+				}
+			}
+			io.WriteString(w, "data: x\n\n")
+			w.(http.Flusher).Flush()
+		}
+	}))
+	t.Cleanup(func() { close(release) })
+	stats := new(proxy.Stats)
+	obs := new(recorder)
+	addr, _ := setup{idle: idle, stats: stats, observer: obs}.start(t, up)
+
+	res, body := do(t, addr, mustReq("GET", "/?gap=100ms"))
+	assert.Equal(t, 200, res.StatusCode)
+	assert.Equal(t, strings.Repeat("data: x\n\n", 3), body, "gaps under the idle timeout are kept")
+
+	req := mustReq("GET", "/?gap=1h")
+	req.URL.Host, req.URL.Scheme, req.Host = addr, "http", "app.test"
+	res, err := http.DefaultTransport.RoundTrip(req)
+	require.NoError(t, err)
+	b, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.Error(t, err, "a stream quiet for longer than the idle timeout is cut, visibly")
+	assert.Equal(t, "data: x\n\n", string(b))
+	assert.Eventually(t, func() bool { return stats.Count(proxy.ErrorTimeout) == 1 }, 5*time.Second, 10*time.Millisecond)
+	assert.Contains(t, obs.kinds(), proxy.ErrorTimeout)
+}
+
+func TestResponseHeaderTimeoutIs504(t *testing.T) {
+	block := make(chan struct{})
+	t.Cleanup(func() { close(block) })
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	}))
+	addr, _ := setup{client: proxy.ClientConfig{ResponseHeaderTimeout: 200 * time.Millisecond}}.start(t, up)
+	res, body := do(t, addr, mustReq("GET", "/"))
+	assert.Equal(t, 504, res.StatusCode)
+	assert.Contains(t, body, "504")
+}
+
+func TestConnectTimeout(t *testing.T) {
+	// 192.0.2.1 (TEST-NET-1) is not routed: the connect hangs or fails
+	// fast, both end before the client's patience.
+	addr, _ := setup{client: proxy.ClientConfig{ConnectTimeout: 200 * time.Millisecond}}.start(t, "192.0.2.1:81")
+	start := time.Now()
+	res, _ := do(t, addr, mustReq("GET", "/"))
+	assert.Contains(t, []int{502, 504}, res.StatusCode)
+	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+func TestErrorClassificationAndPassiveHealth(t *testing.T) {
+	obs := new(recorder)
+	stats := new(proxy.Stats)
+	addr, _ := setup{observer: obs, stats: stats}.start(t, deadAddr(t))
+	res, _ := do(t, addr, mustReq("GET", "/"))
+	assert.Equal(t, 502, res.StatusCode)
+	assert.Equal(t, []proxy.ErrorKind{proxy.ErrorConnect}, obs.kinds())
+	assert.Equal(t, uint64(1), stats.Count(proxy.ErrorConnect))
+
+	// Garbage instead of a response header.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				bufio.NewReader(c).ReadString('\n')
+				io.WriteString(c, "NOT HTTP\r\n\r\n")
+				c.Close()
+			}()
+		}
+	}()
+	obs2 := new(recorder)
+	addr, _ = setup{observer: obs2}.start(t, ln.Addr().String())
+	res, _ = do(t, addr, mustReq("GET", "/"))
+	assert.Equal(t, 502, res.StatusCode)
+	assert.Equal(t, []proxy.ErrorKind{proxy.ErrorResponse}, obs2.kinds())
+
+	assert.Equal(t, proxy.ErrorClientAbort, proxy.ClassifyError(canceledCtx(), io.EOF))
+	assert.Equal(t, "client-abort", proxy.ErrorClientAbort.String())
+}
+
+func canceledCtx() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+func TestClientAbortIsNotBlamed(t *testing.T) {
+	arrived := make(chan struct{})
+	upDone := make(chan struct{})
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-r.Context().Done()
+		close(upDone)
+	}))
+	obs := new(recorder)
+	stats := new(proxy.Stats)
+	addr, _ := setup{observer: obs, stats: stats}.start(t, up)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/", nil)
+	req.Host = "app.test"
+	go func() { <-arrived; cancel() }()
+	_, err := http.DefaultClient.Do(req)
+	require.Error(t, err)
+	<-upDone
+	assert.Eventually(t, func() bool { return stats.Count(proxy.ErrorClientAbort) == 1 }, 5*time.Second, 10*time.Millisecond)
+	assert.Empty(t, obs.kinds(), "a client abort is never fed to passive health")
+}
+
+func TestClientDisconnectMidBodyReleasesUpstream(t *testing.T) {
+	upErr := make(chan error, 1)
+	started := make(chan struct{})
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		buf := make([]byte, 5)
+		io.ReadFull(r.Body, buf)
+		close(started)
+		_, err := io.ReadAll(r.Body)
+		upErr <- err
+	}))
+	addr := gateway(t, gate.Config{}, up)
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	io.WriteString(conn, "POST / HTTP/1.1\r\nHost: app.test\r\nContent-Length: 100\r\n\r\nhello")
+	<-started
+	conn.Close()
+	select {
+	case err := <-upErr:
+		assert.Error(t, err, "the upstream sees the body cut, not a hang")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream request was not released")
+	}
+}
+
+func TestEarlyHints(t *testing.T) {
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</style.css>; rel=preload")
+		w.Header().Set("Connection", "X-Hop")
+		w.Header().Set("X-Hop", "1")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Link")
+		w.Header().Del("Connection")
+		w.Header().Del("X-Hop")
+		io.WriteString(w, "ok")
+	}))
+	addr := gateway(t, gate.Config{}, up)
+	var codes []int
+	var hints textproto.MIMEHeader
+	trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+		codes = append(codes, code)
+		hints = h
+		return nil
+	}}
+	req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", "http://"+addr+"/", nil)
+	req.Host = "app.test"
+	res, err := http.DefaultTransport.RoundTrip(req)
+	require.NoError(t, err)
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.Equal(t, []int{103}, codes)
+	assert.Equal(t, "</style.css>; rel=preload", hints.Get("Link"))
+	assert.Empty(t, hints.Get("X-Hop"), "hop-by-hop fields of a 1xx are stripped too")
+	assert.Equal(t, "ok", string(b))
+	assert.Empty(t, res.Header.Get("Link"), "the hints' fields do not leak into the final response")
+	assert.Equal(t, "Paduraksa", res.Header.Get("Server"))
+}
+
+func TestH2CEndToEndWithTrailers(t *testing.T) {
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	protos := make(chan string, 1)
+	srv := &http.Server{Protocols: &p, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		protos <- r.Proto
+		w.Header().Set("Content-Length", "4")
+		w.Header().Set("Trailer", "X-Checksum")
+		io.WriteString(w, "body")
+		w.Header().Set("X-Checksum", "abc")
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	addr, _ := setup{client: proxy.ClientConfig{Version: proxy.HTTP2, ExactVersion: true}, h2c: true}.start(t, ln.Addr().String())
+	for _, tc := range []struct {
+		name string
+		rt   http.RoundTripper
+	}{{"client h1", http.DefaultTransport}, {"client h2c", h2cClient()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := mustReq("GET", "/")
+			req.URL.Host, req.URL.Scheme, req.Host = addr, "http", "app.test"
+			res, err := tc.rt.RoundTrip(req)
+			require.NoError(t, err)
+			b, err := io.ReadAll(res.Body)
+			require.NoError(t, err)
+			res.Body.Close()
+			assert.Equal(t, "body", string(b))
+			assert.Equal(t, "abc", res.Trailer.Get("X-Checksum"), "a length from an h2 upstream does not lose the trailers")
+			assert.Equal(t, "HTTP/2.0", <-protos)
+		})
+	}
+}
+
+// selfSigned returns a certificate for names and the SHA-256 pin of its key.
+func selfSigned(t *testing.T, names ...string) (tls.Certificate, []byte) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	leaf, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	pin := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pin[:]
+}
+
+func TestTLSUpstreamSNIAndPins(t *testing.T) {
+	cert, pin := selfSigned(t, "backend.test")
+	sni := make(chan string, 8)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		NextProtos:   []string{"h2", "http/1.1"},
+		GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+			sni <- h.ServerName
+			return nil, nil
+		},
+	})
+	require.NoError(t, err)
+	protos := make(chan string, 8)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		protos <- r.Proto
+		io.WriteString(w, r.Host)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	up := ln.Addr().String()
+
+	t.Run("pinned, custom host is the SNI", func(t *testing.T) {
+		obs := new(recorder)
+		addr, _ := setup{scheme: "https", observer: obs,
+			client: proxy.ClientConfig{Trust: proxy.TrustPinned, Pins: string(pin), Version: proxy.HTTP2},
+			route:  proxy.RouteConfig{HostHeader: proxy.HostCustom, HostName: "backend.test"}}.start(t, up)
+		res, body := do(t, addr, mustReq("GET", "/"))
+		require.Equal(t, 200, res.StatusCode)
+		assert.Equal(t, "backend.test", body)
+		assert.Equal(t, "backend.test", <-sni)
+		assert.Equal(t, "HTTP/2.0", <-protos, "HTTP/2 over TLS through ALPN")
+	})
+	t.Run("client host is the SNI", func(t *testing.T) {
+		addr, _ := setup{scheme: "https", client: proxy.ClientConfig{Trust: proxy.TrustAny}}.start(t, up)
+		res, _ := do(t, addr, mustReq("GET", "/"))
+		require.Equal(t, 200, res.StatusCode)
+		assert.Equal(t, "app.test", <-sni)
+		assert.Equal(t, "HTTP/1.1", <-protos)
+	})
+	t.Run("pin mismatch", func(t *testing.T) {
+		obs := new(recorder)
+		wrong := sha256.Sum256([]byte("other"))
+		addr, _ := setup{scheme: "https", observer: obs, client: proxy.ClientConfig{Trust: proxy.TrustPinned, Pins: string(wrong[:])}}.start(t, up)
+		res, _ := do(t, addr, mustReq("GET", "/"))
+		assert.Equal(t, 502, res.StatusCode)
+		assert.Equal(t, []proxy.ErrorKind{proxy.ErrorTLS}, obs.kinds())
+		<-sni
+	})
+	t.Run("system trust refuses a self-signed certificate", func(t *testing.T) {
+		obs := new(recorder)
+		addr, _ := setup{scheme: "https", observer: obs}.start(t, up)
+		res, _ := do(t, addr, mustReq("GET", "/"))
+		assert.Equal(t, 502, res.StatusCode)
+		assert.Equal(t, []proxy.ErrorKind{proxy.ErrorTLS}, obs.kinds())
+		assert.Equal(t, "app.test", <-sni, "the certificate is checked against the Host's name")
+	})
+}
+
+func TestAffinity(t *testing.T) {
+	hits := make(chan string, 8)
+	mk := func(name string) string {
+		return listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits <- name
+			http.SetCookie(w, &http.Cookie{Name: "app", Value: name})
+		}))
+	}
+	a, b := mk("a"), mk("b")
+	aff, err := balance.NewAffinity(balance.AffinityConfig{}, balance.NewAffinityKey())
+	require.NoError(t, err)
+	addr, cl := setup{affinity: aff}.start(t, a, b)
+	res, _ := do(t, addr, mustReq("GET", "/"))
+	first := <-hits
+	var key *http.Cookie
+	for _, c := range res.Cookies() {
+		if c.Name == balance.DefaultAffinityKeyName {
+			key = c
+		}
+	}
+	require.NotNil(t, key, "the affinity cookie is set")
+	assert.Len(t, res.Cookies(), 2, "beside the upstream's own cookie")
+	cl.Policy = balance.LeastRequests{} // would spread requests if affinity did not hold
+	for range 4 {
+		req := mustReq("GET", "/")
+		req.AddCookie(key)
+		do(t, addr, req)
+		assert.Equal(t, first, <-hits)
+	}
+}
+
+func TestRetries(t *testing.T) {
+	t.Run("POST after a refused connection arrives whole", func(t *testing.T) {
+		got := make(chan string, 1)
+		up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			got <- string(b)
+		}))
+		stats := new(proxy.Stats)
+		// FirstAlphabetical tries the dead destination "a" first.
+		addr, _ := setup{stats: stats, route: proxy.RouteConfig{Retry: proxy.Retry{Attempts: 1}}}.start(t, deadAddr(t), up)
+		body := strings.Repeat("payload-", 1000)
+		req, _ := http.NewRequest("POST", "/", strings.NewReader(body))
+		res, _ := do(t, addr, req)
+		assert.Equal(t, 200, res.StatusCode)
+		assert.Equal(t, body, <-got)
+		assert.Equal(t, uint64(1), stats.Retries())
+	})
+	t.Run("POST failing mid-response is not retried", func(t *testing.T) {
+		var calls atomic.Int32
+		cut := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			io.ReadAll(r.Body)
+			conn, _, _ := http.NewResponseController(w).Hijack()
+			io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial")
+			conn.Close()
+		}))
+		other := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(100) }))
+		addr, _ := setup{route: proxy.RouteConfig{Retry: proxy.Retry{Attempts: 2}}}.start(t, cut, other)
+		req, _ := http.NewRequest("POST", "http://"+addr+"/", strings.NewReader("x"))
+		req.Host = "app.test"
+		res, err := http.DefaultTransport.RoundTrip(req)
+		if err == nil {
+			_, err = io.ReadAll(res.Body)
+			res.Body.Close()
+		}
+		assert.Error(t, err, "the truncated body is visible")
+		assert.Equal(t, int32(1), calls.Load())
+	})
+	t.Run("POST whose upstream failed before answering is not retried", func(t *testing.T) {
+		var calls atomic.Int32
+		reset := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			io.ReadAll(r.Body)
+			conn, _, _ := http.NewResponseController(w).Hijack()
+			conn.Close()
+		}))
+		other := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(100) }))
+		addr, _ := setup{route: proxy.RouteConfig{Retry: proxy.Retry{Attempts: 2}}}.start(t, reset, other)
+		req, _ := http.NewRequest("POST", "/", strings.NewReader("x"))
+		res, _ := do(t, addr, req)
+		assert.Equal(t, 502, res.StatusCode)
+		assert.Equal(t, int32(1), calls.Load())
+	})
+	t.Run("PUT with a replayable body goes to another destination", func(t *testing.T) {
+		got := make(chan string, 2)
+		reset := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.ReadAll(r.Body)
+			conn, _, _ := http.NewResponseController(w).Hijack()
+			conn.Close()
+		}))
+		ok := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			got <- string(b)
+		}))
+		addr, _ := setup{route: proxy.RouteConfig{Retry: proxy.Retry{Attempts: 1}}}.start(t, reset, ok)
+		req, _ := http.NewRequest("PUT", "/", strings.NewReader("replayed"))
+		res, _ := do(t, addr, req)
+		assert.Equal(t, 200, res.StatusCode)
+		assert.Equal(t, "replayed", <-got)
+	})
+	assert.ErrorIs(t, proxy.CheckRetry(proxy.Retry{Attempts: 9}), proxy.ErrRetry)
+	assert.ErrorIs(t, proxy.CheckRetry(proxy.Retry{Budget: 2}), proxy.ErrRetry)
+}
+
+func TestClientAddressIsTheResolvedOne(t *testing.T) {
+	got := make(chan http.Header, 1)
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.Header }))
+	addr := gateway(t, gate.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, TrustForwardedProto: true}, up)
+	req := mustReq("GET", "/")
+	req.Header.Set("X-Forwarded-For", "198.51.100.7, 203.0.113.9")
+	req.Header.Set("X-Forwarded-Proto", "https")
+	do(t, addr, req)
+	h := <-got
+	assert.Equal(t, []string{"203.0.113.9"}, h["X-Forwarded-For"], "one address: the rightmost untrusted")
+	assert.Equal(t, []string{"203.0.113.9"}, h["X-Real-Ip"])
+	assert.Equal(t, []string{"https"}, h["X-Forwarded-Proto"], "the trusted scheme")
+}
