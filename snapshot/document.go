@@ -16,6 +16,12 @@ type Document struct {
 	Upstreams    []Upstream    `json:"upstreams,omitempty"`
 	AccessLists  []AccessList  `json:"accessLists,omitempty"`
 	Certificates []Certificate `json:"certificates,omitempty"`
+	// RuleSets, RateLimits and ForwardAuths are policies that hosts and
+	// routes name in their policies lists, beside access lists. Policy IDs
+	// share one namespace across the four kinds.
+	RuleSets     []RuleSet     `json:"ruleSets,omitempty"`
+	RateLimits   []RateLimit   `json:"rateLimits,omitempty"`
+	ForwardAuths []ForwardAuth `json:"forwardAuths,omitempty"`
 }
 
 // Global holds settings that apply to every host.
@@ -35,6 +41,13 @@ type Global struct {
 	// DefaultAnswer answers requests for unknown hosts; absent means 404
 	// with a short text body.
 	DefaultAnswer *FixedAnswer `json:"defaultAnswer,omitempty"`
+	// Cloudflare mode: the trusted proxies are Cloudflare's edge (or a
+	// local cloudflared); the client comes from CF-Connecting-IP and the
+	// scheme from CF-Visitor, and only then are cf-* headers forwarded.
+	Cloudflare bool `json:"cloudflare,omitempty"`
+	// ProbeSources are the addresses and prefixes of health checkers,
+	// which rate limits with exemptProbes let through.
+	ProbeSources []string `json:"probeSources,omitempty"`
 }
 
 // Host kinds.
@@ -67,6 +80,123 @@ type Host struct {
 	Certificate string `json:"certificate,omitempty"`
 	// Server overrides Global.Server for this host.
 	Server string `json:"server,omitempty"`
+	// Policies names the host's policies by ID (access lists, rule sets,
+	// rate limits, forward auths), evaluated in order after AccessList.
+	Policies []string `json:"policies,omitempty"`
+	// TLS is re-checked per request; absent means HTTP/1.1 and HTTP/2
+	// over any TLS version, no HTTP/3.
+	TLS *HostTLS `json:"tls,omitempty"`
+	// HSTS, when present, sends Strict-Transport-Security on HTTPS.
+	HSTS *HSTS `json:"hsts,omitempty"`
+	// HTTPSRedirect, when present, redirects plain HTTP to HTTPS.
+	HTTPSRedirect *HTTPSRedirect `json:"httpsRedirect,omitempty"`
+	// Robots, when not empty, is served as /robots.txt; at most 64 KiB.
+	Robots string `json:"robots,omitempty"`
+	// Limits bounds the host's requests; absent means no limits of the
+	// gateway's own.
+	Limits *RequestLimits `json:"limits,omitempty"`
+}
+
+// HostTLS is a host's TLS policy.
+type HostTLS struct {
+	// MinVersion is "1.2" or "1.3"; empty means no minimum.
+	MinVersion string `json:"minVersion,omitempty"`
+	// HTTP1Only refuses HTTP/2.
+	HTTP1Only bool `json:"http1Only,omitempty"`
+	// HTTP3 serves the host over HTTP/3 and advertises it with Alt-Svc.
+	HTTP3 bool `json:"http3,omitempty"`
+	// AltSvc is the Alt-Svc value; default `h3=":443"; ma=86400`.
+	AltSvc string `json:"altSvc,omitempty"`
+}
+
+// HSTS configures Strict-Transport-Security.
+type HSTS struct {
+	// MaxAge is at least 1s.
+	MaxAge            Duration `json:"maxAge,omitempty"`
+	IncludeSubdomains bool     `json:"includeSubdomains,omitempty"`
+	Preload           bool     `json:"preload,omitempty"`
+}
+
+// HTTPSRedirect configures the plain-HTTP to HTTPS redirect.
+type HTTPSRedirect struct {
+	// Status is 301, 302, 307 or 308 (default 308).
+	Status int `json:"status,omitempty"`
+	// Port is the HTTPS port (default 443).
+	Port int `json:"port,omitempty"`
+}
+
+// RequestLimits bounds requests; 0 means no limit.
+type RequestLimits struct {
+	MaxURIBytes    int   `json:"maxUriBytes,omitempty"`    // 414 beyond
+	MaxHeaderCount int   `json:"maxHeaderCount,omitempty"` // 431 beyond
+	MaxHeaderBytes int   `json:"maxHeaderBytes,omitempty"` // 431 beyond
+	MaxBodyBytes   int64 `json:"maxBodyBytes,omitempty"`   // 413 beyond
+}
+
+// Policy modes.
+const (
+	ModeEnforce = "enforce" // the default
+	ModeShadow  = "shadow"  // evaluate, count and log, then continue
+	ModeOff     = "off"
+)
+
+// RuleSet is a list of path, method and user-agent rules; the first that
+// matches decides.
+type RuleSet struct {
+	ID string `json:"id,omitempty"`
+	// Mode is "enforce" (default), "shadow" or "off".
+	Mode  string `json:"mode,omitempty"`
+	Rules []Rule `json:"rules,omitempty"`
+}
+
+// Rule actions.
+const (
+	ActionDeny    = "deny" // 403 (the default)
+	ActionAllow   = "allow"
+	ActionRespond = "respond"
+)
+
+// Rule matches when every condition set holds.
+type Rule struct {
+	PathPrefix        string   `json:"pathPrefix,omitempty"`
+	PathExact         string   `json:"pathExact,omitempty"`
+	Methods           []string `json:"methods,omitempty"`
+	UserAgentContains string   `json:"userAgentContains,omitempty"`
+	// Action is "deny" (default), "allow" or "respond".
+	Action string `json:"action,omitempty"`
+	// Respond is the answer of a "respond" rule (status required).
+	Respond *FixedAnswer `json:"respond,omitempty"`
+}
+
+// RateLimit is a token bucket per client address (IPv4, IPv6 /64).
+type RateLimit struct {
+	ID   string `json:"id,omitempty"`
+	Mode string `json:"mode,omitempty"`
+	// Requests per Period is the sustained rate; both required.
+	Requests int      `json:"requests,omitempty"`
+	Period   Duration `json:"period,omitempty"`
+	// Burst defaults to Requests.
+	Burst int `json:"burst,omitempty"`
+	// Scope is required: "shared" (one bucket per client for every host
+	// and route naming the limit) or "route" (one per client and route).
+	Scope string `json:"scope,omitempty"`
+	// ExemptProbes lets Global.ProbeSources through.
+	ExemptProbes bool `json:"exemptProbes,omitempty"`
+}
+
+// ForwardAuth asks an auth service about each request.
+type ForwardAuth struct {
+	ID   string `json:"id,omitempty"`
+	Mode string `json:"mode,omitempty"`
+	// URL is the service's absolute http(s) URL.
+	URL string `json:"url,omitempty"`
+	// Timeout defaults to 5s; a timeout answers 504.
+	Timeout Duration `json:"timeout,omitempty"`
+	// RequestHeaders are sent to the service; IdentityHeaders are copied
+	// from its 2xx answer upstream (and always removed from the client's
+	// request).
+	RequestHeaders  []string `json:"requestHeaders,omitempty"`
+	IdentityHeaders []string `json:"identityHeaders,omitempty"`
 }
 
 // Redirect describes the answer of a redirect host.
@@ -101,6 +231,11 @@ type Route struct {
 	Path string `json:"path,omitempty"`
 	// Upstream names an upstream by ID.
 	Upstream string `json:"upstream,omitempty"`
+	// Policies names the route's own policies by ID, after the host's.
+	Policies []string `json:"policies,omitempty"`
+	// MaxBodyBytes overrides the host's limits.maxBodyBytes; 0 means the
+	// host's.
+	MaxBodyBytes int64 `json:"maxBodyBytes,omitempty"`
 }
 
 // Upstream is a cluster of destinations that routes send requests to.
@@ -231,6 +366,19 @@ type AccessList struct {
 	Allow []string `json:"allow,omitempty"`
 	// Deny refuses these prefixes; it wins over Allow.
 	Deny []string `json:"deny,omitempty"`
+	// Mode is "enforce" (default), "shadow" or "off", wherever the list
+	// is used.
+	Mode string `json:"mode,omitempty"`
+	// Users, when not empty, require HTTP basic auth as one of them.
+	Users []BasicUser `json:"users,omitempty"`
+	// Realm is the basic-auth realm; default "restricted".
+	Realm string `json:"realm,omitempty"`
+}
+
+// BasicUser is a basic-auth user with a bcrypt password hash.
+type BasicUser struct {
+	Name         string `json:"name,omitempty"`
+	PasswordHash string `json:"passwordHash,omitempty"`
 }
 
 // Certificate is a named certificate and key, as PEM files.
