@@ -228,14 +228,35 @@ func canonHostName(name string) (canon string, wildcard bool, err error) {
 	return canon, wildcard, nil
 }
 
-// plainIPv4 reports whether name is an IPv4 address in dotted decimal,
-// which netip parses only in its canonical form (no leading zeros).
+// plainIPv4 reports whether name is an IPv4 address in dotted decimal
+// without leading zeros: the only form netip parses, so canonical.
 func plainIPv4(name string) bool {
-	if len(name) < 7 || len(name) > 15 || name[0] < '0' || name[0] > '9' {
+	if len(name) < 7 || len(name) > 15 {
 		return false
 	}
-	ip, err := netip.ParseAddr(name)
-	return err == nil && ip.Is4()
+	dots, val, digits := 0, 0, 0
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case '0' <= c && c <= '9':
+			if digits == 1 && val == 0 {
+				return false // leading zero
+			}
+			val = val*10 + int(c-'0')
+			digits++
+			if val > 255 {
+				return false
+			}
+		case c == '.':
+			if digits == 0 || dots == 3 {
+				return false
+			}
+			dots++
+			val, digits = 0, 0
+		default:
+			return false
+		}
+	}
+	return dots == 3 && digits > 0
 }
 
 // plainHostName reports whether name ("*." allowed in front) is a host name

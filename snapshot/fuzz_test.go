@@ -93,6 +93,8 @@ func FuzzCanonicalHostName(f *testing.F) {
 		"example.com", "*.example.com", "EXAMPLE.com.", "xn--bcher-kva.example", "bücher.example", "a--b.com",
 		"ab--c.com", "-a.com", "a-.com", "1.2.3.4", "01.2.3.4", "1.2.3", "::1", "[::1]", "a..b", "a_b.com",
 		"123", "1e1", "*.1.2.3.4", "a.b.c.d.e.f.g", " a.com", "*.", "*", "",
+		"0.0.0.0", "255.255.255.255", "256.1.1.1", "1.2.3.04", "1.2.3.4.5", "1.2.3.", ".1.2.3", "1..2.3",
+		"0\xc30", "a.com\xff",
 	} {
 		f.Add(s)
 	}

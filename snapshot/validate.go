@@ -73,7 +73,7 @@ type docCheck struct {
 	doc   *Document
 	probs []*ValidationError
 
-	upstreamIDs    map[string]struct{}
+	upstreamIDs    map[string]int // first index of each upstream ID
 	accessListIDs  map[string]struct{}
 	certificateIDs map[string]struct{}
 }
@@ -130,9 +130,11 @@ func (c *docCheck) global() {
 // their own entry, not again on every reference.
 func (c *docCheck) indexIDs() {
 	d := c.doc
-	c.upstreamIDs = make(map[string]struct{}, len(d.Upstreams))
+	c.upstreamIDs = make(map[string]int, len(d.Upstreams))
 	for i := range d.Upstreams {
-		c.upstreamIDs[d.Upstreams[i].ID] = struct{}{}
+		if _, dup := c.upstreamIDs[d.Upstreams[i].ID]; !dup {
+			c.upstreamIDs[d.Upstreams[i].ID] = i
+		}
 	}
 	if len(d.AccessLists) > 0 {
 		c.accessListIDs = make(map[string]struct{}, len(d.AccessLists))
@@ -398,7 +400,6 @@ func validID(s string) bool {
 
 func (c *docCheck) upstreams() {
 	ups := c.doc.Upstreams
-	ids := idMap(len(ups))
 	for i := range ups {
 		u := &ups[i]
 		switch {
@@ -407,8 +408,8 @@ func (c *docCheck) upstreams() {
 		case !validID(u.ID):
 			c.add(CodeUpstreamIDInvalid, upPath(i, ".id"), quote(u.ID)+": "+idRule)
 		default:
-			if prev := seenBefore(ids, u.ID, i, func(k int) (string, bool) { return ups[k].ID, true }); prev >= 0 {
-				c.add(CodeUpstreamIDDuplicate, upPath(i, ".id"), quote(u.ID)+" is also upstreams["+itoa(prev)+"]")
+			if first := c.upstreamIDs[u.ID]; first != i {
+				c.add(CodeUpstreamIDDuplicate, upPath(i, ".id"), quote(u.ID)+" is also upstreams["+itoa(first)+"]")
 			}
 		}
 		c.destinations(i, u.Destinations)
