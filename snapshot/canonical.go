@@ -245,6 +245,18 @@ func (e *canonEnc) document(d *Document) {
 			e.str("id", l.ID)
 			e.prefixes("allow", l.Allow)
 			e.prefixes("deny", l.Deny)
+			e.strDefault("mode", l.Mode, ModeEnforce)
+			if len(l.Users) > 0 {
+				e.openArray("users")
+				for j := range l.Users {
+					e.beginElemObj(j)
+					e.str("name", l.Users[j].Name)
+					e.str("passwordHash", l.Users[j].PasswordHash)
+					e.endElemObj()
+				}
+				e.closeArray()
+			}
+			e.strDefault("realm", l.Realm, dfltRealm)
 			e.endElemObj()
 		}
 		e.closeArray()
@@ -261,6 +273,7 @@ func (e *canonEnc) document(d *Document) {
 		}
 		e.closeArray()
 	}
+	e.gatePolicies(d)
 	e.b = append(e.b, '}')
 }
 
@@ -273,6 +286,8 @@ func (e *canonEnc) global(g *Global) {
 	if g.DefaultAnswer != nil {
 		e.fixed("defaultAnswer", g.DefaultAnswer, dfltDefaultStatus)
 	}
+	e.boolean("cloudflare", g.Cloudflare)
+	e.prefixes("probeSources", g.ProbeSources)
 	e.close(m, false)
 }
 
@@ -325,6 +340,8 @@ func (e *canonEnc) host(h *Host) {
 			}
 			e.str("path", p)
 			e.str("upstream", r.Upstream)
+			e.stringList("policies", r.Policies)
+			e.integer("maxBodyBytes", r.MaxBodyBytes, 0)
 			e.endElemObj()
 		}
 		e.closeArray()
@@ -332,6 +349,7 @@ func (e *canonEnc) host(h *Host) {
 	e.str("accessList", h.AccessList)
 	e.str("certificate", h.Certificate)
 	e.str("server", h.Server)
+	e.hostGate(h)
 }
 
 func (e *canonEnc) upstream(u *Upstream) {

@@ -127,10 +127,10 @@ type HTTPSRedirect struct {
 
 // RequestLimits bounds requests; 0 means no limit.
 type RequestLimits struct {
-	MaxURIBytes    int   `json:"maxUriBytes,omitempty"`    // 414 beyond
-	MaxHeaderCount int   `json:"maxHeaderCount,omitempty"` // 431 beyond
-	MaxHeaderBytes int   `json:"maxHeaderBytes,omitempty"` // 431 beyond
-	MaxBodyBytes   int64 `json:"maxBodyBytes,omitempty"`   // 413 beyond
+	MaxURIBytes    int `json:"maxUriBytes,omitempty"`    // 414 beyond
+	MaxHeaderCount int `json:"maxHeaderCount,omitempty"` // 431 beyond
+	MaxHeaderBytes int `json:"maxHeaderBytes,omitempty"` // 431 beyond
+	MaxBodyBytes   int `json:"maxBodyBytes,omitempty"`   // 413 beyond
 }
 
 // Policy modes.
@@ -235,7 +235,7 @@ type Route struct {
 	Policies []string `json:"policies,omitempty"`
 	// MaxBodyBytes overrides the host's limits.maxBodyBytes; 0 means the
 	// host's.
-	MaxBodyBytes int64 `json:"maxBodyBytes,omitempty"`
+	MaxBodyBytes int `json:"maxBodyBytes,omitempty"`
 }
 
 // Upstream is a cluster of destinations that routes send requests to.

@@ -1,0 +1,123 @@
+package snapshot
+
+import "time"
+
+// The canonical form of the gate's blocks: host TLS, HSTS, HTTPS
+// redirect, robots and limits, and the rule sets, rate limits and forward
+// auths. Defaults are left out like everywhere else.
+
+const (
+	dfltHTTPSRedirectStatus = 308
+	dfltHTTPSPort           = 443
+	dfltAltSvc              = `h3=":443"; ma=86400`
+	dfltForwardAuthTimeout  = 5 * time.Second
+	dfltRealm               = "restricted"
+)
+
+func (e *canonEnc) hostGate(h *Host) {
+	e.stringList("policies", h.Policies)
+	if t := h.TLS; t != nil {
+		m := e.open("tls")
+		e.str("minVersion", t.MinVersion)
+		e.boolean("http1Only", t.HTTP1Only)
+		e.boolean("http3", t.HTTP3)
+		e.strDefault("altSvc", t.AltSvc, dfltAltSvc)
+		e.close(m, false)
+	}
+	if hs := h.HSTS; hs != nil {
+		m := e.open("hsts")
+		e.duration("maxAge", hs.MaxAge, 0, false)
+		e.boolean("includeSubdomains", hs.IncludeSubdomains)
+		e.boolean("preload", hs.Preload)
+		e.close(m, true)
+	}
+	if rd := h.HTTPSRedirect; rd != nil {
+		m := e.open("httpsRedirect")
+		e.integer("status", rd.Status, dfltHTTPSRedirectStatus)
+		e.integer("port", rd.Port, dfltHTTPSPort)
+		e.close(m, true)
+	}
+	e.str("robots", h.Robots)
+	if l := h.Limits; l != nil {
+		m := e.open("limits")
+		e.integer("maxUriBytes", l.MaxURIBytes, 0)
+		e.integer("maxHeaderCount", l.MaxHeaderCount, 0)
+		e.integer("maxHeaderBytes", l.MaxHeaderBytes, 0)
+		e.integer("maxBodyBytes", l.MaxBodyBytes, 0)
+		e.close(m, false)
+	}
+}
+
+func (e *canonEnc) gatePolicies(d *Document) {
+	if len(d.RuleSets) > 0 {
+		e.openArray("ruleSets")
+		for i := range d.RuleSets {
+			rs := &d.RuleSets[i]
+			e.beginElemObj(i)
+			e.str("id", rs.ID)
+			e.strDefault("mode", rs.Mode, ModeEnforce)
+			if len(rs.Rules) > 0 {
+				e.openArray("rules")
+				for j := range rs.Rules {
+					r := &rs.Rules[j]
+					e.beginElemObj(j)
+					e.str("pathPrefix", r.PathPrefix)
+					e.str("pathExact", r.PathExact)
+					e.stringList("methods", r.Methods)
+					e.str("userAgentContains", r.UserAgentContains)
+					e.strDefault("action", r.Action, ActionDeny)
+					if r.Respond != nil {
+						e.fixed("respond", r.Respond, 0)
+					}
+					e.endElemObj()
+				}
+				e.closeArray()
+			}
+			e.endElemObj()
+		}
+		e.closeArray()
+	}
+	if len(d.RateLimits) > 0 {
+		e.openArray("rateLimits")
+		for i := range d.RateLimits {
+			rl := &d.RateLimits[i]
+			e.beginElemObj(i)
+			e.str("id", rl.ID)
+			e.strDefault("mode", rl.Mode, ModeEnforce)
+			e.integer("requests", rl.Requests, 0)
+			e.duration("period", rl.Period, 0, false)
+			e.integer("burst", rl.Burst, 0)
+			e.str("scope", rl.Scope)
+			e.boolean("exemptProbes", rl.ExemptProbes)
+			e.endElemObj()
+		}
+		e.closeArray()
+	}
+	if len(d.ForwardAuths) > 0 {
+		e.openArray("forwardAuths")
+		for i := range d.ForwardAuths {
+			fa := &d.ForwardAuths[i]
+			e.beginElemObj(i)
+			e.str("id", fa.ID)
+			e.strDefault("mode", fa.Mode, ModeEnforce)
+			e.str("url", fa.URL)
+			e.duration("timeout", fa.Timeout, dfltForwardAuthTimeout, true)
+			e.stringList("requestHeaders", fa.RequestHeaders)
+			e.stringList("identityHeaders", fa.IdentityHeaders)
+			e.endElemObj()
+		}
+		e.closeArray()
+	}
+}
+
+func (e *canonEnc) stringList(k string, vs []string) {
+	if len(vs) == 0 {
+		return
+	}
+	e.openArray(k)
+	for i, v := range vs {
+		e.elem(i)
+		e.b = appendJSONString(e.b, v)
+	}
+	e.closeArray()
+}
