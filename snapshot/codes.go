@@ -89,6 +89,33 @@ package snapshot
 //	certificate.id.invalid                          certificates[i].id                                not 1-128 of [A-Za-z0-9._-]
 //	certificate.id.duplicate                        certificates[i].id                                the same ID on an earlier certificate
 //	certificate.file.missing                        certificates[i].certFile, certificates[i].keyFile both files are required (existence is checked when loading)
+//	global.probeSource.invalid                     global.probeSources[i]                            not an IP address or CIDR prefix
+//	host.policy.unknown                             hosts[i].policies[j]                              no access list, rule set, rate limit or forward auth has the ID
+//	host.tls.minVersion.invalid                     hosts[i].tls.minVersion                           not "1.2" or "1.3"
+//	host.tls.altSvc.invalid                         hosts[i].tls.altSvc                               set without http3, or not a valid header value
+//	host.hsts.maxAge.invalid                        hosts[i].hsts.maxAge                              not a duration of at least 1s
+//	host.httpsRedirect.status.invalid               hosts[i].httpsRedirect.status                     not 301, 302, 307 or 308
+//	host.httpsRedirect.port.invalid                 hosts[i].httpsRedirect.port                       not 1-65535
+//	host.robots.tooLarge                            hosts[i].robots                                   over 64 KiB
+//	host.limits.invalid                             hosts[i].limits.<field>                           negative
+//	route.policy.unknown                            hosts[i].routes[j].policies[k]                    no policy has the ID
+//	route.maxBodyBytes.invalid                      hosts[i].routes[j].maxBodyBytes                   negative
+//	policy.id.missing                               ruleSets[i].id, rateLimits[i].id, forwardAuths[i].id  empty ID
+//	policy.id.invalid                               ruleSets[i].id, rateLimits[i].id, forwardAuths[i].id  not 1-128 of [A-Za-z0-9._-]
+//	policy.id.duplicate                             ruleSets[i].id, rateLimits[i].id, forwardAuths[i].id  an earlier policy of any kind (access lists included) has the ID
+//	policy.mode.invalid                             accessLists[i].mode, ruleSets[i].mode, ...        not enforce, shadow or off
+//	accessList.user.name.invalid                    accessLists[i].users[j].name                      empty, ':' or control characters
+//	accessList.user.passwordHash.invalid            accessLists[i].users[j].passwordHash              not a bcrypt hash
+//	accessList.realm.invalid                        accessLists[i].realm                              not a valid header value
+//	ruleSet.rule.action.invalid                     ruleSets[i].rules[j].action                       not deny, allow or respond
+//	ruleSet.rule.respond.invalid                    ruleSets[i].rules[j].respond[.status|...]         missing for respond, present otherwise, or an invalid answer
+//	ruleSet.rule.method.invalid                     ruleSets[i].rules[j].methods[k]                   not a method token
+//	rateLimit.rate.invalid                          rateLimits[i].requests, rateLimits[i].period      not positive
+//	rateLimit.burst.invalid                         rateLimits[i].burst                               negative
+//	rateLimit.scope.invalid                         rateLimits[i].scope                               missing, or not shared or route
+//	forwardAuth.url.invalid                         forwardAuths[i].url                               not an absolute http(s) URL without user info or fragment
+//	forwardAuth.timeout.invalid                     forwardAuths[i].timeout                           not a duration > 0
+//	forwardAuth.header.invalid                      forwardAuths[i].requestHeaders[j], ...            not a header name
 const (
 	CodeDocumentSyntax         = "document.syntax"
 	CodeDocumentSize           = "document.size"
@@ -180,6 +207,34 @@ const (
 	CodeCertificateIDInvalid   = "certificate.id.invalid"
 	CodeCertificateIDDuplicate = "certificate.id.duplicate"
 	CodeCertificateFileMissing = "certificate.file.missing"
+
+	CodeGlobalProbeSourceInvalid          = "global.probeSource.invalid"
+	CodeHostPolicyUnknown                 = "host.policy.unknown"
+	CodeHostTLSMinVersionInvalid          = "host.tls.minVersion.invalid"
+	CodeHostTLSAltSvcInvalid              = "host.tls.altSvc.invalid"
+	CodeHostHSTSMaxAgeInvalid             = "host.hsts.maxAge.invalid"
+	CodeHostHTTPSRedirectStatusInvalid    = "host.httpsRedirect.status.invalid"
+	CodeHostHTTPSRedirectPortInvalid      = "host.httpsRedirect.port.invalid"
+	CodeHostRobotsTooLarge                = "host.robots.tooLarge"
+	CodeHostLimitsInvalid                 = "host.limits.invalid"
+	CodeRoutePolicyUnknown                = "route.policy.unknown"
+	CodeRouteMaxBodyBytesInvalid          = "route.maxBodyBytes.invalid"
+	CodePolicyIDMissing                   = "policy.id.missing"
+	CodePolicyIDInvalid                   = "policy.id.invalid"
+	CodePolicyIDDuplicate                 = "policy.id.duplicate"
+	CodePolicyModeInvalid                 = "policy.mode.invalid"
+	CodeAccessListUserNameInvalid         = "accessList.user.name.invalid"
+	CodeAccessListUserPasswordHashInvalid = "accessList.user.passwordHash.invalid"
+	CodeAccessListRealmInvalid            = "accessList.realm.invalid"
+	CodeRuleSetRuleActionInvalid          = "ruleSet.rule.action.invalid"
+	CodeRuleSetRuleRespondInvalid         = "ruleSet.rule.respond.invalid"
+	CodeRuleSetRuleMethodInvalid          = "ruleSet.rule.method.invalid"
+	CodeRateLimitRateInvalid              = "rateLimit.rate.invalid"
+	CodeRateLimitBurstInvalid             = "rateLimit.burst.invalid"
+	CodeRateLimitScopeInvalid             = "rateLimit.scope.invalid"
+	CodeForwardAuthURLInvalid             = "forwardAuth.url.invalid"
+	CodeForwardAuthTimeoutInvalid         = "forwardAuth.timeout.invalid"
+	CodeForwardAuthHeaderInvalid          = "forwardAuth.header.invalid"
 )
 
 // allCodes lists every code, in the order of the table above; the tests
@@ -229,4 +284,14 @@ var allCodes = [...]string{
 
 	CodeCertificateIDMissing, CodeCertificateIDInvalid, CodeCertificateIDDuplicate,
 	CodeCertificateFileMissing,
+
+	CodeGlobalProbeSourceInvalid, CodeHostPolicyUnknown, CodeHostTLSMinVersionInvalid,
+	CodeHostTLSAltSvcInvalid, CodeHostHSTSMaxAgeInvalid, CodeHostHTTPSRedirectStatusInvalid,
+	CodeHostHTTPSRedirectPortInvalid, CodeHostRobotsTooLarge, CodeHostLimitsInvalid,
+	CodeRoutePolicyUnknown, CodeRouteMaxBodyBytesInvalid,
+	CodePolicyIDMissing, CodePolicyIDInvalid, CodePolicyIDDuplicate, CodePolicyModeInvalid,
+	CodeAccessListUserNameInvalid, CodeAccessListUserPasswordHashInvalid, CodeAccessListRealmInvalid,
+	CodeRuleSetRuleActionInvalid, CodeRuleSetRuleRespondInvalid, CodeRuleSetRuleMethodInvalid,
+	CodeRateLimitRateInvalid, CodeRateLimitBurstInvalid, CodeRateLimitScopeInvalid,
+	CodeForwardAuthURLInvalid, CodeForwardAuthTimeoutInvalid, CodeForwardAuthHeaderInvalid,
 }

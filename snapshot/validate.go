@@ -64,6 +64,7 @@ func Validate(doc *Document, opts ValidateOptions) []*ValidationError {
 	c.upstreams()
 	c.accessLists()
 	c.certificates()
+	c.gate()
 	return c.probs
 }
 

@@ -279,7 +279,106 @@ func codeCases() []codeCase {
 			d.Certificates = append(d.Certificates, Certificate{ID: "main", CertFile: "a.crt", KeyFile: "a.key"})
 		}},
 		{code: CodeCertificateFileMissing, path: "certificates[0].keyFile", change: func(d *Document) { d.Certificates[0].KeyFile = "" }},
+
+		{code: CodeGlobalProbeSourceInvalid, path: "global.probeSources[0]", change: func(d *Document) { d.Global.ProbeSources = []string{"lb"} }},
+		{code: CodeHostPolicyUnknown, path: "hosts[0].policies[1]", change: func(d *Document) {
+			addPolicies(d)
+			d.Hosts[0].Policies = []string{"waf", "nope"}
+		}},
+		{code: CodeHostTLSMinVersionInvalid, path: "hosts[0].tls.minVersion", change: func(d *Document) { d.Hosts[0].TLS = &HostTLS{MinVersion: "1.1"} }},
+		{code: CodeHostTLSAltSvcInvalid, path: "hosts[0].tls.altSvc", change: func(d *Document) { d.Hosts[0].TLS = &HostTLS{AltSvc: `h3=":443"`} }},
+		{code: CodeHostHSTSMaxAgeInvalid, path: "hosts[0].hsts.maxAge", change: func(d *Document) { d.Hosts[0].HSTS = &HSTS{MaxAge: "10ms"} }},
+		{code: CodeHostHTTPSRedirectStatusInvalid, path: "hosts[0].httpsRedirect.status", change: func(d *Document) {
+			d.Hosts[0].HTTPSRedirect = &HTTPSRedirect{Status: 303}
+		}},
+		{code: CodeHostHTTPSRedirectPortInvalid, path: "hosts[0].httpsRedirect.port", change: func(d *Document) {
+			d.Hosts[0].HTTPSRedirect = &HTTPSRedirect{Port: 70000}
+		}},
+		{code: CodeHostRobotsTooLarge, path: "hosts[0].robots", change: func(d *Document) { d.Hosts[0].Robots = strings.Repeat("x", MaxFixedBody+1) }},
+		{code: CodeHostLimitsInvalid, path: "hosts[0].limits.maxHeaderCount", change: func(d *Document) {
+			d.Hosts[0].Limits = &RequestLimits{MaxURIBytes: 100, MaxHeaderCount: -1}
+		}},
+		{code: CodeRoutePolicyUnknown, path: "hosts[0].routes[1].policies[0]", change: func(d *Document) { d.Hosts[0].Routes[1].Policies = []string{"nope"} }},
+		{code: CodeRouteMaxBodyBytesInvalid, path: "hosts[0].routes[0].maxBodyBytes", change: func(d *Document) { d.Hosts[0].Routes[0].MaxBodyBytes = -1 }},
+		{code: CodePolicyIDMissing, path: "rateLimits[1].id", change: func(d *Document) {
+			addPolicies(d)
+			d.RateLimits = append(d.RateLimits, RateLimit{Requests: 1, Period: "1s", Scope: "shared"})
+		}},
+		{code: CodePolicyIDInvalid, path: "ruleSets[0].id", change: func(d *Document) {
+			addPolicies(d)
+			d.RuleSets[0].ID = "waf 1"
+			d.Hosts[0].Policies[0] = "waf 1"
+		}},
+		{code: CodePolicyIDDuplicate, path: "forwardAuths[0].id", change: func(d *Document) {
+			addPolicies(d)
+			d.ForwardAuths[0].ID = "office"
+			d.Hosts[0].Routes[0].Policies = []string{"office"}
+		}},
+		{code: CodePolicyModeInvalid, path: "rateLimits[0].mode", change: func(d *Document) {
+			addPolicies(d)
+			d.RateLimits[0].Mode = "dry"
+		}},
+		{code: CodeAccessListUserNameInvalid, path: "accessLists[0].users[0].name", change: func(d *Document) {
+			d.AccessLists[0].Users = []BasicUser{{Name: "a:b", PasswordHash: testBcrypt}}
+		}},
+		{code: CodeAccessListUserPasswordHashInvalid, path: "accessLists[0].users[0].passwordHash", change: func(d *Document) {
+			d.AccessLists[0].Users = []BasicUser{{Name: "ann", PasswordHash: "secret"}}
+		}},
+		{code: CodeAccessListRealmInvalid, path: "accessLists[0].realm", change: func(d *Document) { d.AccessLists[0].Realm = "a\nb\x00" }},
+		{code: CodeRuleSetRuleActionInvalid, path: "ruleSets[0].rules[0].action", change: func(d *Document) {
+			addPolicies(d)
+			d.RuleSets[0].Rules[0].Action = "block"
+		}},
+		{code: CodeRuleSetRuleRespondInvalid, path: "ruleSets[0].rules[1].respond.status", change: func(d *Document) {
+			addPolicies(d)
+			d.RuleSets[0].Rules[1].Respond.Status = 99
+		}},
+		{code: CodeRuleSetRuleMethodInvalid, path: "ruleSets[0].rules[1].methods[0]", change: func(d *Document) {
+			addPolicies(d)
+			d.RuleSets[0].Rules[1].Methods = []string{"GE T"}
+		}},
+		{code: CodeRateLimitRateInvalid, path: "rateLimits[0].period", change: func(d *Document) {
+			addPolicies(d)
+			d.RateLimits[0].Period = "0s"
+		}},
+		{code: CodeRateLimitBurstInvalid, path: "rateLimits[0].burst", change: func(d *Document) {
+			addPolicies(d)
+			d.RateLimits[0].Burst = -1
+		}},
+		{code: CodeRateLimitScopeInvalid, path: "rateLimits[0].scope", change: func(d *Document) {
+			addPolicies(d)
+			d.RateLimits[0].Scope = ""
+		}},
+		{code: CodeForwardAuthURLInvalid, path: "forwardAuths[0].url", change: func(d *Document) {
+			addPolicies(d)
+			d.ForwardAuths[0].URL = "auth.internal/check"
+		}},
+		{code: CodeForwardAuthTimeoutInvalid, path: "forwardAuths[0].timeout", change: func(d *Document) {
+			addPolicies(d)
+			d.ForwardAuths[0].Timeout = "soon"
+		}},
+		{code: CodeForwardAuthHeaderInvalid, path: "forwardAuths[0].identityHeaders[0]", change: func(d *Document) {
+			addPolicies(d)
+			d.ForwardAuths[0].IdentityHeaders = []string{"X User"}
+		}},
 	}
+}
+
+// testBcrypt is a bcrypt hash (of "secret", cost 4).
+const testBcrypt = "$2a$04$9g3HXQT6Xq8bRr0qy3bQ2uTzK3dxN7Zb4SuN6bzYpU3TtR9c4s6Hy"
+
+// addPolicies adds a valid rule set, rate limit and forward auth that
+// hosts[0] and its first route use.
+func addPolicies(d *Document) {
+	d.RuleSets = append(d.RuleSets, RuleSet{ID: "waf", Mode: ModeShadow, Rules: []Rule{
+		{PathPrefix: "/wp-"},
+		{PathExact: "/admin", Methods: []string{"DELETE"}, Action: ActionRespond, Respond: &FixedAnswer{Status: 405}},
+	}})
+	d.RateLimits = append(d.RateLimits, RateLimit{ID: "rl", Requests: 10, Period: "1s", Scope: "route", ExemptProbes: true})
+	d.ForwardAuths = append(d.ForwardAuths, ForwardAuth{ID: "sso", URL: "http://auth.internal/check", Timeout: "2s",
+		RequestHeaders: []string{"Authorization"}, IdentityHeaders: []string{"X-User"}})
+	d.Hosts[0].Policies = []string{"waf", "rl"}
+	d.Hosts[0].Routes[0].Policies = []string{"sso", "office"}
 }
 
 func TestValidateCodes(t *testing.T) {
