@@ -69,6 +69,14 @@ type Compiler struct {
 	Transports *proxy.Transports
 	// Tracer is passed to every gate; nil in production.
 	Tracer *gate.Tracer
+	// GateState keeps policy state (rate-limit buckets) and the gate's
+	// counters across snapshots; nil means a private one.
+	GateState *gate.State
+	// Challenges answers ACME HTTP-01 challenges; nil means none.
+	Challenges *gate.ChallengeStore
+	// Countries resolves client countries for access lists; nil means
+	// none.
+	Countries gate.CountryLookup
 	// Validate holds the names the embedder registered.
 	Validate ValidateOptions
 	// Health runs the active and passive checks of every cluster; nil
@@ -85,6 +93,9 @@ func (c *Compiler) init() {
 	}
 	if c.Transports == nil {
 		c.Transports = new(proxy.Transports)
+	}
+	if c.GateState == nil {
+		c.GateState = new(gate.State)
 	}
 }
 
@@ -201,6 +212,20 @@ func (c *Compiler) build(doc *Document, canon []byte) (*Snapshot, error) {
 		TrustForwardedProto: doc.Global.TrustForwardedProto,
 		Tracer:              c.Tracer,
 		Hosts:               make([]gate.Host, len(doc.Hosts)),
+		Cloudflare:          doc.Global.Cloudflare,
+		State:               c.GateState,
+		Challenges:          c.Challenges,
+	}
+	for _, p := range doc.Global.ProbeSources {
+		pr, err := parsePrefix(p)
+		if err != nil {
+			return nil, internal("global.probeSources", err)
+		}
+		gc.ProbeSources = append(gc.ProbeSources, pr)
+	}
+	pols, err := c.gatePolicies(doc)
+	if err != nil {
+		return nil, err
 	}
 	for _, p := range doc.Global.TrustedProxies {
 		pr, err := parsePrefix(p)
@@ -216,12 +241,18 @@ func (c *Compiler) build(doc *Document, canon []byte) (*Snapshot, error) {
 	for i := range doc.Hosts {
 		h := &doc.Hosts[i]
 		gh := gate.Host{Names: h.Names, Server: h.Server}
+		if err := gateHost(&gh, h, i, pols); err != nil {
+			return nil, err
+		}
 		switch h.Kind {
 		case "", KindProxy:
 			gh.Routes = make([]gate.Route, len(h.Routes))
 			for j, r := range h.Routes {
 				routes = append(routes, proxy.Route{Cluster: s.clusters[r.Upstream]})
 				gh.Routes[j] = gate.Route{ID: r.ID, Prefix: r.Path, Target: &routes[len(routes)-1]}
+				if err := gateRoute(&gh.Routes[j], &h.Routes[j], i, j, pols); err != nil {
+					return nil, err
+				}
 			}
 		case KindRedirect:
 			gh.Kind = gate.HostRedirect
@@ -236,6 +267,7 @@ func (c *Compiler) build(doc *Document, canon []byte) (*Snapshot, error) {
 	if err != nil {
 		return nil, internal("", err)
 	}
+	c.retainRateLimits(doc)
 	s.gate = g
 	return s, nil
 }
