@@ -36,6 +36,9 @@
 // JSON names, such as "route.upstream.unknown" at
 // "hosts[2].routes[0].upstream". The codes are listed in codes.go.
 //
+// [Decode] refuses an empty file or a bare null, although the zero Document
+// is valid: a truncated file must not take every host down on reload.
+//
 // # Compatibility
 //
 // Fields are only ever added to the document; the zero value of each new
