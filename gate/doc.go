@@ -1,9 +1,9 @@
 // Package gate is the per-request decision pipeline of a gateway: it takes
-// one immutable [Gate], resolves the client, finds the host, answers what
-// the host answers itself (redirects, fixed answers, the default answer for
-// unknown hosts), matches the route and hands the request over to the
-// route's [Target] — usually the proxy's forwarder, or any code of the
-// embedder's.
+// one immutable [Gate], resolves the client, answers what it can answer
+// itself (ACME challenges, unknown hosts, TLS mismatches, policy refusals,
+// limits, redirects, robots.txt, fixed answers), matches the route and
+// hands the request over to the route's [Target] — usually the proxy's
+// forwarder, or any code of the embedder's.
 //
 // A Gate is built from a plain [Config] by [New] and never changes: to
 // change anything, build a new Gate and swap it in (the snapshot package
@@ -11,34 +11,78 @@
 // every later decision — host, policies, route, target — comes from it, a
 // request never mixes two config generations.
 //
-// The pipeline, in order:
+// # Pipeline
 //
-//  1. Client address: the socket peer, or, when the peer is a trusted proxy
-//     ([Config.TrustedProxies]), the rightmost untrusted address of
-//     X-Forwarded-For. The trusted scheme is the connection's, or
-//     X-Forwarded-Proto from a trusted proxy when allowed.
-//  2. Host lookup without allocation: exact names, then wildcard parents
-//     from the most specific; port stripped, case folded. An unknown host
-//     gets the default answer (404).
-//  3. The host's Server header on every answer that follows.
-//  4. Redirect and fixed-answer hosts answer from precomputed values.
-//  5. Route match: the most specific path prefix, on segment boundaries;
-//     404 if none matches.
-//  6. Hand-over: [Target.Forward] with the per-request [Request] as a typed
-//     argument. The gate does not use the request's context to carry state
-//     (r.WithContext costs three allocations per request).
+//  1. Client address. The peer is the PROXY-protocol source when the
+//     connection had one ([ConnInfo], stored once per connection by
+//     [ConnContext]), else the socket peer. Only a peer inside
+//     [Config.TrustedProxies] may supply the client: the rightmost untrusted
+//     address of X-Forwarded-For ([RightmostUntrusted]) or, in Cloudflare
+//     mode, CF-Connecting-IP. The trusted scheme comes from CF-Visitor
+//     (exactly {"scheme":"https"} or {"scheme":"http"}) from a trusted
+//     Cloudflare peer, from X-Forwarded-Proto from a trusted proxy when
+//     allowed, else from the connection. Header fallbacks are counted.
+//     [Request.CloudflareTrusted] tells the forwarder whether cf-* headers
+//     may pass.
+//  2. ACME HTTP-01 on plain HTTP, from a [ChallengeStore]; an unknown
+//     token falls through.
+//  3. Host lookup without allocation: exact names, then wildcard parents;
+//     port stripped, case folded. An unknown host gets the default answer.
+//  4. Response headers stage 1 (Server); the TLS re-check ([TLSPolicy]:
+//     421 for HTTP/2 or HTTP/3 to a host that refuses it, or a TLS version
+//     below its minimum); stage 2 (Alt-Svc on TCP HTTPS for HTTP/3 hosts,
+//     HSTS when the trusted scheme is HTTPS and the name is no IP literal
+//     or loopback name).
+//  5. The host's policy chain; the host's request [Limits] (414, 431); the
+//     HTTPS redirect; managed robots.txt; redirect and fixed-answer hosts.
+//  6. Route match on the canonical path view ([CanonicalPath]), most
+//     specific prefix first (404 if none); the route's chain; the body limit
+//     (413 for a larger Content-Length, a cutting reader for chunked
+//     bodies).
+//  7. Hand-over: [Target.Forward] with the per-request [Request] as a typed
+//     argument. The gate does not use the request's context to carry state.
 //
-// The gate's own answers (404, 502, 503, 504, ...) carry the host's headers;
-// targets write them with [Request.Answer].
+// # Policies
 //
-// # Tracing
+// A [Policy] returns a small value [Decision]: [Continue], [Respond] or
+// [Challenge] with a precomputed [Page], [Drop] (the gate panics with
+// http.ErrAbortHandler, which closes the HTTP/1.1 connection or resets the
+// HTTP/2 stream without an answer or a log line), or [Defer], the one
+// asynchronous case ([AsyncPolicy], used by [ForwardAuth]); every
+// synchronous path allocates nothing. Each [PolicyUse] runs in a [Mode]:
+// [Enforce], [Shadow] (evaluate, count in [Counters.ShadowWouldBlock], log
+// "would have blocked" to [Config.Logger], continue) or [Off]. Built in:
+// [AccessList] (IP allow and deny, countries through a [CountryLookup],
+// basic auth with bcrypt and a verification cache), [RuleSet] (path,
+// method and user-agent rules without regular expressions), [RateLimit]
+// (a token bucket per IPv4 address or IPv6 /64 in a fixed lock-free table,
+// shared or per route, fail-open when full, probe sources exemptable, 429
+// with Retry-After), [ForwardAuth] and [Fixed] (maintenance answers).
 //
-// Every step reports to a [Tracer] when one is set. The production setting
-// is a nil *Tracer, which costs one predictable branch per step; the
-// simulator passes a recording one.
+// # State across publishes
+//
+// Long-lived state lives outside the immutable Gate, in a [State] that the
+// embedder (or the snapshot compiler) keeps for the life of the process:
+// rate-limit tables keyed by policy ID, and the counters. [State.RateLimit]
+// returns the existing policy, buckets and all, while the ID's config is
+// unchanged, and a fresh one when it changes; [State.Retain] forgets IDs a
+// new config no longer has. A Gate still serving keeps what it points at,
+// like the upstream registry does for clusters.
+//
+// # Tracing and simulation
+//
+// Every step reports to a [Tracer] when one is set: client resolution,
+// host match kind, TLS check, each policy with scope, index, mode, verdict
+// and reason, redirects, limits, the route with its canonical path, the
+// hand-over. The production setting is a nil *Tracer, one predictable
+// branch per step (BenchmarkTracerOverhead, BenchmarkGateDecideTraced).
+// [Gate.Simulate] runs the same code with [Request.DryRun]: stateful
+// policies only look, forward-auth is not called, drops are not carried
+// out, counters do not move and the target is not called.
 //
 // # Concurrency
 //
-// A Gate is safe for concurrent use. A [Request] belongs to one request and
-// is reused after the target returns.
+// A Gate, its policies, a [State] and a [ChallengeStore] are safe for
+// concurrent use. A [Request] belongs to one request and is reused after
+// the target returns.
 package gate

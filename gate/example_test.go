@@ -1,0 +1,88 @@
+package gate_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"time"
+
+	"github.com/paduraksa/paduraksa/gate"
+)
+
+func Example() {
+	hello := gate.TargetFunc(func(w http.ResponseWriter, r *http.Request, rq *gate.Request) {
+		fmt.Fprintf(w, "hello %s via %s on %s\n", rq.Client, rq.Route.ID, rq.Path)
+	})
+	g, err := gate.New(gate.Config{Hosts: []gate.Host{{
+		Names:  []string{"example.com"},
+		Routes: []gate.Route{{ID: "app", Prefix: "/", Target: hello}},
+	}}})
+	if err != nil {
+		panic(err)
+	}
+	for _, target := range []string{"/a//b/../c", "/x"} {
+		r := httptest.NewRequest(http.MethodGet, target, nil)
+		r.Host = "Example.COM:8080"
+		r.RemoteAddr = "192.0.2.7:51000"
+		w := httptest.NewRecorder()
+		g.ServeHTTP(w, r)
+		fmt.Print(w.Code, " ", w.Body.String())
+	}
+	// Output:
+	// 200 hello 192.0.2.7 via app on /a/c
+	// 200 hello 192.0.2.7 via app on /x
+}
+
+func ExampleRateLimit() {
+	state := new(gate.State)
+	limit, err := state.RateLimit(gate.RateLimitConfig{ID: "api", Requests: 2, Period: time.Minute, Scope: gate.RateLimitShared})
+	if err != nil {
+		panic(err)
+	}
+	ok := gate.TargetFunc(func(w http.ResponseWriter, r *http.Request, rq *gate.Request) {})
+	g, err := gate.New(gate.Config{State: state, Hosts: []gate.Host{{
+		Names:    []string{"api.example"},
+		Policies: []gate.PolicyUse{{Policy: limit}},
+		Routes:   []gate.Route{{Prefix: "/", Target: ok}},
+	}}})
+	if err != nil {
+		panic(err)
+	}
+	for range 3 {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Host, r.RemoteAddr = "api.example", "198.51.100.1:4000"
+		w := httptest.NewRecorder()
+		g.ServeHTTP(w, r)
+		fmt.Printf("%d retry-after=%q\n", w.Code, w.Header().Get("Retry-After"))
+	}
+	// Output:
+	// 200 retry-after=""
+	// 200 retry-after=""
+	// 429 retry-after="30"
+}
+
+func ExampleGate_Simulate() {
+	office, _ := gate.NewAccessList(gate.AccessListConfig{ID: "office-only", Allow: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}})
+	rules, _ := gate.NewRuleSet(gate.RuleSetConfig{ID: "waf", Rules: []gate.Rule{{PathPrefix: "/wp-"}}})
+	g, _ := gate.New(gate.Config{Hosts: []gate.Host{{
+		Names:    []string{"example.com"},
+		Policies: []gate.PolicyUse{{Policy: office}, {Policy: rules}},
+		Routes:   []gate.Route{{Prefix: "/", Target: gate.TargetFunc(func(http.ResponseWriter, *http.Request, *gate.Request) {})}},
+	}}})
+	tr := &gate.Tracer{OnStep: func(s gate.Step) {
+		switch s.Kind {
+		case gate.StepPolicy:
+			fmt.Println(s.Kind, s.Scope, s.Index, s.Name, s.Verdict, s.Reason)
+		case gate.StepAnswer:
+			fmt.Println(s.Kind, s.Status, s.Reason)
+		}
+	}}
+	r := httptest.NewRequest(http.MethodGet, "/wp-login.php", nil)
+	r.Host = "example.com"
+	g.Simulate(httptest.NewRecorder(), r, tr)
+	// Output:
+	// policy host 0 office-only continue allowed
+	// policy host 1 waf respond rule 0: deny
+	// answer 403 rule 0: deny
+}
