@@ -3,7 +3,6 @@ package snapshot
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -117,22 +116,33 @@ func (c *Compiler) Compile(doc *Document) (*Snapshot, error) {
 
 // check validates a document and returns its canonical form.
 func (c *Compiler) check(doc *Document) (canon []byte, err error) {
+	if canon, err = canonical(doc); err != nil {
+		return nil, err
+	}
+	return canon, c.validate(doc)
+}
+
+// canonical returns the canonical form of any document.
+func canonical(doc *Document) (canon []byte, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			canon, err = nil, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("validation panic: ", v)}
+			canon, err = nil, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("canonical form panic: ", v)}
 		}
 	}()
-	if probs := Validate(doc, c.Validate); len(probs) > 0 {
-		errs := make([]error, len(probs))
-		for i, p := range probs {
-			errs[i] = p
-		}
-		return nil, errors.Join(errs...)
-	}
 	if canon, err = Canonical(doc); err != nil {
 		return nil, &ValidationError{Code: CodeCompileInternal, Msg: err.Error()}
 	}
 	return canon, nil
+}
+
+// validate returns every problem of a document, joined.
+func (c *Compiler) validate(doc *Document) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("validation panic: ", v)}
+		}
+	}()
+	return joinProblems(Validate(doc, c.Validate))
 }
 
 // buildSafe builds a validated document, turning a panic into an error.
@@ -183,12 +193,8 @@ func (c *Compiler) build(doc *Document, canon []byte) (*Snapshot, error) {
 		}
 		clients[i] = cl
 	}
-	if len(refused) > 0 {
-		errs := make([]error, len(refused))
-		for i, p := range refused {
-			errs[i] = p
-		}
-		return nil, errors.Join(errs...)
+	if err := joinProblems(refused); err != nil {
+		return nil, err
 	}
 	s.plan = c.Registry.Plan(cfgs)
 	s.transports = c.Transports.Next()

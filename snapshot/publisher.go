@@ -3,7 +3,6 @@ package snapshot
 import (
 	"bytes"
 	"context"
-	"errors"
 	"sync"
 	"time"
 )
@@ -195,15 +194,19 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 		return nil
 	}
 	c := &p.cfg.Compiler
-	canon, err := c.check(doc)
+	// A document equal to the current one costs one canonical encoding: no
+	// validation (equal to a valid document, it is valid), no compile, no
+	// swap.
+	canon, err := canonical(doc)
 	if err != nil {
 		return refuse(err)
 	}
-	// A document equal to the current one costs one validation and one
-	// canonical encoding: no compile, no swap.
 	if cur := p.cfg.Store.Load(); cur != nil && bytes.Equal(canon, cur.canonical) {
 		r.outcome.Status, r.outcome.Took = Unchanged, time.Since(start)
 		return nil
+	}
+	if err := c.validate(doc); err != nil {
+		return refuse(err)
 	}
 	snap, err := c.buildSafe(doc, canon)
 	if err != nil {
@@ -239,11 +242,7 @@ func (p *Publisher) Apply(ctx context.Context, doc *Document) (Outcome, error) {
 		return o, err
 	}
 	if o.Status == Refused {
-		errs := make([]error, len(o.Errors))
-		for i, e := range o.Errors {
-			errs[i] = e
-		}
-		return o, errors.Join(errs...)
+		return o, joinProblems(o.Errors)
 	}
 	return o, nil
 }
