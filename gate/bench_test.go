@@ -2,17 +2,34 @@ package gate
 
 import (
 	"net/http"
+	"net/netip"
 	"testing"
 )
 
+// BenchmarkGateDecide is a forwarded keep-alive request through a host
+// with an allow list, a rule set and a rate limit. "conn-info" is the
+// production wiring (http.Server.ConnContext = ConnContext: the peer is
+// parsed once per connection); "remote-addr" parses r.RemoteAddr per
+// request.
 func BenchmarkGateDecide(b *testing.B) {
 	g := benchGate(b, TargetFunc(func(w http.ResponseWriter, r *http.Request, rq *Request) {}))
 	r := readRequest(b, "GET /api/users?id=1 HTTP/1.1\r\nHost: App.Example:8080\r\nUser-Agent: curl/8\r\nAccept: */*\r\n\r\n", "192.0.2.10:5000")
-	w := newNopWriter()
-	b.ReportAllocs()
-	for b.Loop() {
-		clear(w.h)
-		g.ServeHTTP(w, r)
+	withConn := r.WithContext(WithConnInfo(r.Context(), &ConnInfo{Peer: netip.MustParseAddrPort(r.RemoteAddr)}))
+	for _, bc := range []struct {
+		name string
+		r    *http.Request
+	}{{"conn-info", withConn}, {"remote-addr", r}} {
+		b.Run(bc.name, func(b *testing.B) {
+			w := newNopWriter()
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.h)
+				g.ServeHTTP(w, bc.r)
+			}
+			if w.status != 0 {
+				b.Fatalf("status %d", w.status)
+			}
+		})
 	}
 }
 
