@@ -582,7 +582,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 	}
 	rq.Route = rt
 	if tr != nil {
-		tr.OnStep(Step{Kind: StepRoute, Path: rq.Path, Name: rt.ID, Reason: "prefix " + rt.Prefix})
+		tr.OnStep(Step{Kind: StepRoute, Path: rq.Path, Name: rt.ID, Reason: rt.Prefix})
 	}
 	if len(rt.chain.uses) > 0 && g.applyChain(&rt.chain, w, r, rq) {
 		return
