@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/paduraksa/paduraksa/connlimit"
+	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/listenlimits"
 	"github.com/paduraksa/paduraksa/proxyproto"
@@ -106,8 +107,9 @@ func run(ctx context.Context, args []string, opt options) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:  limits.Handler(store),
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Handler:     limits.Handler(store),
+		ConnContext: gate.ConnContext, // the peer once per connection, PROXY source included
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	if err := limits.Apply(srv); err != nil {
 		ln.Close()
