@@ -31,15 +31,41 @@ import (
 // Canonical does not modify doc. It fails only for a number JSON cannot
 // hold (NaN or an infinity).
 func Canonical(doc *Document) ([]byte, error) {
+	c, err := canonicalSpans(doc)
+	return c.bytes, err
+}
+
+// span is a byte range of a canonical form.
+type span struct{ start, end int }
+
+// canonForm is a canonical form with the byte ranges of the global block,
+// of each host and upstream, and of the policy blocks, which let the compiler reuse what an unchanged
+// element compiled to last time.
+type canonForm struct {
+	bytes     []byte
+	global    span
+	hosts     []span
+	upstreams []span
+	// policies covers everything after the upstreams: access lists,
+	// certificates and the gate's policy blocks, which hosts name by ID.
+	policies span
+}
+
+func (c *canonForm) of(s span) []byte { return c.bytes[s.start:s.end] }
+
+func canonicalSpans(doc *Document) (canonForm, error) {
 	if doc == nil {
-		return nil, errors.New("snapshot: canonical form of a nil document")
+		return canonForm{}, errors.New("snapshot: canonical form of a nil document")
 	}
 	e := canonEnc{b: make([]byte, 0, 256+80*len(doc.Hosts)+160*len(doc.Upstreams))}
+	e.spans.upstreams = make([]span, len(doc.Upstreams))
+	e.spans.hosts = make([]span, len(doc.Hosts))
 	e.document(doc)
 	if e.err != nil {
-		return nil, e.err
+		return canonForm{}, e.err
 	}
-	return e.b, nil
+	e.spans.bytes = e.b
+	return e.spans, nil
 }
 
 // canonEnc appends canonical JSON to b. first reports whether the object
@@ -48,6 +74,7 @@ type canonEnc struct {
 	b     []byte
 	first bool
 	err   error
+	spans canonForm
 }
 
 // objMark remembers where an object started, to drop it if it stays empty.
@@ -218,12 +245,18 @@ func (e *canonEnc) metadata(k string, m map[string]string) {
 func (e *canonEnc) document(d *Document) {
 	e.b = append(e.b, '{')
 	e.first = true
+	e.spans.global.start = len(e.b)
 	e.global(&d.Global)
+	e.spans.global.end = len(e.b)
 	if len(d.Hosts) > 0 {
 		e.openArray("hosts")
 		for i := range d.Hosts {
 			e.beginElemObj(i)
+			start := len(e.b)
 			e.host(&d.Hosts[i])
+			if e.spans.hosts != nil {
+				e.spans.hosts[i] = span{start, len(e.b)}
+			}
 			e.endElemObj()
 		}
 		e.closeArray()
@@ -232,11 +265,17 @@ func (e *canonEnc) document(d *Document) {
 		e.openArray("upstreams")
 		for i := range d.Upstreams {
 			e.beginElemObj(i)
+			start := len(e.b)
 			e.upstream(&d.Upstreams[i])
+			if e.spans.upstreams != nil {
+				e.spans.upstreams[i] = span{start, len(e.b)}
+			}
 			e.endElemObj()
 		}
 		e.closeArray()
 	}
+	e.spans.policies.start = len(e.b)
+	defer func() { e.spans.policies.end = len(e.b) }()
 	if len(d.AccessLists) > 0 {
 		e.openArray("accessLists")
 		for i := range d.AccessLists {

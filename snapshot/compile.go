@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -22,6 +23,12 @@ type Snapshot struct {
 	revision  uint64
 	doc       *Document
 	canonical []byte
+	canon     canonForm
+	// upstreams holds what each upstream compiled to, for the next compile
+	// to reuse when the upstream and the global block are unchanged.
+	upstreams map[string]*compiledUpstream
+	// hostIndex maps each document host to its index in the gate.
+	hostIndex []int
 	gate      *gate.Gate
 	clusters  map[string]*proxy.Cluster
 
@@ -107,91 +114,96 @@ const CodeCompileInternal = "compile.internal"
 // document returns an error joining every *ValidationError. Compile never
 // panics on any document.
 func (c *Compiler) Compile(doc *Document) (*Snapshot, error) {
-	canon, err := c.check(doc)
+	form, err := c.check(doc)
 	if err != nil {
 		return nil, err
 	}
-	return c.buildSafe(doc, canon)
+	return c.buildSafe(doc, form, nil)
 }
 
 // check validates a document and returns its canonical form.
-func (c *Compiler) check(doc *Document) (canon []byte, err error) {
-	if canon, err = canonical(doc); err != nil {
-		return nil, err
+func (c *Compiler) check(doc *Document) (canonForm, error) {
+	form, err := canonical(doc)
+	if err != nil {
+		return form, err
 	}
-	return canon, c.validate(doc)
+	return form, c.validate(doc, form, nil)
 }
 
 // canonical returns the canonical form of any document.
-func canonical(doc *Document) (canon []byte, err error) {
+func canonical(doc *Document) (form canonForm, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			canon, err = nil, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("canonical form panic: ", v)}
+			form, err = canonForm{}, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("canonical form panic: ", v)}
 		}
 	}()
-	if canon, err = Canonical(doc); err != nil {
-		return nil, &ValidationError{Code: CodeCompileInternal, Msg: err.Error()}
+	if form, err = canonicalSpans(doc); err != nil {
+		return form, &ValidationError{Code: CodeCompileInternal, Msg: err.Error()}
 	}
-	return canon, nil
+	return form, nil
 }
 
-// validate returns every problem of a document, joined.
-func (c *Compiler) validate(doc *Document) (err error) {
+// validate returns every problem of a document, joined. With prev (the
+// applied snapshot) and the document's canonical form, upstreams equal to
+// one of prev's are not checked field by field again.
+func (c *Compiler) validate(doc *Document, form canonForm, prev *Snapshot) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("validation panic: ", v)}
 		}
 	}()
-	return joinProblems(Validate(doc, c.Validate))
+	var known func(int) bool
+	if prev != nil && len(form.upstreams) == len(doc.Upstreams) {
+		known = func(i int) bool {
+			old := prev.upstreams[doc.Upstreams[i].ID]
+			return old != nil && bytes.Equal(old.canon, form.of(form.upstreams[i]))
+		}
+	}
+	return joinProblems(validate(doc, c.Validate, known))
 }
 
 // buildSafe builds a validated document, turning a panic into an error.
-func (c *Compiler) buildSafe(doc *Document, canon []byte) (snap *Snapshot, err error) {
+// prev, when not nil, is the snapshot currently applied: upstreams that
+// did not change since are reused from it.
+func (c *Compiler) buildSafe(doc *Document, form canonForm, prev *Snapshot) (snap *Snapshot, err error) {
 	c.init()
 	defer func() {
 		if v := recover(); v != nil {
 			snap, err = nil, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("compiler panic: ", v)}
 		}
 	}()
-	return c.build(doc, canon)
+	return c.build(doc, form, prev)
 }
 
-func (c *Compiler) build(doc *Document, canon []byte) (*Snapshot, error) {
-	s := &Snapshot{doc: doc, canonical: canon, clusters: make(map[string]*proxy.Cluster, len(doc.Upstreams))}
-
+func (c *Compiler) build(doc *Document, form canonForm, prev *Snapshot) (*Snapshot, error) {
+	s := &Snapshot{
+		doc: doc, canonical: form.bytes, canon: form,
+		clusters:  make(map[string]*proxy.Cluster, len(doc.Upstreams)),
+		upstreams: make(map[string]*compiledUpstream, len(doc.Upstreams)),
+	}
+	if prev != nil && !bytes.Equal(prev.canon.of(prev.canon.global), form.of(form.global)) {
+		prev = nil // the global block (the zone, say) reaches every cluster
+	}
+	units := make([]*compiledUpstream, len(doc.Upstreams))
 	cfgs := make([]upstream.ClusterConfig, len(doc.Upstreams))
-	clients := make([]proxy.ClientConfig, len(doc.Upstreams))
-	healths := make([]health.Config, len(doc.Upstreams))
 	var refused []*ValidationError
 	for i := range doc.Upstreams {
 		u := &doc.Upstreams[i]
-		hc := healthConfig(u)
-		if c.Health != nil {
-			errs, warns := c.Health.Validate(hc)
-			refused = append(refused, healthProblems(i, errs)...)
-			s.warnings = append(s.warnings, healthProblems(i, warns)...)
-		}
-		healths[i] = hc
-		cc := upstream.ClusterConfig{ID: u.ID, Destinations: make([]upstream.DestinationConfig, len(u.Destinations)), InitialActiveHealth: hc.InitialActiveHealth()}
-		for j, d := range u.Destinations {
-			scheme, host, err := ParseAddress(d.Address)
-			if err != nil {
-				return nil, internal("upstreams[%d].destinations[%d].address", err)
+		canon := form.of(form.upstreams[i])
+		if prev != nil {
+			if old := prev.upstreams[u.ID]; old != nil && bytes.Equal(old.canon, canon) {
+				units[i] = old
+				cfgs[i] = old.cfg
+				continue
 			}
-			dc := upstream.DestinationConfig{ID: d.ID, Scheme: scheme, Host: host, Metadata: d.Metadata}
-			if d.Health != "" {
-				if _, dc.HealthHost, err = ParseAddress(d.Health); err != nil {
-					return nil, internal("upstreams[%d].destinations[%d].health", err)
-				}
-			}
-			cc.Destinations[j] = dc
 		}
-		cfgs[i] = cc
-		cl, err := clientConfig(&u.HTTP)
+		cu, errs, err := c.compileUpstream(i, u)
 		if err != nil {
-			return nil, internal(fmt.Sprintf("upstreams[%d].http", i), err)
+			return nil, err
 		}
-		clients[i] = cl
+		refused = append(refused, errs...)
+		cu.canon = canon
+		units[i], cfgs[i] = cu, cu.cfg
 	}
 	if err := joinProblems(refused); err != nil {
 		return nil, err
@@ -201,15 +213,19 @@ func (c *Compiler) build(doc *Document, canon []byte) (*Snapshot, error) {
 	if c.Health != nil {
 		s.health = make([]health.ClusterHealth, len(doc.Upstreams))
 	}
-	for i := range doc.Upstreams {
-		id := doc.Upstreams[i].ID
-		cl := &proxy.Cluster{
-			Upstream:  s.plan.Cluster(id),
-			Transport: s.transports.Get(id, clients[i]),
+	for i, cu := range units {
+		id := cu.cfg.ID
+		rc, tr := s.plan.Cluster(id), s.transports.Get(id, cu.client)
+		if cu.cluster == nil || cu.cluster.Upstream != rc || cu.cluster.Transport != tr {
+			cl := *cu
+			cl.cluster = &proxy.Cluster{Upstream: rc, Transport: tr}
+			cu = &cl
 		}
-		s.clusters[id] = cl
+		s.upstreams[id] = cu
+		s.clusters[id] = cu.cluster
+		s.warnings = append(s.warnings, cu.warnings...)
 		if s.health != nil {
-			s.health[i] = health.ClusterHealth{Cluster: cl.Upstream, Config: healths[i], Transport: cl.Transport}
+			s.health[i] = health.ClusterHealth{Cluster: rc, Config: cu.health, Transport: tr}
 		}
 	}
 
@@ -217,7 +233,6 @@ func (c *Compiler) build(doc *Document, canon []byte) (*Snapshot, error) {
 		Server:              doc.Global.Server,
 		TrustForwardedProto: doc.Global.TrustForwardedProto,
 		Tracer:              c.Tracer,
-		Hosts:               make([]gate.Host, len(doc.Hosts)),
 		Cloudflare:          doc.Global.Cloudflare,
 		State:               c.GateState,
 		Challenges:          c.Challenges,
@@ -243,8 +258,31 @@ func (c *Compiler) build(doc *Document, canon []byte) (*Snapshot, error) {
 	if a := doc.Global.DefaultAnswer; a != nil {
 		gc.Default = answer(a)
 	}
-	routes := make([]proxy.Route, 0, len(doc.Hosts))
+	reuse := c.reusableHosts(doc, s, prev)
+	compiled := len(doc.Hosts)
+	for _, h := range reuse {
+		if h != nil {
+			compiled--
+		}
+	}
+	gc.Hosts = make([]gate.Host, 0, compiled)
+	gc.Reuse = make([]*gate.Host, 0, len(doc.Hosts)-compiled)
+	s.hostIndex = make([]int, len(doc.Hosts))
+	nroutes := 0
 	for i := range doc.Hosts {
+		if reuse == nil || reuse[i] == nil {
+			nroutes += len(doc.Hosts[i].Routes)
+		}
+	}
+	// The targets of the compiled routes, in one allocation; reused hosts
+	// keep theirs.
+	routes := make([]proxy.Route, 0, nroutes)
+	for i := range doc.Hosts {
+		if reuse != nil && reuse[i] != nil {
+			s.hostIndex[i] = compiled + len(gc.Reuse)
+			gc.Reuse = append(gc.Reuse, reuse[i])
+			continue
+		}
 		h := &doc.Hosts[i]
 		gh := gate.Host{Names: h.Names, Server: h.Server}
 		if err := gateHost(&gh, h, i, pols); err != nil {
@@ -267,7 +305,8 @@ func (c *Compiler) build(doc *Document, canon []byte) (*Snapshot, error) {
 			gh.Kind = gate.HostFixed
 			gh.Fixed = answer(h.Fixed)
 		}
-		gc.Hosts[i] = gh
+		s.hostIndex[i] = len(gc.Hosts)
+		gc.Hosts = append(gc.Hosts, gh)
 	}
 	g, err := gate.New(gc)
 	if err != nil {
@@ -276,6 +315,37 @@ func (c *Compiler) build(doc *Document, canon []byte) (*Snapshot, error) {
 	c.retainRateLimits(doc)
 	s.gate = g
 	return s, nil
+}
+
+// reusableHosts returns, for each host of doc, the host compiled by prev
+// at the same position when nothing it depends on changed: its own block,
+// the global block (checked by build), the policy blocks it names, and the
+// clusters its routes lead to. A host that moved is compiled again. It
+// returns nil when nothing can be reused.
+func (c *Compiler) reusableHosts(doc *Document, s, prev *Snapshot) []*gate.Host {
+	if prev == nil || prev.gate == nil ||
+		!bytes.Equal(prev.canon.of(prev.canon.policies), s.canon.of(s.canon.policies)) {
+		return nil
+	}
+	reuse := make([]*gate.Host, len(doc.Hosts))
+	for i := range min(len(doc.Hosts), len(prev.canon.hosts)) {
+		if bytes.Equal(prev.canon.of(prev.canon.hosts[i]), s.canon.of(s.canon.hosts[i])) &&
+			sameClusters(&doc.Hosts[i], s, prev) {
+			reuse[i] = prev.gate.Host(prev.hostIndex[i])
+		}
+	}
+	return reuse
+}
+
+// sameClusters reports whether every route of h leads to the same compiled
+// cluster in s as in prev.
+func sameClusters(h *Host, s, prev *Snapshot) bool {
+	for _, r := range h.Routes {
+		if c := s.clusters[r.Upstream]; c == nil || c != prev.clusters[r.Upstream] {
+			return false
+		}
+	}
+	return true
 }
 
 // commit makes the snapshot's runtime state visible: cluster members and
@@ -363,4 +433,51 @@ func decodePin(p string) ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("pin %q is not a SHA-256 digest in hex or base64", p)
+}
+
+// compiledUpstream is what one upstream of the document compiles to. It
+// depends only on the upstream's own block, the global block and the
+// compiler, so a later compile reuses it whole while those are unchanged:
+// the cluster keeps its policy instances (round-robin position, hash
+// tables) and the publish skips the upstream's parsing.
+type compiledUpstream struct {
+	canon    []byte // the upstream's canonical bytes
+	cfg      upstream.ClusterConfig
+	client   proxy.ClientConfig
+	health   health.Config
+	warnings []*ValidationError
+	cluster  *proxy.Cluster // set once the runtime state is planned
+}
+
+// compileUpstream compiles upstreams[i]. Problems the health monitor finds
+// are returned as refusals; err reports a problem validation should have
+// caught.
+func (c *Compiler) compileUpstream(i int, u *Upstream) (*compiledUpstream, []*ValidationError, error) {
+	cu := &compiledUpstream{health: healthConfig(u)}
+	var refused []*ValidationError
+	if c.Health != nil {
+		errs, warns := c.Health.Validate(cu.health)
+		refused = healthProblems(i, errs)
+		cu.warnings = healthProblems(i, warns)
+	}
+	cu.cfg = upstream.ClusterConfig{ID: u.ID, Destinations: make([]upstream.DestinationConfig, len(u.Destinations)), InitialActiveHealth: cu.health.InitialActiveHealth()}
+	for j, d := range u.Destinations {
+		scheme, host, err := ParseAddress(d.Address)
+		if err != nil {
+			return nil, nil, internal(fmt.Sprintf("upstreams[%d].destinations[%d].address", i, j), err)
+		}
+		dc := upstream.DestinationConfig{ID: d.ID, Scheme: scheme, Host: host, Metadata: d.Metadata}
+		if d.Health != "" {
+			if _, dc.HealthHost, err = ParseAddress(d.Health); err != nil {
+				return nil, nil, internal(fmt.Sprintf("upstreams[%d].destinations[%d].health", i, j), err)
+			}
+		}
+		cu.cfg.Destinations[j] = dc
+	}
+	client, err := clientConfig(&u.HTTP)
+	if err != nil {
+		return nil, nil, internal(fmt.Sprintf("upstreams[%d].http", i), err)
+	}
+	cu.client = client
+	return cu, refused, nil
 }

@@ -197,18 +197,19 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 	// A document equal to the current one costs one canonical encoding: no
 	// validation (equal to a valid document, it is valid), no compile, no
 	// swap.
-	canon, err := canonical(doc)
+	form, err := canonical(doc)
 	if err != nil {
 		return refuse(err)
 	}
-	if cur := p.cfg.Store.Load(); cur != nil && bytes.Equal(canon, cur.canonical) {
+	cur := p.cfg.Store.Load()
+	if cur != nil && bytes.Equal(form.bytes, cur.canonical) {
 		r.outcome.Status, r.outcome.Took = Unchanged, time.Since(start)
 		return nil
 	}
-	if err := c.validate(doc); err != nil {
+	if err := c.validate(doc, form, cur); err != nil {
 		return refuse(err)
 	}
-	snap, err := c.buildSafe(doc, canon)
+	snap, err := c.buildSafe(doc, form, cur)
 	if err != nil {
 		return refuse(err)
 	}

@@ -54,10 +54,16 @@ const (
 // never modifies doc and never panics. Cross references (a route's
 // upstream, a host's access list and certificate) are checked by ID.
 func Validate(doc *Document, opts ValidateOptions) []*ValidationError {
+	return validate(doc, opts, nil)
+}
+
+// validate is Validate with the upstreams knownValid says are unchanged
+// since a valid document left unchecked.
+func validate(doc *Document, opts ValidateOptions, knownValid func(i int) bool) []*ValidationError {
 	if doc == nil {
 		return nil
 	}
-	c := docCheck{opts: opts, doc: doc}
+	c := docCheck{opts: opts, doc: doc, knownValid: knownValid}
 	c.global()
 	c.indexIDs()
 	c.hosts()
@@ -77,6 +83,11 @@ type docCheck struct {
 	upstreamIDs    map[string]int // first index of each upstream ID
 	accessListIDs  map[string]struct{}
 	certificateIDs map[string]struct{}
+
+	// knownValid, when set, reports that upstreams[i] equals an upstream
+	// of a document already found valid: its own fields need no second
+	// look (its ID still takes part in the cross-checks).
+	knownValid func(i int) bool
 }
 
 // add records a problem. Paths and messages are built by the callers only
@@ -412,6 +423,9 @@ func (c *docCheck) upstreams() {
 			if first := c.upstreamIDs[u.ID]; first != i {
 				c.add(CodeUpstreamIDDuplicate, upPath(i, ".id"), quote(u.ID)+" is also upstreams["+itoa(first)+"]")
 			}
+		}
+		if c.knownValid != nil && c.knownValid(i) {
+			continue
 		}
 		c.destinations(i, u.Destinations)
 		if !c.knownLoadBalancing(u.LoadBalancing) {

@@ -62,7 +62,13 @@ func (r *Registry) Plan(cfgs []ClusterConfig) *Plan {
 		if c == nil {
 			c = newCluster(cc.ID)
 		}
+		p.clusters[cc.ID] = c
 		old := c.members.Load().All
+		if unchanged(old, cc.Destinations) {
+			// Same members, same addresses, same metadata: the installed
+			// view stays, and with it every table keyed by its identity.
+			continue
+		}
 		all := make([]*Destination, 0, len(cc.Destinations))
 		for _, dc := range cc.Destinations {
 			d := findDestination(old, dc.ID)
@@ -76,7 +82,6 @@ func (r *Registry) Plan(cfgs []ClusterConfig) *Plan {
 			all = append(all, d)
 		}
 		slices.SortFunc(all, func(a, b *Destination) int { return cmp.Compare(a.cfg.ID, b.cfg.ID) })
-		p.clusters[cc.ID] = c
 		p.members[c] = all
 	}
 	return p
@@ -114,6 +119,21 @@ func (p *Plan) Commit() {
 		}
 	}
 	r.clusters = p.clusters
+}
+
+// unchanged reports whether cfgs describes exactly the destinations in old
+// (sorted by ID): same IDs, addresses and metadata. It allocates nothing.
+func unchanged(old []*Destination, cfgs []DestinationConfig) bool {
+	if len(old) != len(cfgs) {
+		return false
+	}
+	for _, dc := range cfgs {
+		d := findDestination(old, dc.ID)
+		if d == nil || !sameAddress(d.cfg, dc) || !maps.Equal(d.meta.Load().m, dc.Metadata) {
+			return false
+		}
+	}
+	return true
 }
 
 func findDestination(all []*Destination, id string) *Destination {

@@ -187,3 +187,22 @@ func TestConcurrentVerdictsAndPublishes(t *testing.T) {
 		assert.EqualValues(t, 0, d.InFlight())
 	}
 }
+
+func TestPlanKeepsUnchangedMembersView(t *testing.T) {
+	var r Registry
+	cfg := ClusterConfig{ID: "c", Destinations: []DestinationConfig{dest("b", "h:2"), dest("a", "h:1")}}
+	apply(&r, cfg)
+	c := r.Cluster("c")
+	view := c.Members()
+
+	// Same destinations in another order: the view is kept as it is.
+	apply(&r, ClusterConfig{ID: "c", Destinations: []DestinationConfig{dest("a", "h:1"), dest("b", "h:2")}})
+	assert.Same(t, view, c.Members())
+
+	// Any difference installs a new view.
+	changed := dest("a", "h:1")
+	changed.Metadata = map[string]string{"zone": "z"}
+	apply(&r, ClusterConfig{ID: "c", Destinations: []DestinationConfig{changed, dest("b", "h:2")}})
+	assert.NotSame(t, view, c.Members())
+	assert.Equal(t, "z", c.Destination("a").Zone())
+}
