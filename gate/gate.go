@@ -224,7 +224,7 @@ var ErrInvalidConfig = errors.New("gate: invalid config")
 // [CanonicalHostName]; a name used twice is an error.
 func New(cfg Config) (*Gate, error) {
 	g := &Gate{
-		hosts:      hostTable{exact: map[string]*Host{}, wildcard: map[string]*Host{}},
+		hosts:      newHostTable(cfg),
 		trustProto: cfg.TrustForwardedProto,
 		cloudflare: cfg.Cloudflare,
 		challenges: cfg.Challenges,

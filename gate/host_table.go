@@ -79,6 +79,28 @@ type hostTable struct {
 	wildcard map[string]*Host // keyed by the parent: "example.com" for "*.example.com"
 }
 
+// newHostTable returns a table sized for every name of cfg, so building it
+// never rehashes.
+func newHostTable(cfg Config) hostTable {
+	exact, wild := 0, 0
+	count := func(names []string) {
+		for _, n := range names {
+			if strings.HasPrefix(n, "*.") {
+				wild++
+			} else {
+				exact++
+			}
+		}
+	}
+	for i := range cfg.Hosts {
+		count(cfg.Hosts[i].Names)
+	}
+	for _, h := range cfg.Reuse {
+		count(h.Names)
+	}
+	return hostTable{exact: make(map[string]*Host, exact), wildcard: make(map[string]*Host, wild)}
+}
+
 // add stores h under a canonical name; it reports false if the name is taken.
 func (t *hostTable) add(canon string, h *Host) bool {
 	m, key := t.exact, canon

@@ -257,7 +257,10 @@ type TransportPlan struct {
 
 // Next starts the transport set of a publish.
 func (ts *Transports) Next() *TransportPlan {
-	return &TransportPlan{ts: ts, next: map[string]*transportEntry{}}
+	ts.mu.Lock()
+	n := len(ts.cur)
+	ts.mu.Unlock()
+	return &TransportPlan{ts: ts, next: make(map[string]*transportEntry, n)}
 }
 
 // Get returns the transport for a cluster: the current one when its
