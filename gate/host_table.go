@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/netip"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -59,6 +60,11 @@ func CanonicalHostName(name string) (canon string, wildcard bool, err error) {
 	}
 	if strings.ContainsAny(n, "*:/[] ") {
 		return "", false, errors.New("invalid character in host name")
+	}
+	if !utf8.ValidString(n) {
+		// IDNA would map the invalid bytes to U+FFFD and encode that: a
+		// name no client can send.
+		return "", false, errors.New("host name is not valid UTF-8")
 	}
 	a, err := idna.Lookup.ToASCII(n)
 	if err != nil {
