@@ -445,7 +445,9 @@ func (o *exchange) prepare(rt *Route, r *http.Request, rq *gate.Request, path, u
 	for _, k := range clientOnlyHeaders {
 		delete(h, k)
 	}
-	removeCloudflare(h)
+	if !rq.CloudflareTrusted {
+		removeCloudflare(h)
+	}
 	if rq.Client.IsValid() {
 		b := rq.Client.AppendTo(pr.addr[:0])
 		pr.xff[0] = unsafe.String(unsafe.SliceData(b), len(b)) // never written again

@@ -178,6 +178,18 @@ func TestCloudflareHeadersRemoved(t *testing.T) {
 	for k := range <-got {
 		assert.False(t, strings.HasPrefix(strings.ToLower(k), "cf-") || k == "True-Client-Ip", k)
 	}
+
+	// Through a trusted Cloudflare peer they are Cloudflare's and stay.
+	addr = gateway(t, gate.Config{Cloudflare: true, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, up)
+	req = mustReq("GET", "/")
+	req.Header.Set("CF-Connecting-IP", "203.0.113.5")
+	req.Header.Set("CF-Ray", "r")
+	req.Header.Set("True-Client-IP", "203.0.113.5")
+	do(t, addr, req)
+	h := <-got
+	assert.Equal(t, []string{"r"}, h["Cf-Ray"])
+	assert.Equal(t, []string{"203.0.113.5"}, h["True-Client-Ip"])
+	assert.Equal(t, []string{"203.0.113.5"}, h["X-Forwarded-For"], "the client Cloudflare vouched for")
 }
 
 func TestRequestID(t *testing.T) {

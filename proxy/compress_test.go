@@ -1,0 +1,208 @@
+package proxy_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paduraksa/paduraksa/proxy"
+)
+
+// plainClient neither asks for nor undoes a content encoding by itself.
+var plainClient = &http.Transport{DisableCompression: true}
+
+var page = strings.Repeat("<p>Hello, compressible world.</p>\n", 500)
+
+func TestCompression(t *testing.T) {
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		h := w.Header()
+		h.Set("Content-Type", q.Get("ct"))
+		h.Set("ETag", `"v1"`)
+		h.Set("Accept-Ranges", "bytes")
+		h.Set("Digest", "sha-256=x")
+		for _, k := range []string{"Content-Encoding", "Cache-Control", "Content-Range", "Vary"} {
+			if v := q.Get(k); v != "" {
+				h.Set(k, v)
+			}
+		}
+		body := page
+		if n := q.Get("n"); n != "" {
+			i, _ := strconv.Atoi(n)
+			body = page[:i]
+		}
+		if q.Get("chunked") == "" {
+			h.Set("Content-Length", strconv.Itoa(len(body)))
+		}
+		status, _ := strconv.Atoi(q.Get("status"))
+		if status == 0 {
+			status = 200
+		}
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}))
+	addr, _ := setup{site: &proxy.SiteConfig{Compression: proxy.Compression{Enabled: true}}}.start(t, up)
+	off, _ := setup{}.start(t, up)
+
+	get := func(addr, method, query, ae string) (*http.Response, []byte) {
+		req := mustReq(method, "/?"+query)
+		req.URL.Host, req.URL.Scheme, req.Host = addr, "http", "app.test"
+		if ae != "" {
+			req.Header.Set("Accept-Encoding", ae)
+		}
+		res, err := plainClient.RoundTrip(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res, b
+	}
+
+	t.Run("gzip by default", func(t *testing.T) {
+		res, b := get(addr, "GET", "ct=text/html", "br, gzip, zstd")
+		assert.Equal(t, "gzip", res.Header.Get("Content-Encoding"))
+		assert.Equal(t, `W/"v1"`, res.Header.Get("ETag"))
+		assert.Empty(t, res.Header.Get("Accept-Ranges"))
+		assert.Empty(t, res.Header.Get("Digest"))
+		assert.Equal(t, "Accept-Encoding", res.Header.Get("Vary"))
+		assert.NotEqual(t, int64(len(page)), res.ContentLength, "no length of the identity body")
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		require.NoError(t, err)
+		plain, err := io.ReadAll(zr)
+		require.NoError(t, err)
+		assert.Equal(t, page, string(plain))
+		assert.Less(t, len(b), len(page)/4)
+	})
+	t.Run("client prefers br", func(t *testing.T) {
+		res, b := get(addr, "GET", "ct=application/json", "gzip;q=0.5, br")
+		require.Equal(t, "br", res.Header.Get("Content-Encoding"))
+		plain, err := io.ReadAll(brotli.NewReader(bytes.NewReader(b)))
+		require.NoError(t, err)
+		assert.Equal(t, page, string(plain))
+	})
+	t.Run("client prefers zstd, chunked upstream", func(t *testing.T) {
+		res, b := get(addr, "GET", "ct=image/svg%2Bxml&chunked=1&Vary=Origin", "zstd, gzip;q=0.9")
+		require.Equal(t, "zstd", res.Header.Get("Content-Encoding"))
+		assert.Equal(t, []string{"Origin", "Accept-Encoding"}, res.Header.Values("Vary"))
+		d, err := zstd.NewReader(bytes.NewReader(b))
+		require.NoError(t, err)
+		plain, err := io.ReadAll(d)
+		require.NoError(t, err)
+		assert.Equal(t, page, string(plain))
+	})
+	for _, tc := range []struct {
+		name, method, query, ae string
+		proxy                   string
+	}{
+		{"host setting off", "GET", "ct=text/html", "gzip", off},
+		{"no Accept-Encoding", "GET", "ct=text/html", "", addr},
+		{"identity only", "GET", "ct=text/html", "identity, deflate", addr},
+		{"not text-like", "GET", "ct=image/png", "gzip", addr},
+		{"event stream", "GET", "ct=text/event-stream", "gzip", addr},
+		{"already encoded", "GET", "ct=text/html&Content-Encoding=br", "gzip", addr},
+		{"no-transform", "GET", "ct=text/html&Cache-Control=public,%20no-transform", "gzip", addr},
+		{"content range", "GET", "ct=text/html&Content-Range=bytes%200-9/100", "gzip", addr},
+		{"206", "GET", "ct=text/html&status=206", "gzip", addr},
+		{"204", "GET", "ct=text/html&status=204&n=0", "gzip", addr},
+		{"304", "GET", "ct=text/html&status=304&n=0", "gzip", addr},
+		{"below minimum size", "GET", "ct=text/html&n=1000", "gzip", addr},
+		{"HEAD", "HEAD", "ct=text/html", "gzip", addr},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, _ := get(tc.proxy, tc.method, tc.query, tc.ae)
+			enc := res.Header.Get("Content-Encoding")
+			assert.NotContains(t, []string{"gzip", "zstd"}, enc)
+			if !strings.Contains(tc.query, "Content-Encoding") {
+				assert.Empty(t, enc)
+				assert.Equal(t, `"v1"`, res.Header.Get("ETag"), "the representation is the upstream's")
+			}
+		})
+	}
+	t.Run("proxy's own answer", func(t *testing.T) {
+		dead, _ := setup{site: &proxy.SiteConfig{Compression: proxy.Compression{Enabled: true, MinimumSize: 1}}}.start(t, deadAddr(t))
+		res, _ := get(dead, "GET", "", "gzip")
+		assert.Equal(t, 502, res.StatusCode)
+		assert.Empty(t, res.Header.Get("Content-Encoding"))
+	})
+	_, err := proxy.NewSite(proxy.SiteConfig{Compression: proxy.Compression{Enabled: true, Encodings: []string{"gzip", "deflate"}, MinimumSize: -1}})
+	assert.ErrorIs(t, err, proxy.ErrCompression)
+}
+
+func TestCompressedStreamIsFlushed(t *testing.T) {
+	second := make(chan struct{})
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-ndjson+json")
+		io.WriteString(w, `{"n":1}`+"\n")
+		w.(http.Flusher).Flush()
+		<-second
+		io.WriteString(w, `{"n":2}`+"\n")
+	}))
+	addr, _ := setup{site: &proxy.SiteConfig{Compression: proxy.Compression{Enabled: true}}}.start(t, up)
+	req := mustReq("GET", "/")
+	req.URL.Host, req.URL.Scheme, req.Host = addr, "http", "app.test"
+	req.Header.Set("Accept-Encoding", "gzip")
+	res, err := http.DefaultTransport.RoundTrip(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, "gzip", res.Header.Get("Content-Encoding"))
+	zr, err := gzip.NewReader(res.Body)
+	require.NoError(t, err)
+	line := make([]byte, 8)
+	_, err = io.ReadFull(zr, line)
+	require.NoError(t, err)
+	assert.Equal(t, `{"n":1}`+"\n", string(line), "the first record arrives while the upstream still holds the stream")
+	close(second)
+	rest, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	assert.Equal(t, `{"n":2}`+"\n", string(rest))
+}
+
+func TestRewriteThroughTheProxy(t *testing.T) {
+	got := make(chan string, 1)
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.RequestURI
+		w.Header().Set("Location", "/api/login?next=%2Fx")
+		w.WriteHeader(302)
+	}))
+	addr, _ := setup{prefix: "/app", route: proxy.RouteConfig{Rewrite: proxy.Rewrite{StripPrefix: "/app", AddPrefix: "/api"}}}.start(t, up)
+	res, _ := do(t, addr, rawReq(t, "/app/group%2Fproject/a%20b?q=%2F"))
+	assert.Equal(t, 302, res.StatusCode)
+	assert.Equal(t, "/api/group%2Fproject/a%20b?q=%2F", <-got, "the raw path is neither decoded nor re-encoded")
+	assert.Equal(t, "/app/login?next=%2Fx", res.Header.Get("Location"))
+
+	for _, tc := range []struct {
+		target string
+		status int
+	}{
+		{"/app/%2e%2e/app/x", 400},
+		{"/app/x/.%2e/y", 400},
+		{"/app/x%2F..%2Fy", 400},
+		{"/app/%252e%252e/x", 400},
+		{"/app/%c0%ae/x", 400},
+		{"/%61pp/x", 404},
+		{"/APP/x", 404},
+		{"/app/x/y", 302},
+	} {
+		res, _ := do(t, addr, rawReq(t, tc.target))
+		assert.Equal(t, tc.status, res.StatusCode, tc.target)
+		if tc.status == 302 {
+			<-got
+		}
+	}
+}
+
+// rawReq builds a request whose target is sent byte for byte.
+func rawReq(t *testing.T, target string) *http.Request {
+	req := mustReq("GET", "/")
+	req.URL.Opaque = target
+	return req
+}
