@@ -32,7 +32,12 @@ func removeHopByHop(h http.Header) {
 		for len(v) > 0 {
 			var tok string
 			tok, v, _ = strings.Cut(v, ",")
-			if tok = textproto.TrimString(tok); tok != "" {
+			switch tok = textproto.TrimString(tok); {
+			case tok == "":
+			case strings.EqualFold(tok, "keep-alive"), strings.EqualFold(tok, "close"), strings.EqualFold(tok, "upgrade"):
+				// The common tokens: Keep-Alive and Upgrade go below, and
+				// no field is called Close. Canonicalising would allocate.
+			default:
 				delete(h, textproto.CanonicalMIMEHeaderKey(tok))
 			}
 		}
