@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httputil"
@@ -109,7 +110,11 @@ func BenchmarkHTTPUtilH2(b *testing.B) {
 // BenchmarkForwardGzip16K forwards a 16 KiB HTML page compressed with gzip
 // on the way.
 func BenchmarkForwardGzip16K(b *testing.B) {
-	html := strings.Repeat("<div class=\"row\"><a href=\"/item\">An item of the list</a></div>\n", 16384/64)[:16384]
+	var sb strings.Builder
+	for i := 0; sb.Len() < 16384; i++ {
+		fmt.Fprintf(&sb, "<tr><td class=\"n\">%d</td><td><a href=\"/items/%x\">Item %d of the catalogue</a></td><td>%d.%02d EUR</td></tr>\n", i, i*7919, i, i*37%500, i%100)
+	}
+	html := sb.String()[:16384]
 	up := listen(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Content-Type"] = []string{"text/html; charset=utf-8"}
 		w.Header()["Content-Length"] = []string{"16384"}
