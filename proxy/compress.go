@@ -49,7 +49,6 @@ const (
 	codingCount
 )
 
-var codingNames = [codingCount]string{"", "gzip", "zstd", "br"}
 var codingValues = [codingCount][]string{nil, []string{"gzip"}[:1:1], []string{"zstd"}[:1:1], []string{"br"}[:1:1]}
 
 // compressor is a compiled Compression.
@@ -84,7 +83,7 @@ func newCompressor(c Compression) (compressor, error) {
 	return cp, nil
 }
 
-// CheckCompression reports every problem of a Compression, joined.
+// checkCompression reports every problem of a Compression, joined.
 func checkCompression(c Compression) error {
 	var errs []error
 	if c.MinimumSize < 0 || c.MinimumSize > 1<<20 {

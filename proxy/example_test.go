@@ -1,0 +1,55 @@
+package proxy_test
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+
+	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/proxy"
+	"github.com/paduraksa/paduraksa/upstream"
+)
+
+// A gate with one host whose /api route strips its prefix and forwards to
+// a loopback upstream.
+func Example() {
+	up, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer up.Close()
+	go http.Serve(up, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "upstream saw %s, prefix %s, client %s\n", r.URL.Path, r.Header.Get("X-Forwarded-Prefix"), r.Header.Get("X-Forwarded-For"))
+	}))
+
+	var reg upstream.Registry
+	reg.Plan([]upstream.ClusterConfig{{ID: "api", Destinations: []upstream.DestinationConfig{
+		{ID: "one", Scheme: "http", Host: up.Addr().String()},
+	}}}).Commit()
+	route, err := proxy.NewRoute(proxy.RouteConfig{
+		Cluster: &proxy.Cluster{Upstream: reg.Cluster("api"), Transport: proxy.NewTransport(proxy.ClientConfig{})},
+		Rewrite: proxy.Rewrite{StripPrefix: "/api"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	g, err := gate.New(gate.Config{Hosts: []gate.Host{{
+		Names:  []string{"app.example"},
+		Routes: []gate.Route{{Prefix: "/api", Target: route}},
+	}}})
+	if err != nil {
+		panic(err)
+	}
+	front, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer front.Close()
+	go http.Serve(front, g)
+
+	req, _ := http.NewRequest("GET", "http://"+front.Addr().String()+"/api/users", nil)
+	req.Host = "app.example"
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	fmt.Print(res.Status, " ", res.Header.Get("Server"), ": ", string(body))
+	// Output: 200 OK Paduraksa: upstream saw /users, prefix /api, client 127.0.0.1
+}
