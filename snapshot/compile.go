@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paduraksa/paduraksa/balance"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/proxy"
@@ -91,9 +92,27 @@ type Compiler struct {
 	// health config with it and, once a snapshot is applied, hands it the
 	// clusters.
 	Health *health.Monitor
+	// Policies builds each cluster's balancing policy, with the policies
+	// the embedder registered; nil means a private one with the built-in
+	// policies. Keep one for the Compiler's life.
+	Policies *balance.Policies
+	// AffinityKey is the secret of every affinity key; nil means a random
+	// one made once. Replicas behind one load balancer must share it.
+	AffinityKey []byte
+
+	stats map[string]*proxy.Stats // per upstream ID, across publishes
 }
 
 func (c *Compiler) init() {
+	if c.Policies == nil {
+		c.Policies = new(balance.Policies)
+	}
+	if c.AffinityKey == nil {
+		c.AffinityKey = balance.NewAffinityKey()
+	}
+	if c.stats == nil {
+		c.stats = make(map[string]*proxy.Stats)
+	}
 	if c.Registry == nil {
 		c.Registry = new(upstream.Registry)
 	}
@@ -184,6 +203,7 @@ func (c *Compiler) build(doc *Document, form canonForm, prev *Snapshot) (*Snapsh
 	if prev != nil && !bytes.Equal(prev.canon.of(prev.canon.global), form.of(form.global)) {
 		prev = nil // the global block (the zone, say) reaches every cluster
 	}
+	c.Policies.Zone = doc.Global.Zone // read by PreferLocalZone when it is built
 	units := make([]*compiledUpstream, len(doc.Upstreams))
 	cfgs := make([]upstream.ClusterConfig, len(doc.Upstreams))
 	var refused []*ValidationError
@@ -218,7 +238,7 @@ func (c *Compiler) build(doc *Document, form canonForm, prev *Snapshot) (*Snapsh
 		rc, tr := s.plan.Cluster(id), s.transports.Get(id, cu.client)
 		if cu.cluster == nil || cu.cluster.Upstream != rc || cu.cluster.Transport != tr {
 			cl := *cu
-			cl.cluster = &proxy.Cluster{Upstream: rc, Transport: tr}
+			cl.cluster = c.cluster(id, cu, rc, tr)
 			cu = &cl
 		}
 		s.upstreams[id] = cu
@@ -446,7 +466,55 @@ type compiledUpstream struct {
 	client   proxy.ClientConfig
 	health   health.Config
 	warnings []*ValidationError
+	policy   balance.Policy
+	affinity *balance.Affinity
+	idle     time.Duration
 	cluster  *proxy.Cluster // set once the runtime state is planned
+}
+
+// cluster builds the forwarder's view of an upstream: its runtime state
+// and transport, its policies, passive health and counters.
+func (c *Compiler) cluster(id string, cu *compiledUpstream, rc *upstream.Cluster, tr http.RoundTripper) *proxy.Cluster {
+	st := c.stats[id]
+	if st == nil {
+		st = new(proxy.Stats)
+		c.stats[id] = st
+	}
+	cl := &proxy.Cluster{Upstream: rc, Transport: tr, Policy: cu.policy, Affinity: cu.affinity, IdleTimeout: cu.idle, Stats: st}
+	if c.Health != nil {
+		cl.Observer = healthObserver{c.Health}
+	}
+	return cl
+}
+
+// Stats returns the forwarding counters of an upstream ID, kept across
+// publishes, or nil.
+func (c *Compiler) Stats(id string) *proxy.Stats { return c.stats[id] }
+
+// healthObserver feeds the forwarder's outcomes to passive health.
+type healthObserver struct{ m *health.Monitor }
+
+func (o healthObserver) Observe(ob proxy.Observation) {
+	var out health.Outcome
+	switch ob.Kind {
+	case proxy.ErrorNone:
+		if out = health.Success; ob.Status >= 500 {
+			out = health.ServerError
+		}
+	case proxy.ErrorConnect:
+		out = health.ConnectError
+	case proxy.ErrorTLS:
+		out = health.TLSError
+	case proxy.ErrorTimeout:
+		out = health.Timeout
+	case proxy.ErrorResponse:
+		out = health.ResponseHeaderError
+	case proxy.ErrorBody:
+		out = health.BodyError
+	default:
+		return
+	}
+	o.m.Record(ob.Destination, out)
 }
 
 // compileUpstream compiles upstreams[i]. Problems the health monitor finds
@@ -478,6 +546,56 @@ func (c *Compiler) compileUpstream(i int, u *Upstream) (*compiledUpstream, []*Va
 	if err != nil {
 		return nil, nil, internal(fmt.Sprintf("upstreams[%d].http", i), err)
 	}
+	idle, err := ParseDuration(u.HTTP.IdleTimeout, proxy.DefaultIdleTimeout)
+	if err != nil {
+		return nil, nil, internal(fmt.Sprintf("upstreams[%d].http.idleTimeout", i), err)
+	}
+	cu.idle = idle
+	if idle == 0 {
+		cu.idle = -1 // never
+	}
+	// A request nobody answers is cut like a quiet stream.
+	client.ResponseHeaderTimeout = idle
 	cu.client = client
+	slow, err := ParseDuration(u.Health.SlowStart, 0)
+	if err != nil {
+		return nil, nil, internal(fmt.Sprintf("upstreams[%d].health.slowStart", i), err)
+	}
+	if cu.policy, err = c.Policies.New(balance.Config{Policy: u.LoadBalancing, SlowStart: slow}); err != nil {
+		return nil, nil, internal(fmt.Sprintf("upstreams[%d].loadBalancing", i), err)
+	}
+	if u.Affinity.Enabled {
+		ac, err := affinityConfig(&u.Affinity)
+		if err == nil {
+			cu.affinity, err = balance.NewAffinity(ac, c.AffinityKey)
+		}
+		if err != nil {
+			return nil, nil, internal(fmt.Sprintf("upstreams[%d].affinity", i), err)
+		}
+	}
 	return cu, refused, nil
+}
+
+// affinityConfig maps an upstream's affinity block to balance's.
+func affinityConfig(a *Affinity) (balance.AffinityConfig, error) {
+	c := balance.AffinityConfig{
+		Mode:          balance.AffinityMode(a.Mode),
+		KeyName:       a.Key,
+		FailurePolicy: balance.AffinityFailurePolicy(a.FailurePolicy),
+		Cookie: balance.CookieConfig{
+			Path:     a.Cookie.Path,
+			Domain:   a.Cookie.Domain,
+			Secure:   balance.CookieSecure(a.Cookie.Secure),
+			SameSite: balance.CookieSameSite(a.Cookie.SameSite),
+		},
+	}
+	if c.Cookie.SameSite == "Unspecified" {
+		c.Cookie.SameSite = balance.CookieSameSiteUnset
+	}
+	if h := a.Cookie.HTTPOnly; h != nil && !*h {
+		c.Cookie.AllowScriptAccess = true
+	}
+	var err error
+	c.Cookie.MaxAge, err = ParseDuration(a.Cookie.MaxAge, 0)
+	return c, err
 }
