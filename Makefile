@@ -1,7 +1,7 @@
 # Habits of the module: `make test` is what CI runs.
 GO ?= go
 STATICCHECK = $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
-FUZZTIME ?= 4s
+FUZZTIME ?= 3s
 RACE ?= -race
 
 .PHONY: test fmt vet staticcheck unit fuzz bench run
@@ -18,7 +18,7 @@ staticcheck:
 	$(STATICCHECK) ./...
 
 unit:
-	$(GO) test $(RACE) -count=1 ./...
+	$(GO) test $(RACE) -count=1 -timeout 8m ./...
 
 # Every Fuzz target of every package, briefly.
 fuzz:
