@@ -200,12 +200,13 @@ func BenchmarkForwardOwn(b *testing.B) {
 }
 
 func TestForwardOwnAllocations(t *testing.T) {
-	if testing.Short() {
-		return
-	}
 	f, _ := forwardOwn(t)
 	f()
-	if n := testing.AllocsPerRun(200, f); n > 2 {
-		t.Fatalf("Route.Forward allocates %.1f times per request, want at most 2", n)
+	limit := 2.0
+	if raceEnabled {
+		limit = 8 // pooled exchanges are dropped at random
+	}
+	if n := testing.AllocsPerRun(200, f); n > limit {
+		t.Fatalf("Route.Forward allocates %.1f times per request, want at most %v", n, limit)
 	}
 }

@@ -124,6 +124,10 @@ func NewRoute(cfg RouteConfig) (*Route, error) {
 
 func quote(s string) string { return `"` + s + `"` }
 
+// ValidHostHeader reports whether h can be a route's custom Host: a host
+// name or IP literal with an optional port.
+func ValidHostHeader(h string) bool { return validHostName(h) }
+
 // validHostName accepts name[:port], [v6]:port and IP literals, in the
 // characters of a registered name.
 func validHostName(h string) bool {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/paduraksa/paduraksa/proxy"
 )
 
 // Canonical returns the canonical JSON of a document: two documents that
@@ -381,6 +383,7 @@ func (e *canonEnc) host(h *Host) {
 			e.str("upstream", r.Upstream)
 			e.stringList("policies", r.Policies)
 			e.integer("maxBodyBytes", r.MaxBodyBytes, 0)
+			e.routeForwarding(r)
 			e.endElemObj()
 		}
 		e.closeArray()
@@ -389,6 +392,65 @@ func (e *canonEnc) host(h *Host) {
 	e.str("certificate", h.Certificate)
 	e.str("server", h.Server)
 	e.hostGate(h)
+	e.headers(&h.Headers)
+	if c := &h.Compression; c.Enabled || c.MinimumSize != 0 || len(c.Encodings) > 0 {
+		m := e.open("compression")
+		e.boolean("enabled", c.Enabled)
+		e.integer("minimumSize", c.MinimumSize, proxy.DefaultMinimumSize)
+		if !slices.Equal(c.Encodings, dfltEncodings) {
+			e.stringList("encodings", c.Encodings)
+		}
+		e.close(m, false)
+	}
+	e.strDefault("requestId", h.RequestID, "pass")
+}
+
+// dfltEncodings is the default compression order.
+var dfltEncodings = []string{"gzip", "zstd", "br"}
+
+// routeForwarding writes a route's forwarding blocks; defaults write
+// nothing.
+func (e *canonEnc) routeForwarding(r *Route) {
+	e.strDefault("hostHeader", r.HostHeader, "client")
+	e.str("hostName", r.HostName)
+	m := e.open("rewrite")
+	e.boolean("stripPrefix", r.Rewrite.StripPrefix)
+	e.str("addPrefix", r.Rewrite.AddPrefix)
+	if v := r.Rewrite.RewriteLocation; v != nil && !*v {
+		e.key("rewriteLocation")
+		e.b = append(e.b, "false"...)
+	}
+	e.close(m, false)
+	e.headers(&r.Headers)
+	m = e.open("retry")
+	e.integer("attempts", r.Retry.Attempts, 0)
+	e.integer("bodyLimit", r.Retry.BodyLimit, proxy.DefaultRetryBodyLimit)
+	e.float("budget", r.Retry.Budget, proxy.DefaultRetryBudget)
+	e.close(m, false)
+}
+
+// headers writes custom header rules. Names are written as given: the
+// round trip through Decode keeps the document's own spelling.
+func (e *canonEnc) headers(h *Headers) {
+	m := e.open("headers")
+	for _, dir := range [...]struct {
+		k     string
+		rules []HeaderRule
+	}{{"request", h.Request}, {"response", h.Response}} {
+		if len(dir.rules) == 0 {
+			continue
+		}
+		e.openArray(dir.k)
+		for i, r := range dir.rules {
+			e.beginElemObj(i)
+			e.str("name", r.Name)
+			e.strDefault("operation", r.Operation, "set")
+			e.str("value", r.Value)
+			e.endElemObj()
+		}
+		e.closeArray()
+	}
+	e.close(m, false)
 }
 
 func (e *canonEnc) upstream(u *Upstream) {

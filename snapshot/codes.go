@@ -40,6 +40,23 @@ package snapshot
 //	route.path.duplicate                            hosts[i].routes[j].path                           the same prefix ("/a" = "/a/") earlier in the host
 //	route.upstream.missing                          hosts[i].routes[j].upstream                       no upstream named
 //	route.upstream.unknown                          hosts[i].routes[j].upstream                       no upstream has this ID
+//	route.hostHeader.invalid                        hosts[i].routes[j].hostHeader                     not client, destination or custom
+//	route.hostName.invalid                          hosts[i].routes[j].hostName                       custom without a host name or IP literal (optional port); a name with another mode
+//	route.rewrite.stripPrefix.root                  hosts[i].routes[j].rewrite.stripPrefix            stripPrefix on the route "/"
+//	route.rewrite.addPrefix.invalid                 hosts[i].routes[j].rewrite.addPrefix              not /segments of URL path characters; trailing /, empty, . or .. segment, loose escape, over 256 bytes
+//	route.retry.attempts.invalid                    hosts[i].routes[j].retry.attempts                 not 0 to 5
+//	route.retry.bodyLimit.invalid                   hosts[i].routes[j].retry.bodyLimit                not 0 to 1 MiB
+//	route.retry.budget.invalid                      hosts[i].routes[j].retry.budget                   not 0 to 1
+//	host.compression.minimumSize.invalid            hosts[i].compression.minimumSize                  not 0 to 1 MiB
+//	host.compression.encoding.invalid               hosts[i].compression.encodings[k]                 not gzip, zstd or br, or listed twice
+//	host.requestId.invalid                          hosts[i].requestId                                not pass, keep or generate
+//	headers.tooMany                                 hosts[i].headers.request, ...routes[j].headers.response   over 32 rules in one direction of one layer
+//	headers.name.invalid                            hosts[i].headers.request[k].name                  not 1-64 token characters
+//	headers.name.reserved                           hosts[i].routes[j].headers.response[k].name       a name the proxy owns (hop-by-hop, Host, X-Forwarded-*, cf-*, X-Request-Id, HSTS, Alt-Svc, Location, ...)
+//	headers.name.duplicate                          hosts[i].headers.request[k].name                  a second rule for the name in the same layer and direction
+//	headers.operation.invalid                       hosts[i].headers.response[k].operation            not set, add or remove; Set-Cookie other than add
+//	headers.value.invalid                           hosts[i].headers.request[k].value                 not 1-4096 visible characters without leading or trailing space
+//	headers.value.unexpected                        hosts[i].headers.request[k].value                 a value on a remove
 //	upstream.id.missing                             upstreams[i].id                                   empty ID
 //	upstream.id.invalid                             upstreams[i].id                                   not 1-128 of [A-Za-z0-9._-]
 //	upstream.id.duplicate                           upstreams[i].id                                   the same ID on an earlier upstream
@@ -156,6 +173,24 @@ const (
 	CodeRouteUpstreamMissing = "route.upstream.missing"
 	CodeRouteUpstreamUnknown = "route.upstream.unknown"
 
+	CodeRouteHostHeaderInvalid            = "route.hostHeader.invalid"
+	CodeRouteHostNameInvalid              = "route.hostName.invalid"
+	CodeRouteRewriteStripPrefixRoot       = "route.rewrite.stripPrefix.root"
+	CodeRouteRewriteAddPrefixInvalid      = "route.rewrite.addPrefix.invalid"
+	CodeRouteRetryAttemptsInvalid         = "route.retry.attempts.invalid"
+	CodeRouteRetryBodyLimitInvalid        = "route.retry.bodyLimit.invalid"
+	CodeRouteRetryBudgetInvalid           = "route.retry.budget.invalid"
+	CodeHostCompressionMinimumSizeInvalid = "host.compression.minimumSize.invalid"
+	CodeHostCompressionEncodingInvalid    = "host.compression.encoding.invalid"
+	CodeHostRequestIDInvalid              = "host.requestId.invalid"
+	CodeHeadersTooMany                    = "headers.tooMany"
+	CodeHeadersNameInvalid                = "headers.name.invalid"
+	CodeHeadersNameReserved               = "headers.name.reserved"
+	CodeHeadersNameDuplicate              = "headers.name.duplicate"
+	CodeHeadersOperationInvalid           = "headers.operation.invalid"
+	CodeHeadersValueInvalid               = "headers.value.invalid"
+	CodeHeadersValueUnexpected            = "headers.value.unexpected"
+
 	CodeUpstreamIDMissing                         = "upstream.id.missing"
 	CodeUpstreamIDInvalid                         = "upstream.id.invalid"
 	CodeUpstreamIDDuplicate                       = "upstream.id.duplicate"
@@ -256,6 +291,13 @@ var allCodes = [...]string{
 
 	CodeRouteIDInvalid, CodeRouteIDDuplicate, CodeRoutePathInvalid, CodeRoutePathDuplicate,
 	CodeRouteUpstreamMissing, CodeRouteUpstreamUnknown,
+
+	CodeRouteHostHeaderInvalid, CodeRouteHostNameInvalid, CodeRouteRewriteStripPrefixRoot,
+	CodeRouteRewriteAddPrefixInvalid, CodeRouteRetryAttemptsInvalid, CodeRouteRetryBodyLimitInvalid,
+	CodeRouteRetryBudgetInvalid, CodeHostCompressionMinimumSizeInvalid,
+	CodeHostCompressionEncodingInvalid, CodeHostRequestIDInvalid,
+	CodeHeadersTooMany, CodeHeadersNameInvalid, CodeHeadersNameReserved, CodeHeadersNameDuplicate,
+	CodeHeadersOperationInvalid, CodeHeadersValueInvalid, CodeHeadersValueUnexpected,
 
 	CodeUpstreamIDMissing, CodeUpstreamIDInvalid, CodeUpstreamIDDuplicate,
 	CodeUpstreamDestinationIDMissing, CodeUpstreamDestinationIDInvalid,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -288,15 +289,6 @@ func (c *Compiler) build(doc *Document, form canonForm, prev *Snapshot) (*Snapsh
 	gc.Hosts = make([]gate.Host, 0, compiled)
 	gc.Reuse = make([]*gate.Host, 0, len(doc.Hosts)-compiled)
 	s.hostIndex = make([]int, len(doc.Hosts))
-	nroutes := 0
-	for i := range doc.Hosts {
-		if reuse == nil || reuse[i] == nil {
-			nroutes += len(doc.Hosts[i].Routes)
-		}
-	}
-	// The targets of the compiled routes, in one allocation; reused hosts
-	// keep theirs.
-	routes := make([]proxy.Route, 0, nroutes)
 	for i := range doc.Hosts {
 		if reuse != nil && reuse[i] != nil {
 			s.hostIndex[i] = compiled + len(gc.Reuse)
@@ -311,9 +303,20 @@ func (c *Compiler) build(doc *Document, form canonForm, prev *Snapshot) (*Snapsh
 		switch h.Kind {
 		case "", KindProxy:
 			gh.Routes = make([]gate.Route, len(h.Routes))
-			for j, r := range h.Routes {
-				routes = append(routes, proxy.Route{Cluster: s.clusters[r.Upstream]})
-				gh.Routes[j] = gate.Route{ID: r.ID, Prefix: r.Path, Target: &routes[len(routes)-1]}
+			site, err := proxySite(h)
+			if err != nil {
+				return nil, internal(hostPath(i, ""), err)
+			}
+			for j := range h.Routes {
+				r := &h.Routes[j]
+				target, err := proxyRoute(r, s.clusters[r.Upstream], site)
+				if err != nil {
+					if errors.Is(err, proxy.ErrHeaderTooMany) {
+						return nil, &ValidationError{Code: CodeHeadersTooMany, Path: routePath(i, j, ".headers"), Msg: "over 32 rules in one direction once merged over the host's: " + err.Error()}
+					}
+					return nil, internal(routePath(i, j, ""), err)
+				}
+				gh.Routes[j] = gate.Route{ID: r.ID, Prefix: r.Path, Target: target}
 				if err := gateRoute(&gh.Routes[j], &h.Routes[j], i, j, pols); err != nil {
 					return nil, err
 				}
@@ -598,4 +601,62 @@ func affinityConfig(a *Affinity) (balance.AffinityConfig, error) {
 	var err error
 	c.Cookie.MaxAge, err = ParseDuration(a.Cookie.MaxAge, 0)
 	return c, err
+}
+
+// proxySite compiles a host's forwarding settings.
+func proxySite(h *Host) (*proxy.Site, error) {
+	cfg := proxy.SiteConfig{
+		RequestHeaders:  headerRules(h.Headers.Request),
+		ResponseHeaders: headerRules(h.Headers.Response),
+		Compression: proxy.Compression{
+			Enabled:     h.Compression.Enabled,
+			MinimumSize: int64(h.Compression.MinimumSize),
+			Encodings:   h.Compression.Encodings,
+		},
+	}
+	switch h.RequestID {
+	case "keep":
+		cfg.RequestID = proxy.RequestIDKeep
+	case "generate":
+		cfg.RequestID = proxy.RequestIDGenerate
+	}
+	return proxy.NewSite(cfg)
+}
+
+// proxyRoute compiles a route's forwarding into its target.
+func proxyRoute(r *Route, cl *proxy.Cluster, site *proxy.Site) (*proxy.Route, error) {
+	cfg := proxy.RouteConfig{
+		Cluster:         cl,
+		Site:            site,
+		HostName:        r.HostName,
+		RequestHeaders:  headerRules(r.Headers.Request),
+		ResponseHeaders: headerRules(r.Headers.Response),
+		Retry:           proxy.Retry{Attempts: r.Retry.Attempts, BodyLimit: int64(r.Retry.BodyLimit), Budget: r.Retry.Budget},
+		Rewrite: proxy.Rewrite{
+			AddPrefix:    r.Rewrite.AddPrefix,
+			KeepLocation: r.Rewrite.RewriteLocation != nil && !*r.Rewrite.RewriteLocation,
+		},
+	}
+	if r.Rewrite.StripPrefix {
+		cfg.Rewrite.StripPrefix = routeKey(r.Path)
+	}
+	switch r.HostHeader {
+	case "destination":
+		cfg.HostHeader = proxy.HostDestination
+	case "custom":
+		cfg.HostHeader = proxy.HostCustom
+	}
+	return proxy.NewRoute(cfg)
+}
+
+func headerRules(rules []HeaderRule) []proxy.HeaderRule {
+	if len(rules) == 0 {
+		return nil
+	}
+	out := make([]proxy.HeaderRule, len(rules))
+	for k, r := range rules {
+		op, _ := headerOp(r.Operation)
+		out[k] = proxy.HeaderRule{Name: r.Name, Op: op, Value: r.Value}
+	}
+	return out
 }

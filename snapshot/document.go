@@ -95,6 +95,48 @@ type Host struct {
 	// Limits bounds the host's requests; absent means no limits of the
 	// gateway's own.
 	Limits *RequestLimits `json:"limits,omitempty"`
+	// Headers are the host's custom header rules; its routes' rules merge
+	// over them by name.
+	Headers Headers `json:"headers,omitzero"`
+	// Compression compresses forwarded responses; absent means off.
+	Compression Compression `json:"compression,omitzero"`
+	// RequestID is "pass" (default: X-Request-Id untouched), "keep" (keep
+	// a valid client ID, else make one; sent upstream and back, on the
+	// proxy's own answers too) or "generate" (always a new one).
+	RequestID string `json:"requestId,omitempty"`
+}
+
+// Headers holds custom header rules: at most 32 per direction, one per
+// name.
+type Headers struct {
+	// Request rules apply to the request sent upstream.
+	Request []HeaderRule `json:"request,omitempty"`
+	// Response rules apply to the response sent to the client, the
+	// proxy's own answers included.
+	Response []HeaderRule `json:"response,omitempty"`
+}
+
+// HeaderRule sets, adds or removes one header.
+type HeaderRule struct {
+	// Name is 1-64 token characters; names the proxy owns are refused.
+	Name string `json:"name,omitempty"`
+	// Operation is "set" (default), "add" or "remove"; Set-Cookie only
+	// takes "add".
+	Operation string `json:"operation,omitempty"`
+	// Value is 1-4096 visible characters without leading or trailing
+	// space; none for "remove".
+	Value string `json:"value,omitempty"`
+}
+
+// Compression is a host's response compression.
+type Compression struct {
+	Enabled bool `json:"enabled,omitempty"`
+	// MinimumSize is the smallest declared length compressed, 0 to 1 MiB;
+	// default 1024.
+	MinimumSize int `json:"minimumSize,omitempty"`
+	// Encodings lists "gzip", "zstd" and "br" in the order preferred when
+	// the client's q-values tie; default gzip, zstd, br.
+	Encodings []string `json:"encodings,omitempty"`
 }
 
 // HostTLS is a host's TLS policy.
@@ -236,6 +278,44 @@ type Route struct {
 	// MaxBodyBytes overrides the host's limits.maxBodyBytes; 0 means the
 	// host's.
 	MaxBodyBytes int `json:"maxBodyBytes,omitempty"`
+	// HostHeader is the Host sent upstream: "client" (default, as
+	// received), "destination" (the destination's address) or "custom"
+	// (HostName). On https upstreams it is also the SNI and, with system
+	// trust, the certificate check name.
+	HostHeader string `json:"hostHeader,omitempty"`
+	// HostName is the Host of hostHeader "custom": a host name or IP
+	// literal, with an optional port.
+	HostName string  `json:"hostName,omitempty"`
+	Rewrite  Rewrite `json:"rewrite,omitzero"`
+	// Headers merge over the host's by name.
+	Headers Headers    `json:"headers,omitzero"`
+	Retry   RouteRetry `json:"retry,omitzero"`
+}
+
+// Rewrite changes the path a route forwards; the raw path is never decoded
+// or re-encoded.
+type Rewrite struct {
+	// StripPrefix takes the route's path off the front: on /app, /app/x goes
+	// as /x. Refused on the route "/".
+	StripPrefix bool `json:"stripPrefix,omitempty"`
+	// AddPrefix puts a path in front: "/api" (starts with /, no trailing /,
+	// no dot segment, URL path characters, at most 256 bytes).
+	AddPrefix string `json:"addPrefix,omitempty"`
+	// RewriteLocation maps an upstream's Location back under the client's
+	// prefix; default true on a rewriting route.
+	RewriteLocation *bool `json:"rewriteLocation,omitempty"`
+}
+
+// RouteRetry is a route's retry policy; absent means no retries.
+type RouteRetry struct {
+	// Attempts is the most retries on other destinations, 0 to 5.
+	Attempts int `json:"attempts,omitempty"`
+	// BodyLimit is the largest body buffered to be replayed, 0 to 1 MiB;
+	// default 65536.
+	BodyLimit int `json:"bodyLimit,omitempty"`
+	// Budget is the share of live requests that may be retrying, in
+	// (0, 1]; default 0.2.
+	Budget float64 `json:"budget,omitempty"`
 }
 
 // Upstream is a cluster of destinations that routes send requests to.

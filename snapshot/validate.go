@@ -233,6 +233,7 @@ func (c *docCheck) host(i int, h *Host) {
 	default:
 		c.routes(i, h.Routes)
 	}
+	c.hostForwarding(i, h)
 
 	if h.AccessList != "" {
 		if _, ok := c.accessListIDs[h.AccessList]; !ok {
@@ -334,6 +335,7 @@ func (c *docCheck) routes(i int, routes []Route) {
 		} else if _, ok := c.upstreamIDs[r.Upstream]; !ok {
 			c.add(CodeRouteUpstreamUnknown, routePath(i, j, ".upstream"), "unknown upstream "+quote(r.Upstream))
 		}
+		c.routeForwarding(i, j, r)
 	}
 }
 

@@ -145,6 +145,43 @@ func codeCases() []codeCase {
 		}},
 		{code: CodeRouteUpstreamMissing, path: "hosts[1].routes[0].upstream", change: func(d *Document) { d.Hosts[1].Routes[0].Upstream = "" }},
 		{code: CodeRouteUpstreamUnknown, path: "hosts[1].routes[0].upstream", change: func(d *Document) { d.Hosts[1].Routes[0].Upstream = "Web" }},
+		{code: CodeRouteHostHeaderInvalid, path: "hosts[0].routes[0].hostHeader", change: func(d *Document) { d.Hosts[0].Routes[0].HostHeader = "Original" }},
+		{code: CodeRouteHostNameInvalid, path: "hosts[0].routes[0].hostName", change: func(d *Document) {
+			d.Hosts[0].Routes[0].HostHeader, d.Hosts[0].Routes[0].HostName = "custom", "bad name:99999"
+		}},
+		{code: CodeRouteRewriteStripPrefixRoot, path: "hosts[1].routes[0].rewrite.stripPrefix", change: func(d *Document) { d.Hosts[1].Routes[0].Rewrite.StripPrefix = true }},
+		{code: CodeRouteRewriteAddPrefixInvalid, path: "hosts[0].routes[0].rewrite.addPrefix", change: func(d *Document) { d.Hosts[0].Routes[0].Rewrite.AddPrefix = "/a/%2e%2e" }},
+		{code: CodeRouteRetryAttemptsInvalid, path: "hosts[0].routes[0].retry.attempts", change: func(d *Document) { d.Hosts[0].Routes[0].Retry.Attempts = 6 }},
+		{code: CodeRouteRetryBodyLimitInvalid, path: "hosts[0].routes[0].retry.bodyLimit", change: func(d *Document) { d.Hosts[0].Routes[0].Retry.BodyLimit = -1 }},
+		{code: CodeRouteRetryBudgetInvalid, path: "hosts[0].routes[0].retry.budget", change: func(d *Document) { d.Hosts[0].Routes[0].Retry.Budget = 1.5 }},
+		{code: CodeHostCompressionMinimumSizeInvalid, path: "hosts[0].compression.minimumSize", change: func(d *Document) { d.Hosts[0].Compression.MinimumSize = 2 << 20 }},
+		{code: CodeHostCompressionEncodingInvalid, path: "hosts[0].compression.encodings[1]", change: func(d *Document) {
+			d.Hosts[0].Compression.Encodings = []string{"gzip", "deflate"}
+		}},
+		{code: CodeHostRequestIDInvalid, path: "hosts[0].requestId", change: func(d *Document) { d.Hosts[0].RequestID = "always" }},
+		{code: CodeHeadersTooMany, path: "hosts[0].headers.response", change: func(d *Document) {
+			for k := range 33 {
+				d.Hosts[0].Headers.Response = append(d.Hosts[0].Headers.Response, HeaderRule{Name: "X-H" + itoa(k), Value: "v"})
+			}
+		}},
+		{code: CodeHeadersNameInvalid, path: "hosts[0].headers.request[0].name", change: func(d *Document) {
+			d.Hosts[0].Headers.Request = []HeaderRule{{Name: "X Bad", Value: "v"}}
+		}},
+		{code: CodeHeadersNameReserved, path: "hosts[0].routes[0].headers.request[0].name", change: func(d *Document) {
+			d.Hosts[0].Routes[0].Headers.Request = []HeaderRule{{Name: "X-Forwarded-For", Value: "1.2.3.4"}}
+		}},
+		{code: CodeHeadersNameDuplicate, path: "hosts[0].headers.response[1].name", change: func(d *Document) {
+			d.Hosts[0].Headers.Response = []HeaderRule{{Name: "X-Frame-Options", Value: "DENY"}, {Name: "x-frame-options", Operation: "remove"}}
+		}},
+		{code: CodeHeadersOperationInvalid, path: "hosts[0].headers.response[0].operation", change: func(d *Document) {
+			d.Hosts[0].Headers.Response = []HeaderRule{{Name: "Set-Cookie", Value: "a=b"}}
+		}},
+		{code: CodeHeadersValueInvalid, path: "hosts[0].headers.request[0].value", change: func(d *Document) {
+			d.Hosts[0].Headers.Request = []HeaderRule{{Name: "X-Env", Value: "a\r\nb"}}
+		}},
+		{code: CodeHeadersValueUnexpected, path: "hosts[0].headers.request[0].value", change: func(d *Document) {
+			d.Hosts[0].Headers.Request = []HeaderRule{{Name: "X-Env", Operation: "remove", Value: "x"}}
+		}},
 
 		{code: CodeUpstreamIDMissing, path: "upstreams[2].id", change: func(d *Document) { d.Upstreams = append(d.Upstreams, Upstream{}) }},
 		{code: CodeUpstreamIDInvalid, path: "upstreams[2].id", change: func(d *Document) {

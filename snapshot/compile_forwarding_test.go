@@ -1,0 +1,158 @@
+package snapshot
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paduraksa/paduraksa/proxy"
+)
+
+// TestCompileForwarding compiles every forwarding block of the document and
+// checks what reaches the upstream and the client through a real socket.
+func TestCompileForwarding(t *testing.T) {
+	got := make(chan *http.Request, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r
+		w.Header().Set("Location", "/v1/next")
+		w.Header().Set("X-Powered-By", "x")
+		w.WriteHeader(302)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	no := false
+	doc := &Document{
+		Hosts: []Host{{
+			Names:     []string{"app.test"},
+			RequestID: "generate",
+			Headers:   Headers{Response: []HeaderRule{{Name: "X-Frame-Options", Value: "DENY"}}},
+			Routes: []Route{
+				{Path: "/app", Upstream: "u", HostHeader: "custom", HostName: "internal.test",
+					Rewrite: Rewrite{StripPrefix: true, AddPrefix: "/v1"},
+					Headers: Headers{Request: []HeaderRule{{Name: "X-Env", Value: "prod"}}, Response: []HeaderRule{{Name: "X-Powered-By", Operation: "remove"}}},
+					Retry:   RouteRetry{Attempts: 1}},
+				{Path: "/keep", Upstream: "u", Rewrite: Rewrite{StripPrefix: true, RewriteLocation: &no}},
+			},
+		}},
+		Upstreams: []Upstream{{ID: "u", Destinations: []Destination{{ID: "d", Address: "http://" + ln.Addr().String()}},
+			HTTP: UpstreamHTTP{IdleTimeout: "30s"}}},
+	}
+	require.Empty(t, Validate(doc, ValidateOptions{}))
+	var c Compiler
+	s, err := c.Compile(doc)
+	require.NoError(t, err)
+	s.commit()
+	front := listenHandler(t, s)
+
+	res := roundTrip(t, front, "/app/x?q=1")
+	r := <-got
+	assert.Equal(t, "/v1/x?q=1", r.RequestURI)
+	assert.Equal(t, "internal.test", r.Host)
+	assert.Equal(t, "prod", r.Header.Get("X-Env"))
+	assert.Equal(t, "/app", r.Header.Get("X-Forwarded-Prefix"))
+	assert.Len(t, r.Header.Get("X-Request-Id"), 32)
+	assert.Equal(t, "/app/next", res.Header.Get("Location"))
+	assert.Equal(t, "DENY", res.Header.Get("X-Frame-Options"))
+	assert.Empty(t, res.Header.Get("X-Powered-By"))
+	assert.Equal(t, r.Header.Get("X-Request-Id"), res.Header.Get("X-Request-Id"))
+
+	res = roundTrip(t, front, "/keep/x")
+	<-got
+	assert.Equal(t, "/v1/next", res.Header.Get("Location"), "rewriteLocation false keeps the upstream's")
+
+	cl := s.Cluster("u")
+	assert.Equal(t, 30*time.Second, cl.IdleTimeout)
+	assert.Equal(t, 30*time.Second, cl.Transport.(*proxy.Transport).Config().ResponseHeaderTimeout)
+	assert.NotNil(t, cl.Policy)
+	assert.Equal(t, uint64(2), c.Stats("u").Count(proxy.ErrorNone))
+}
+
+// TestPublishKeepsLiveTunnels upgrades a connection, publishes a document
+// that changes the route and the upstream's client settings, and checks
+// the tunnel still carries data.
+func TestPublishKeepsLiveTunnels(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		brw.Flush()
+		for {
+			line, err := brw.ReadString('\n')
+			if err != nil {
+				return
+			}
+			brw.WriteString("echo " + line)
+			brw.Flush()
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	doc := &Document{
+		Hosts:     []Host{{Names: []string{"app.test"}, Routes: []Route{{Path: "/", Upstream: "u"}}}},
+		Upstreams: []Upstream{{ID: "u", Destinations: []Destination{{ID: "d", Address: "http://" + ln.Addr().String()}}}},
+	}
+	store := new(Store)
+	var c Compiler
+	s, err := c.Compile(doc)
+	require.NoError(t, err)
+	s.commit()
+	store.cur.Store(s)
+	front := serve(t, store)
+
+	conn, err := net.Dial("tcp", front)
+	require.NoError(t, err)
+	defer conn.Close()
+	io.WriteString(conn, "GET /ws HTTP/1.1\r\nHost: app.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+	br := bufio.NewReader(conn)
+	res, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, 101, res.StatusCode)
+
+	next := clone(doc)
+	next.Hosts[0].Routes[0].Rewrite.AddPrefix = "/v2"
+	next.Upstreams[0].HTTP.ConnectTimeout = "3s"
+	s2, err := c.Compile(next)
+	require.NoError(t, err)
+	s2.commit()
+	store.cur.Store(s2)
+
+	io.WriteString(conn, "still there\n")
+	line, err := br.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "echo still there\n", line)
+}
+
+func listenHandler(t *testing.T, h http.Handler) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+func roundTrip(t *testing.T, addr, target string) *http.Response {
+	req, err := http.NewRequest("GET", "http://"+addr+target, nil)
+	require.NoError(t, err)
+	req.Host = "app.test"
+	res, err := http.DefaultTransport.RoundTrip(req)
+	require.NoError(t, err)
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res
+}
