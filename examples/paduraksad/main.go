@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,6 +27,9 @@ func main() {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	err := run(ctx, os.Args[1:], options{stdout: os.Stdout, stderr: os.Stderr, reload: hup})
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "paduraksad:", err)
 		os.Exit(1)
