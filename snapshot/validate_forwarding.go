@@ -9,7 +9,9 @@ import (
 // hostForwarding checks a host's forwarding settings: custom headers,
 // compression, request ID.
 func (c *docCheck) hostForwarding(i int, h *Host) {
-	c.headerRules(hostPath(i, ".headers"), &h.Headers)
+	if h.Headers.any() {
+		c.headerRules(hostPath(i, ".headers"), &h.Headers)
+	}
 	cp := &h.Compression
 	if cp.MinimumSize < 0 || cp.MinimumSize > 1<<20 {
 		c.add(CodeHostCompressionMinimumSizeInvalid, hostPath(i, ".compression.minimumSize"), itoa(cp.MinimumSize)+" is not 0 to 1048576 bytes")
@@ -51,7 +53,9 @@ func (c *docCheck) routeForwarding(i, j int, r *Route) {
 	if p := r.Rewrite.AddPrefix; p != "" && proxy.CheckRewrite(proxy.Rewrite{AddPrefix: p}) != nil {
 		c.add(CodeRouteRewriteAddPrefixInvalid, routePath(i, j, ".rewrite.addPrefix"), quote(p)+": want /segments of URL path characters and valid escapes, no trailing /, no empty, . or .. segment, at most 256 bytes")
 	}
-	c.headerRules(routePath(i, j, ".headers"), &r.Headers)
+	if r.Headers.any() {
+		c.headerRules(routePath(i, j, ".headers"), &r.Headers)
+	}
 	rt := &r.Retry
 	if rt.Attempts < 0 || rt.Attempts > proxy.MaxRetryAttempts {
 		c.add(CodeRouteRetryAttemptsInvalid, routePath(i, j, ".retry.attempts"), itoa(rt.Attempts)+" is not 0 to 5")
@@ -65,6 +69,10 @@ func (c *docCheck) routeForwarding(i, j int, r *Route) {
 }
 
 // headerRules checks one layer of custom header rules.
+// any reports whether h holds a rule: only then is its path worth
+// building.
+func (h *Headers) any() bool { return len(h.Request)+len(h.Response) > 0 }
+
 func (c *docCheck) headerRules(path string, h *Headers) {
 	for _, dir := range [...]struct {
 		k     string
