@@ -215,6 +215,7 @@ func (c *Compiler) build(doc *Document, form canonForm, prev *Snapshot) (*Snapsh
 			if old := prev.upstreams[u.ID]; old != nil && bytes.Equal(old.canon, canon) {
 				units[i] = old
 				cfgs[i] = old.cfg
+				cfgs[i].Unchanged = true
 				continue
 			}
 		}

@@ -11,6 +11,10 @@ import (
 type ClusterConfig struct {
 	ID           string
 	Destinations []DestinationConfig
+	// Unchanged, when true, vouches that Destinations equal the members
+	// the registry holds for the cluster already (the caller compiled both
+	// from identical config): the plan keeps them without comparing.
+	Unchanged bool
 	// InitialActiveHealth is the active verdict that a destination created by
 	// this plan starts with (a new ID, or a new address under a kept ID).
 	// The zero value, Unknown, makes it routable at once. Unhealthy keeps it
@@ -64,7 +68,7 @@ func (r *Registry) Plan(cfgs []ClusterConfig) *Plan {
 		}
 		p.clusters[cc.ID] = c
 		old := c.members.Load().All
-		if unchanged(old, cc.Destinations) {
+		if (cc.Unchanged && c.members.Load() != emptyMembers) || unchanged(old, cc.Destinations) {
 			// Same members, same addresses, same metadata: the installed
 			// view stays, and with it every table keyed by its identity.
 			continue
