@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/textproto"
 	"strings"
 )
 
@@ -142,7 +143,7 @@ func (g *Gate) resolveClient(r *http.Request, rq *Request) {
 	if g.cloudflare {
 		rq.CloudflareTrusted = true
 		if v := h["Cf-Connecting-Ip"]; len(v) == 1 {
-			if a, err := netip.ParseAddr(trimOWS(v[0])); err == nil && a.Zone() == "" {
+			if a, err := netip.ParseAddr(textproto.TrimString(v[0])); err == nil && a.Zone() == "" {
 				rq.Client, rq.ClientSource = a.Unmap(), FromCloudflare
 			}
 		}
@@ -231,7 +232,7 @@ func RightmostUntrusted(values []string, trusted func(netip.Addr) bool) (netip.A
 		end := len(v)
 		for {
 			start := strings.LastIndexByte(v[:end], ',')
-			a, err := netip.ParseAddr(trimOWS(v[start+1 : end]))
+			a, err := netip.ParseAddr(textproto.TrimString(v[start+1 : end]))
 			if err != nil || a.Zone() != "" {
 				return last, last.IsValid()
 			}
@@ -247,14 +248,4 @@ func RightmostUntrusted(values []string, trusted func(netip.Addr) bool) (netip.A
 		}
 	}
 	return last, last.IsValid()
-}
-
-func trimOWS(s string) string {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
-		s = s[:len(s)-1]
-	}
-	return s
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/textproto"
 	"strings"
 	"sync"
 
@@ -132,7 +133,7 @@ func negotiate(values []string, order []coding) coding {
 			var el string
 			el, v, _ = strings.Cut(v, ",")
 			name, params, _ := strings.Cut(el, ";")
-			name = trimOWS(name)
+			name = textproto.TrimString(name)
 			qv, ok := qParam(params)
 			if !ok {
 				continue
@@ -170,10 +171,10 @@ func qParam(params string) (int, bool) {
 		var p string
 		p, params, _ = strings.Cut(params, ";")
 		k, v, _ := strings.Cut(p, "=")
-		if k = trimOWS(k); k != "q" && k != "Q" {
+		if k = textproto.TrimString(k); k != "q" && k != "Q" {
 			continue
 		}
-		return parseQ(trimOWS(v))
+		return parseQ(textproto.TrimString(v))
 	}
 	return 1000, true
 }
@@ -203,16 +204,6 @@ func parseQ(s string) (int, bool) {
 		return 0, false
 	}
 	return n, true
-}
-
-func trimOWS(s string) string {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
-		s = s[:len(s)-1]
-	}
-	return s
 }
 
 // choose decides whether a response is compressed, and how.
@@ -250,7 +241,7 @@ func compressibleType(v []string) bool {
 	if i := strings.IndexByte(t, ';'); i >= 0 {
 		t = t[:i]
 	}
-	t = trimOWS(t)
+	t = textproto.TrimString(t)
 	if len(t) > 64 {
 		return false
 	}
