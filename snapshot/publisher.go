@@ -80,8 +80,12 @@ type PublisherConfig struct {
 	Store *Store
 	// Compiler compiles documents; the zero value is ready to use.
 	Compiler Compiler
-	// OnOutcome, when set, is called with every outcome, in revision
-	// order, from the publisher's goroutine. It must not block for long.
+	// OnOutcome, when set, is called once with the outcome of every
+	// revision, one call at a time: from the publisher's goroutine for a
+	// processed revision, from the publishing goroutine for one it
+	// supersedes (so a superseded revision may be reported before the
+	// revision in progress). It runs under the publisher's lock: it must
+	// not block for long and must not publish.
 	OnOutcome func(Outcome)
 	// OnApplied, when set, is called with each applied snapshot after it is
 	// stored (the health monitor hooks in here).
