@@ -91,7 +91,9 @@ func (rw *rewriter) mapPath(loc string) (string, bool) {
 	if out == "" {
 		out = "/"
 	}
-	if out == path {
+	if out == path || strings.HasPrefix(out, "//") || strings.HasPrefix(out, "/\\") {
+		// Unchanged, or what is left after the prefix would turn the
+		// reference protocol-relative (an open redirect): leave it alone.
 		return "", false
 	}
 	return out + tail, true
