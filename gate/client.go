@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/textproto"
 	"strings"
 )
 
@@ -143,7 +142,7 @@ func (g *Gate) resolveClient(r *http.Request, rq *Request) {
 	if g.cloudflare {
 		rq.CloudflareTrusted = true
 		if v := h["Cf-Connecting-Ip"]; len(v) == 1 {
-			if a, err := netip.ParseAddr(textproto.TrimString(v[0])); err == nil && a.Zone() == "" {
+			if a, err := netip.ParseAddr(strings.Trim(v[0], " \t")); err == nil && a.Zone() == "" {
 				rq.Client, rq.ClientSource = a.Unmap(), FromCloudflare
 			}
 		}
@@ -232,7 +231,7 @@ func RightmostUntrusted(values []string, trusted func(netip.Addr) bool) (netip.A
 		end := len(v)
 		for {
 			start := strings.LastIndexByte(v[:end], ',')
-			a, err := netip.ParseAddr(textproto.TrimString(v[start+1 : end]))
+			a, err := netip.ParseAddr(strings.Trim(v[start+1:end], " \t"))
 			if err != nil || a.Zone() != "" {
 				return last, last.IsValid()
 			}

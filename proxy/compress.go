@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/textproto"
 	"strings"
 	"sync"
 
@@ -133,7 +132,7 @@ func negotiate(values []string, order []coding) coding {
 			var el string
 			el, v, _ = strings.Cut(v, ",")
 			name, params, _ := strings.Cut(el, ";")
-			name = textproto.TrimString(name)
+			name = strings.Trim(name, " \t")
 			qv, ok := qParam(params)
 			if !ok {
 				continue
@@ -171,10 +170,10 @@ func qParam(params string) (int, bool) {
 		var p string
 		p, params, _ = strings.Cut(params, ";")
 		k, v, _ := strings.Cut(p, "=")
-		if k = textproto.TrimString(k); k != "q" && k != "Q" {
+		if k = strings.Trim(k, " \t"); k != "q" && k != "Q" {
 			continue
 		}
-		return parseQ(textproto.TrimString(v))
+		return parseQ(strings.Trim(v, " \t"))
 	}
 	return 1000, true
 }
@@ -241,7 +240,7 @@ func compressibleType(v []string) bool {
 	if i := strings.IndexByte(t, ';'); i >= 0 {
 		t = t[:i]
 	}
-	t = textproto.TrimString(t)
+	t = strings.Trim(t, " \t")
 	if len(t) > 64 {
 		return false
 	}
