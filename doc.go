@@ -7,6 +7,9 @@
 //     reader and trusted-source listener. Usable alone.
 //   - [github.com/paduraksa/paduraksa/connlimit]: the connection stage before
 //     TLS: deny list and per-address connection cap in a fixed lock-free table.
+//   - [github.com/paduraksa/paduraksa/listenlimits]: the listener's limits
+//     for an http.Server: header, idle and handshake timeouts, a shedding
+//     connection cap, upgraded-connection cap, minimum data rates.
 //   - [github.com/paduraksa/paduraksa/upstream]: runtime state of clusters and
 //     destinations (in-flight counts, health verdicts, available set) and the
 //     registry that keeps it across config publishes.
