@@ -22,6 +22,7 @@
 //     validation and compilation into an immutable snapshot, the store and the
 //     single-writer publisher.
 //
-// The reference daemon is examples/paduraksad; end-to-end benchmarks against
-// other proxies live in benchmarks/.
+// The reference daemon is examples/paduraksad. Benchmarks sit beside the code
+// they measure, each beside a peer measured in the same run (go-proxyproto,
+// httputil.ReverseProxy).
 package paduraksa
