@@ -143,6 +143,26 @@ func (e *canonEnc) endElemObj() {
 	e.first = false
 }
 
+// objects writes, when n > 0, an array of n objects under k, each object's
+// fields by write(i); with spans, it records where each object's fields
+// start and end.
+func (e *canonEnc) objects(k string, n int, spans []span, write func(i int)) {
+	if n == 0 {
+		return
+	}
+	e.openArray(k)
+	for i := range n {
+		e.beginElemObj(i)
+		start := len(e.b)
+		write(i)
+		if spans != nil {
+			spans[i] = span{start, len(e.b)}
+		}
+		e.endElemObj()
+	}
+	e.closeArray()
+}
+
 func (e *canonEnc) str(k, v string) {
 	if v != "" {
 		e.key(k)
@@ -250,70 +270,28 @@ func (e *canonEnc) document(d *Document) {
 	e.spans.global.start = len(e.b)
 	e.global(&d.Global)
 	e.spans.global.end = len(e.b)
-	if len(d.Hosts) > 0 {
-		e.openArray("hosts")
-		for i := range d.Hosts {
-			e.beginElemObj(i)
-			start := len(e.b)
-			e.host(&d.Hosts[i])
-			if e.spans.hosts != nil {
-				e.spans.hosts[i] = span{start, len(e.b)}
-			}
-			e.endElemObj()
-		}
-		e.closeArray()
-	}
-	if len(d.Upstreams) > 0 {
-		e.openArray("upstreams")
-		for i := range d.Upstreams {
-			e.beginElemObj(i)
-			start := len(e.b)
-			e.upstream(&d.Upstreams[i])
-			if e.spans.upstreams != nil {
-				e.spans.upstreams[i] = span{start, len(e.b)}
-			}
-			e.endElemObj()
-		}
-		e.closeArray()
-	}
+	e.objects("hosts", len(d.Hosts), e.spans.hosts, func(i int) { e.host(&d.Hosts[i]) })
+	e.objects("upstreams", len(d.Upstreams), e.spans.upstreams, func(i int) { e.upstream(&d.Upstreams[i]) })
 	e.spans.policies.start = len(e.b)
 	defer func() { e.spans.policies.end = len(e.b) }()
-	if len(d.AccessLists) > 0 {
-		e.openArray("accessLists")
-		for i := range d.AccessLists {
-			l := &d.AccessLists[i]
-			e.beginElemObj(i)
-			e.str("id", l.ID)
-			e.prefixes("allow", l.Allow)
-			e.prefixes("deny", l.Deny)
-			e.strDefault("mode", l.Mode, ModeEnforce)
-			if len(l.Users) > 0 {
-				e.openArray("users")
-				for j := range l.Users {
-					e.beginElemObj(j)
-					e.str("name", l.Users[j].Name)
-					e.str("passwordHash", l.Users[j].PasswordHash)
-					e.endElemObj()
-				}
-				e.closeArray()
-			}
-			e.strDefault("realm", l.Realm, dfltRealm)
-			e.endElemObj()
-		}
-		e.closeArray()
-	}
-	if len(d.Certificates) > 0 {
-		e.openArray("certificates")
-		for i := range d.Certificates {
-			c := &d.Certificates[i]
-			e.beginElemObj(i)
-			e.str("id", c.ID)
-			e.str("certFile", c.CertFile)
-			e.str("keyFile", c.KeyFile)
-			e.endElemObj()
-		}
-		e.closeArray()
-	}
+	e.objects("accessLists", len(d.AccessLists), nil, func(i int) {
+		l := &d.AccessLists[i]
+		e.str("id", l.ID)
+		e.prefixes("allow", l.Allow)
+		e.prefixes("deny", l.Deny)
+		e.strDefault("mode", l.Mode, ModeEnforce)
+		e.objects("users", len(l.Users), nil, func(j int) {
+			e.str("name", l.Users[j].Name)
+			e.str("passwordHash", l.Users[j].PasswordHash)
+		})
+		e.strDefault("realm", l.Realm, dfltRealm)
+	})
+	e.objects("certificates", len(d.Certificates), nil, func(i int) {
+		c := &d.Certificates[i]
+		e.str("id", c.ID)
+		e.str("certFile", c.CertFile)
+		e.str("keyFile", c.KeyFile)
+	})
 	e.gatePolicies(d)
 	e.b = append(e.b, '}')
 }
@@ -369,25 +347,19 @@ func (e *canonEnc) host(h *Host) {
 	if h.Fixed != nil {
 		e.fixed("fixed", h.Fixed, dfltFixedStatus)
 	}
-	if len(h.Routes) > 0 {
-		e.openArray("routes")
-		for i := range h.Routes {
-			r := &h.Routes[i]
-			e.beginElemObj(i)
-			e.str("id", r.ID)
-			p := r.Path
-			if checkRoutePath(p) == "" {
-				p = routeKey(p)
-			}
-			e.str("path", p)
-			e.str("upstream", r.Upstream)
-			e.stringList("policies", r.Policies)
-			e.integer("maxBodyBytes", r.MaxBodyBytes, 0)
-			e.routeForwarding(r)
-			e.endElemObj()
+	e.objects("routes", len(h.Routes), nil, func(i int) {
+		r := &h.Routes[i]
+		e.str("id", r.ID)
+		p := r.Path
+		if checkRoutePath(p) == "" {
+			p = routeKey(p)
 		}
-		e.closeArray()
-	}
+		e.str("path", p)
+		e.str("upstream", r.Upstream)
+		e.stringList("policies", r.Policies)
+		e.integer("maxBodyBytes", r.MaxBodyBytes, 0)
+		e.routeForwarding(r)
+	})
 	e.str("accessList", h.AccessList)
 	e.str("certificate", h.Certificate)
 	e.str("server", h.Server)
@@ -437,54 +409,42 @@ func (e *canonEnc) headers(h *Headers) {
 		k     string
 		rules []HeaderRule
 	}{{"request", h.Request}, {"response", h.Response}} {
-		if len(dir.rules) == 0 {
-			continue
-		}
-		e.openArray(dir.k)
-		for i, r := range dir.rules {
-			e.beginElemObj(i)
+		e.objects(dir.k, len(dir.rules), nil, func(i int) {
+			r := &dir.rules[i]
 			e.str("name", r.Name)
 			e.strDefault("operation", r.Operation, "set")
 			e.str("value", r.Value)
-			e.endElemObj()
-		}
-		e.closeArray()
+		})
 	}
 	e.close(m, false)
 }
 
 func (e *canonEnc) upstream(u *Upstream) {
 	e.str("id", u.ID)
-	if len(u.Destinations) > 0 {
-		e.openArray("destinations")
-		for i := range u.Destinations {
-			d := &u.Destinations[i]
-			e.beginElemObj(i)
-			e.str("id", d.ID)
-			addr, reason := parseAddr(d.Address)
-			if reason == "" {
-				e.key("address")
-				e.b = append(e.b, '"')
-				e.b = addr.appendURL(e.b)
-				e.b = append(e.b, '"')
-			} else {
-				e.str("address", d.Address)
-			}
-			if d.Health != "" {
-				if ha, hreason := parseAddr(d.Health); hreason != "" {
-					e.str("health", d.Health)
-				} else if reason != "" || ha != addr {
-					e.key("health")
-					e.b = append(e.b, '"')
-					e.b = ha.appendURL(e.b)
-					e.b = append(e.b, '"')
-				}
-			}
-			e.metadata("metadata", d.Metadata)
-			e.endElemObj()
+	e.objects("destinations", len(u.Destinations), nil, func(i int) {
+		d := &u.Destinations[i]
+		e.str("id", d.ID)
+		addr, reason := parseAddr(d.Address)
+		if reason == "" {
+			e.key("address")
+			e.b = append(e.b, '"')
+			e.b = addr.appendURL(e.b)
+			e.b = append(e.b, '"')
+		} else {
+			e.str("address", d.Address)
 		}
-		e.closeArray()
-	}
+		if d.Health != "" {
+			if ha, hreason := parseAddr(d.Health); hreason != "" {
+				e.str("health", d.Health)
+			} else if reason != "" || ha != addr {
+				e.key("health")
+				e.b = append(e.b, '"')
+				e.b = ha.appendURL(e.b)
+				e.b = append(e.b, '"')
+			}
+		}
+		e.metadata("metadata", d.Metadata)
+	})
 	e.strDefault("loadBalancing", u.LoadBalancing, "PowerOfTwoChoices")
 
 	if h := &u.HTTP; h.Version != "" || h.VersionPolicy != "" || h.ConnectTimeout != "" || h.IdleTimeout != "" ||

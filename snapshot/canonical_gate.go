@@ -49,65 +49,41 @@ func (e *canonEnc) hostGate(h *Host) {
 }
 
 func (e *canonEnc) gatePolicies(d *Document) {
-	if len(d.RuleSets) > 0 {
-		e.openArray("ruleSets")
-		for i := range d.RuleSets {
-			rs := &d.RuleSets[i]
-			e.beginElemObj(i)
-			e.str("id", rs.ID)
-			e.strDefault("mode", rs.Mode, ModeEnforce)
-			if len(rs.Rules) > 0 {
-				e.openArray("rules")
-				for j := range rs.Rules {
-					r := &rs.Rules[j]
-					e.beginElemObj(j)
-					e.str("pathPrefix", r.PathPrefix)
-					e.str("pathExact", r.PathExact)
-					e.stringList("methods", r.Methods)
-					e.str("userAgentContains", r.UserAgentContains)
-					e.strDefault("action", r.Action, ActionDeny)
-					if r.Respond != nil {
-						e.fixed("respond", r.Respond, 0)
-					}
-					e.endElemObj()
-				}
-				e.closeArray()
+	e.objects("ruleSets", len(d.RuleSets), nil, func(i int) {
+		rs := &d.RuleSets[i]
+		e.str("id", rs.ID)
+		e.strDefault("mode", rs.Mode, ModeEnforce)
+		e.objects("rules", len(rs.Rules), nil, func(j int) {
+			r := &rs.Rules[j]
+			e.str("pathPrefix", r.PathPrefix)
+			e.str("pathExact", r.PathExact)
+			e.stringList("methods", r.Methods)
+			e.str("userAgentContains", r.UserAgentContains)
+			e.strDefault("action", r.Action, ActionDeny)
+			if r.Respond != nil {
+				e.fixed("respond", r.Respond, 0)
 			}
-			e.endElemObj()
-		}
-		e.closeArray()
-	}
-	if len(d.RateLimits) > 0 {
-		e.openArray("rateLimits")
-		for i := range d.RateLimits {
-			rl := &d.RateLimits[i]
-			e.beginElemObj(i)
-			e.str("id", rl.ID)
-			e.strDefault("mode", rl.Mode, ModeEnforce)
-			e.integer("requests", rl.Requests, 0)
-			e.duration("period", rl.Period, 0, false)
-			e.integer("burst", rl.Burst, 0)
-			e.str("scope", rl.Scope)
-			e.boolean("exemptProbes", rl.ExemptProbes)
-			e.endElemObj()
-		}
-		e.closeArray()
-	}
-	if len(d.ForwardAuths) > 0 {
-		e.openArray("forwardAuths")
-		for i := range d.ForwardAuths {
-			fa := &d.ForwardAuths[i]
-			e.beginElemObj(i)
-			e.str("id", fa.ID)
-			e.strDefault("mode", fa.Mode, ModeEnforce)
-			e.str("url", fa.URL)
-			e.duration("timeout", fa.Timeout, dfltForwardAuthTimeout, true)
-			e.stringList("requestHeaders", fa.RequestHeaders)
-			e.stringList("identityHeaders", fa.IdentityHeaders)
-			e.endElemObj()
-		}
-		e.closeArray()
-	}
+		})
+	})
+	e.objects("rateLimits", len(d.RateLimits), nil, func(i int) {
+		rl := &d.RateLimits[i]
+		e.str("id", rl.ID)
+		e.strDefault("mode", rl.Mode, ModeEnforce)
+		e.integer("requests", rl.Requests, 0)
+		e.duration("period", rl.Period, 0, false)
+		e.integer("burst", rl.Burst, 0)
+		e.str("scope", rl.Scope)
+		e.boolean("exemptProbes", rl.ExemptProbes)
+	})
+	e.objects("forwardAuths", len(d.ForwardAuths), nil, func(i int) {
+		fa := &d.ForwardAuths[i]
+		e.str("id", fa.ID)
+		e.strDefault("mode", fa.Mode, ModeEnforce)
+		e.str("url", fa.URL)
+		e.duration("timeout", fa.Timeout, dfltForwardAuthTimeout, true)
+		e.stringList("requestHeaders", fa.RequestHeaders)
+		e.stringList("identityHeaders", fa.IdentityHeaders)
+	})
 }
 
 func (e *canonEnc) stringList(k string, vs []string) {
