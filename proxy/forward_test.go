@@ -3,15 +3,9 @@ package proxy_test
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -28,6 +22,7 @@ import (
 
 	"github.com/paduraksa/paduraksa/balance"
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/testcert"
 	"github.com/paduraksa/paduraksa/proxy"
 )
 
@@ -538,18 +533,10 @@ func TestH2CEndToEndWithTrailers(t *testing.T) {
 
 // selfSigned returns a certificate for names and the SHA-256 pin of its key.
 func selfSigned(t *testing.T, names ...string) (tls.Certificate, []byte) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cert, err := testcert.New(names...)
 	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	leaf, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	pin := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pin[:]
+	pin := sha256.Sum256(cert.Leaf.RawSubjectPublicKeyInfo)
+	return cert, pin[:]
 }
 
 func TestTLSUpstreamSNIAndPins(t *testing.T) {
