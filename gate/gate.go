@@ -213,7 +213,7 @@ type Gate struct {
 	state          *State
 	logger         *slog.Logger
 	tracer         *Tracer
-	hosts_         []*Host // the compiled hosts, in the order of Config.Hosts
+	compiled       []*Host // the compiled hosts: Config.Hosts, then Config.Reuse
 	defaultAnswers *answerSet
 }
 
@@ -231,7 +231,7 @@ func New(cfg Config) (*Gate, error) {
 		state:      cfg.State,
 		logger:     cfg.Logger,
 		tracer:     cfg.Tracer,
-		hosts_:     make([]*Host, len(cfg.Hosts), len(cfg.Hosts)+len(cfg.Reuse)),
+		compiled:   make([]*Host, len(cfg.Hosts), len(cfg.Hosts)+len(cfg.Reuse)),
 	}
 	if g.state == nil {
 		g.state = new(State)
@@ -271,7 +271,7 @@ func New(cfg Config) (*Gate, error) {
 	for i, h := range cfg.Reuse {
 		// Compiled by an earlier Gate from an equal config: its names go
 		// into this table as they are.
-		g.hosts_ = append(g.hosts_, h)
+		g.compiled = append(g.compiled, h)
 		for j, n := range h.Names {
 			if !g.hosts.add(n, h) {
 				fail("reuse[%d].names[%d]: %q is used twice", i, j, n)
@@ -280,7 +280,7 @@ func New(cfg Config) (*Gate, error) {
 	}
 	for i := range cfg.Hosts {
 		h := new(Host)
-		g.hosts_[i] = h
+		g.compiled[i] = h
 		*h = cfg.Hosts[i]
 		h.Names = slices.Clone(h.Names)
 		h.Routes = slices.Clone(h.Routes)
@@ -469,7 +469,7 @@ func unmapPrefix(p netip.Prefix) netip.Prefix {
 // Host returns the i-th compiled host: Config.Hosts[i], then the hosts of
 // Config.Reuse. It is immutable and may be passed back to a later [New] in
 // Config.Reuse.
-func (g *Gate) Host(i int) *Host { return g.hosts_[i] }
+func (g *Gate) Host(i int) *Host { return g.compiled[i] }
 
 // Lookup returns the host a Host header value names, and how it matched.
 // It allocates nothing.

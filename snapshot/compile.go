@@ -22,10 +22,9 @@ import (
 // table, routes, answers) and, for each route, its target built in the same
 // compile. A request reads one Snapshot and takes every decision from it.
 type Snapshot struct {
-	revision  uint64
-	doc       *Document
-	canonical []byte
-	canon     canonForm
+	revision uint64
+	doc      *Document
+	canon    canonForm
 	// upstreams holds what each upstream compiled to, for the next compile
 	// to reuse when the upstream and the global block are unchanged.
 	upstreams map[string]*compiledUpstream
@@ -54,7 +53,7 @@ func (s *Snapshot) Revision() uint64 { return s.revision }
 func (s *Snapshot) Document() *Document { return s.doc }
 
 // Canonical returns the canonical JSON of the document.
-func (s *Snapshot) Canonical() []byte { return s.canonical }
+func (s *Snapshot) Canonical() []byte { return s.canon.bytes }
 
 // Gate returns the snapshot's gate.
 func (s *Snapshot) Gate() *gate.Gate { return s.gate }
@@ -197,7 +196,7 @@ func (c *Compiler) buildSafe(doc *Document, form canonForm, prev *Snapshot) (sna
 
 func (c *Compiler) build(doc *Document, form canonForm, prev *Snapshot) (*Snapshot, error) {
 	s := &Snapshot{
-		doc: doc, canonical: form.bytes, canon: form,
+		doc: doc, canon: form,
 		clusters:  make(map[string]*proxy.Cluster, len(doc.Upstreams)),
 		upstreams: make(map[string]*compiledUpstream, len(doc.Upstreams)),
 	}

@@ -206,7 +206,7 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 		return refuse(err)
 	}
 	cur := p.cfg.Store.Load()
-	if cur != nil && bytes.Equal(form.bytes, cur.canonical) {
+	if cur != nil && bytes.Equal(form.bytes, cur.canon.bytes) {
 		r.outcome.Status, r.outcome.Took = Unchanged, time.Since(start)
 		return nil
 	}
