@@ -25,6 +25,13 @@
 // showing it; it becomes visible just before the swap, so a refused
 // document leaves nothing behind and the old snapshot keeps serving.
 //
+// A publish costs little more than what changed: the canonical form
+// records the bytes of every host and upstream, and a host or upstream
+// whose bytes (and the blocks it depends on: the global block, the policy
+// blocks, its clusters) equal the applied snapshot's is reused as compiled,
+// policy instances and hash tables included, without a second field-by-field
+// validation.
+//
 // Revisions published while another is being processed coalesce: only the
 // latest is processed, and each one it replaced gets the outcome
 // Superseded. Every revision gets an [Outcome] its caller can wait for
