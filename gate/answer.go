@@ -52,6 +52,9 @@ var gateStatuses = [...]int{400, 403, 404, 408, 413, 414, 421, 429, 431, 499, 50
 type answerSet [len(gateStatuses)]*answer
 
 func (s *answerSet) get(status int) *answer {
+	if s == nil {
+		return nil
+	}
 	for i, st := range gateStatuses {
 		if st == status {
 			return s[i]

@@ -21,7 +21,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	for _, target := range []string{"/a//b/../c", "/x"} {
+	for _, target := range []string{"/x", "/API;v=2/%7Eann", "/a/../secret"} {
 		r := httptest.NewRequest(http.MethodGet, target, nil)
 		r.Host = "Example.COM:8080"
 		r.RemoteAddr = "192.0.2.7:51000"
@@ -30,8 +30,9 @@ func Example() {
 		fmt.Print(w.Code, " ", w.Body.String())
 	}
 	// Output:
-	// 200 hello 192.0.2.7 via app on /a/c
 	// 200 hello 192.0.2.7 via app on /x
+	// 200 hello 192.0.2.7 via app on /API/~ann
+	// 400 400 Bad Request
 }
 
 func ExampleRateLimit() {

@@ -8,7 +8,10 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // ForwardAuthConfig configures a [ForwardAuth] policy.
@@ -23,8 +26,12 @@ type ForwardAuthConfig struct {
 	// (Authorization and Cookie are the usual ones).
 	RequestHeaders []string
 	// IdentityHeaders are copied from a 2xx answer of the service to the
-	// upstream request. The client's own values of these headers are
-	// always removed first, so a client cannot forge them.
+	// upstream request. The policy owns them ([HeaderOwner]): the
+	// client's own values are removed from every request its chain sees,
+	// whatever its mode, and what the service answered is sent after
+	// everything else, so a client can neither forge nor remove them.
+	// Names are header tokens without "_" (the forwarder drops names with
+	// underscores, which CGI-style upstreams read as hyphens).
 	IdentityHeaders []string
 	// Client makes the calls; nil means a client of its own with the
 	// timeout and no redirects followed.
@@ -82,24 +89,33 @@ func NewForwardAuth(cfg ForwardAuthConfig) (*ForwardAuth, error) {
 		}
 	}
 	for _, h := range cfg.IdentityHeaders {
+		if !httpguts.ValidHeaderFieldName(h) || strings.IndexByte(h, '_') >= 0 {
+			return nil, errors.New("gate: forward auth " + strconv.Quote(cfg.ID) + ": identity header " + strconv.Quote(h) + " is not a header name without underscores")
+		}
 		a.identity = append(a.identity, http.CanonicalHeaderKey(h))
 	}
 	for _, h := range cfg.RequestHeaders {
+		if !httpguts.ValidHeaderFieldName(h) {
+			return nil, errors.New("gate: forward auth " + strconv.Quote(cfg.ID) + ": request header " + strconv.Quote(h) + " is not a header name")
+		}
 		a.request = append(a.request, http.CanonicalHeaderKey(h))
 	}
 	return a, nil
 }
 
+// OwnedHeaders returns the identity headers, canonical.
+func (a *ForwardAuth) OwnedHeaders() []string { return a.identity }
+
+var _ HeaderOwner = (*ForwardAuth)(nil)
+
 // ID returns the configured ID.
 func (a *ForwardAuth) ID() string { return a.cfg.ID }
 
-// Evaluate removes the client's identity headers and defers to Await.
+// Evaluate defers to Await. The gate has removed the client's identity
+// headers already.
 func (a *ForwardAuth) Evaluate(r *http.Request, rq *Request) Decision {
 	if rq.DryRun {
 		return Decision{Verdict: Defer, Reason: "would call " + a.url.Host}
-	}
-	for _, h := range a.identity {
-		delete(r.Header, h)
 	}
 	return Decision{Verdict: Defer, Reason: "calling auth service"}
 }
@@ -139,7 +155,7 @@ func (a *ForwardAuth) Await(r *http.Request, rq *Request) Decision {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, maxAuthBody))
 		for _, h := range a.identity {
 			if v, ok := resp.Header[h]; ok {
-				r.Header[h] = v
+				rq.SetUpstreamHeader(h, v)
 			}
 		}
 		return Decision{Reason: "auth service allowed"}

@@ -124,21 +124,6 @@ func FuzzHostKey(f *testing.F) {
 	})
 }
 
-func FuzzCanonicalPath(f *testing.F) {
-	for _, s := range []string{"/", "", "//a//b", "/a;v=1/b", "/a/../../b/.", "/a/b/", "a/b"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, p string) {
-		c := CanonicalPath(p)
-		if !isCanonicalPath(c) {
-			t.Fatalf("CanonicalPath(%q) = %q is not canonical", p, c)
-		}
-		if CanonicalPath(c) != c {
-			t.Fatalf("CanonicalPath is not idempotent on %q", c)
-		}
-	})
-}
-
 func FuzzPrefixSet(f *testing.F) {
 	f.Add("10.0.0.0/8", "192.0.2.0/24", "10.1.2.3")
 	f.Add("2001:db8::/32", "::ffff:198.51.100.0/120", "198.51.100.7")

@@ -131,6 +131,7 @@ type Host struct {
 	httpsPage *Page
 	redirPage *Page
 	firstName string
+	owned     []string // headers the host's policies set for the upstream
 }
 
 // HSTS configures Strict-Transport-Security. It is sent only when the
@@ -157,8 +158,10 @@ type HTTPSRedirect struct {
 type Route struct {
 	// ID names the route in traces; optional.
 	ID string
-	// Prefix matches on segment boundaries: "/api" matches "/api" and
-	// "/api/x" but not "/apix"; "/" and "" match everything.
+	// Prefix matches the path view ([PathView.Match]) on segment
+	// boundaries, ASCII letters in any case: "/api" matches "/api",
+	// "/API/x" and "/api;v=1/x" but not "/apix"; "/" and "" match
+	// everything. It is spelled as the view spells paths ([CheckPrefix]).
 	Prefix string
 	Target Target
 	// Policies is the route's own chain, after the host's.
@@ -166,8 +169,13 @@ type Route struct {
 	// MaxBodyBytes overrides the host's Limits.MaxBodyBytes; 0 means the
 	// host's.
 	MaxBodyBytes int64
+	// PathAllow lists the path spellings the gate refuses by default that
+	// this route accepts (see [PathAllow] for what each one asks of the
+	// upstream).
+	PathAllow PathAllow
 
 	chain    chain
+	owned    []string
 	scopeKey uint64
 }
 
@@ -316,6 +324,7 @@ func New(cfg Config) (*Gate, error) {
 		h.chain = compileChain(ScopeHost, h.Policies, func(format string, args ...any) {
 			fail("hosts[%d].policies: "+format, append([]any{i}, args...)...)
 		})
+		h.owned = ownedHeaders(h.Policies)
 		switch h.Kind {
 		case HostProxy:
 			for j := range h.Routes {
@@ -323,8 +332,11 @@ func New(cfg Config) (*Gate, error) {
 				if rt.Target == nil {
 					fail("hosts[%d].routes[%d]: no target", i, j)
 				}
-				if rt.Prefix != "" && !strings.HasPrefix(rt.Prefix, "/") {
-					fail("hosts[%d].routes[%d]: prefix %q does not start with /", i, j, rt.Prefix)
+				if err := CheckPrefix(rt.Prefix); err != nil {
+					fail("hosts[%d].routes[%d]: prefix %q: %v", i, j, rt.Prefix, err)
+				}
+				if rt.PathAllow&^pathAllowAll != 0 {
+					fail("hosts[%d].routes[%d]: unknown path allowance %d", i, j, rt.PathAllow)
 				}
 				if rt.MaxBodyBytes < 0 {
 					fail("hosts[%d].routes[%d]: negative body limit", i, j)
@@ -334,10 +346,21 @@ func New(cfg Config) (*Gate, error) {
 				rt.chain = compileChain(ScopeRoute, rt.Policies, func(format string, args ...any) {
 					fail("hosts[%d].routes[%d].policies: "+format, append([]any{i, j}, args...)...)
 				})
+				rt.owned = ownedHeaders(rt.Policies)
 			}
 			// Most specific first: longer prefixes before shorter ones;
 			// equal prefixes keep their order.
 			slices.SortStableFunc(h.Routes, func(a, b Route) int { return len(b.Prefix) - len(a.Prefix) })
+			if len(h.Routes) > 1 {
+				seen := make(map[string]int, len(h.Routes))
+				for j := range h.Routes {
+					k := strings.ToLower(h.Routes[j].Prefix)
+					if prev, dup := seen[k]; dup {
+						fail("hosts[%d]: routes with prefixes %q and %q match the same paths (prefixes match ASCII letters in any case)", i, h.Routes[prev].Prefix+"/", h.Routes[j].Prefix+"/")
+					}
+					seen[k] = j
+				}
+			}
 		case HostRedirect:
 			if h.Redirect.Status == 0 {
 				h.Redirect.Status = http.StatusPermanentRedirect
@@ -560,7 +583,16 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 	}
 	g.responseHeaders(hdr, r, rq, h, key)
 
-	rq.Path = CanonicalPath(r.URL.Path)
+	view, err := ReadPath(RequestPath(r))
+	if err != nil {
+		if tr != nil {
+			tr.OnStep(Step{Kind: StepPath, Status: http.StatusBadRequest, Reason: err.Error()})
+		}
+		rq.Answer(w, r, http.StatusBadRequest)
+		return
+	}
+	rq.Path, rq.ForwardPath = view.Match, view.Forward
+	removeOwned(r.Header, h.owned)
 	if len(h.chain.uses) > 0 && g.applyChain(&h.chain, w, r, rq) {
 		return
 	}
@@ -607,6 +639,14 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 	if tr != nil {
 		tr.OnStep(Step{Kind: StepRoute, Path: rq.Path, Name: rt.ID, Reason: rt.Prefix})
 	}
+	if need := view.Needs &^ rt.PathAllow; need != 0 {
+		if tr != nil {
+			tr.OnStep(Step{Kind: StepPath, Status: http.StatusBadRequest, Reason: need.refusal()})
+		}
+		rq.Answer(w, r, http.StatusBadRequest)
+		return
+	}
+	removeOwned(r.Header, rt.owned)
 	if len(rt.chain.uses) > 0 && g.applyChain(&rt.chain, w, r, rq) {
 		return
 	}
@@ -759,14 +799,10 @@ func requestURI(r *http.Request) string {
 }
 
 // matchRoute returns the first route (most specific first) whose prefix
-// matches path on a segment boundary.
+// matches path on a segment boundary, ASCII letters in any case.
 func matchRoute(routes []Route, path string) *Route {
 	for i := range routes {
-		p := routes[i].Prefix
-		if p == "" {
-			return &routes[i]
-		}
-		if strings.HasPrefix(path, p) && (len(path) == len(p) || path[len(p)] == '/') {
+		if HasPathPrefix(path, routes[i].Prefix) {
 			return &routes[i]
 		}
 	}

@@ -73,6 +73,13 @@ func CanonicalHostName(name string) (canon string, wildcard bool, err error) {
 	if a == "" || len(a) > maxHostLen-2 {
 		return "", false, errors.New("host name length out of range")
 	}
+	for l := range strings.SplitSeq(a, ".") {
+		if l == "" || len(l) > 63 {
+			// "a..test", ".a.test", "a.test..": no client sends them, and
+			// each would be a second spelling of some other name.
+			return "", false, errors.New("host name has an empty or over-long label")
+		}
+	}
 	if wildcard {
 		return "*." + a, true, nil
 	}

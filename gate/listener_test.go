@@ -40,6 +40,9 @@ var echoTarget = TargetFunc(func(w http.ResponseWriter, r *http.Request, rq *Req
 		h.Set("X-Route", rq.Route.ID)
 	}
 	if v := r.Header.Get("X-User"); v != "" {
+		h.Set("X-Client-User", v) // the client's own: must never get here
+	}
+	if v := rq.Upstream.Get("X-User"); v != "" {
 		h.Set("X-User", v)
 	}
 	b, err := io.ReadAll(r.Body)
@@ -128,9 +131,10 @@ func TestListenerStatuses(t *testing.T) {
 		header   map[string]string
 		noHeader []string
 	}{
-		{name: "forwarded", c: call{host: "app.test", target: "/x//y/../z;v=1"}, status: 200,
-			header:   map[string]string{"X-Path": "/x/z", "Server": "edge", "X-Client": "127.0.0.1", "X-Scheme": "http"},
+		{name: "forwarded", c: call{host: "app.test", target: "/x/Y;v=1/%7ez"}, status: 200,
+			header:   map[string]string{"X-Path": "/x/Y/~z", "Server": "edge", "X-Client": "127.0.0.1", "X-Scheme": "http"},
 			noHeader: []string{"Strict-Transport-Security"}},
+		{name: "400 dot segment", c: call{host: "app.test", target: "/x//y/../z"}, status: 400, body: "400 Bad Request\n", header: map[string]string{"Server": "edge"}},
 		{name: "403", c: call{host: "app.test", target: "/private/a"}, status: 403, body: "403 Forbidden\n", header: map[string]string{"Server": "edge"}},
 		{name: "404 no route", c: call{host: "exact.test", target: "/web"}, status: 404},
 		{name: "404 unknown host", c: call{host: "nope.test", target: "/"}, status: 404, body: "not found\n"},

@@ -1,77 +1,433 @@
 package gate
 
-import "strings"
+import (
+	"errors"
+	"net/http"
+	"strings"
+)
 
-// CanonicalPath returns the path view routes and rules match on: empty
-// segments dropped (//a is /a), ";params" removed from each segment
-// (/a;v=1/b is /a/b), "." and ".." resolved without climbing above the
-// root, a trailing slash kept. The input is the decoded path
-// (r.URL.Path). A path that is already canonical is returned as is,
-// without allocation; anything else costs one string.
-func CanonicalPath(p string) string {
-	if isCanonicalPath(p) {
-		return p
+// The path view.
+//
+// A gateway that decides on one reading of a path and forwards another
+// lets a client pick the reading: "/secret/..;/" matched the open route "/"
+// of gateways that cleaned the path for matching and forwarded it raw,
+// while Tomcat resolved it to "/secret/". The gate reads a path once, with
+// [ReadPath], into the view routes, rules, limits and the trace see
+// ([PathView.Match]) and the spelling it forwards ([PathView.Forward]).
+// Every spelling that some upstream could resolve to another path is
+// refused with 400, so the two cannot disagree:
+//
+//   - dot segments in any spelling: ".", "..", "..;x", ". .", and any
+//     escape of a dot (%2E), which is refused wherever it stands;
+//   - backslashes, raw ("\") everywhere, and escaped (%5C) by default:
+//     Windows and some frameworks take them for "/";
+//   - escaped "/", "?", "#", ";" and "%" (double encoding) by default:
+//     an upstream that decodes them splits, cuts or decodes the path
+//     again after the gate matched it;
+//   - empty segments ("//") by default: nginx and others merge them;
+//   - control characters and NUL, raw or escaped; raw spaces and "#";
+//     malformed escapes; %C0 and %C1 (overlong UTF-8, decoded by some
+//     servers as "/" and ".").
+//
+// A route may allow the default refusals one by one ([PathAllow]); the
+// upstream behind it then has to guarantee what each name says.
+//
+// What remains has one reading. Escapes of unreserved characters
+// (letters, digits, "-", "_", "~") are decoded and other escapes get upper
+// case hex, in the view and in the forwarded spelling alike (RFC 3986
+// section 6.2.2), so "/%73ecret" is "/secret" to the route and to the
+// upstream. Segment parameters (";v=1") are dropped from the view and
+// forwarded as sent: "/secret;x/" matches the routes and rules of
+// "/secret/", which is how Tomcat, Jetty and Spring resolve it; servers
+// that read ";" as a plain character resolve it to a path that is not
+// under "/secret" at all, so the view is the most privileged reading of
+// every upstream. Route prefixes and rule paths match ASCII letters in
+// any case ("/ADMIN" is under "/admin"), because case-insensitive
+// upstreams (Windows, IIS, some frameworks) resolve them so; the forwarded
+// spelling keeps the client's case.
+
+// PathAllow is a set of path spellings the gate refuses by default and a
+// route may accept. The zero value accepts none of them.
+type PathAllow uint16
+
+const (
+	// AllowEncodedSlash accepts %2F inside a segment. The upstream must
+	// not decode it before it routes (GitLab's and Nexus' project paths
+	// need it).
+	AllowEncodedSlash PathAllow = 1 << iota
+	// AllowEncodedBackslash accepts %5C. The upstream must not read "\"
+	// as a separator.
+	AllowEncodedBackslash
+	// AllowEncodedQuestionMark accepts %3F. The upstream must not decode
+	// the path and parse it again as a URL.
+	AllowEncodedQuestionMark
+	// AllowEncodedHash accepts %23 (Matrix room aliases need it). The
+	// upstream must not decode the path and parse it again as a URL.
+	AllowEncodedHash
+	// AllowEncodedSemicolon accepts %3B. The upstream must not decode it
+	// before it splits segment parameters.
+	AllowEncodedSemicolon
+	// AllowEncodedPercent accepts %25. The upstream must decode the path
+	// once only.
+	AllowEncodedPercent
+	// AllowEmptySegments accepts "//". The upstream must not merge
+	// slashes (nginx's merge_slashes off; Go's ServeMux redirects the
+	// client to the merged path, which comes back through the gate).
+	AllowEmptySegments
+
+	pathAllowAll = AllowEmptySegments<<1 - 1
+)
+
+var pathAllowNames = [...]string{
+	"encodedSlash", "encodedBackslash", "encodedQuestionMark", "encodedHash",
+	"encodedSemicolon", "encodedPercent", "emptySegments",
+}
+
+// PathAllowNames returns the names of the PathAllow values, in order:
+// the names a config document uses.
+func PathAllowNames() []string { return pathAllowNames[:] }
+
+// ParsePathAllow returns the PathAllow value a name stands for.
+func ParsePathAllow(name string) (PathAllow, bool) {
+	for i, n := range pathAllowNames {
+		if n == name {
+			return 1 << i, true
+		}
 	}
-	segs := make([]string, 0, 8)
-	trailing := false
-	for rest := p; ; {
-		i := strings.IndexByte(rest, '/')
-		seg := rest
-		if i >= 0 {
-			seg = rest[:i]
-		}
-		if j := strings.IndexByte(seg, ';'); j >= 0 {
-			seg = seg[:j]
-		}
-		trailing = false
-		switch seg {
-		case "":
-			trailing = true
-		case ".":
-			trailing = true
-		case "..":
-			if len(segs) > 0 {
-				segs = segs[:len(segs)-1]
-			}
-			trailing = true
-		default:
-			segs = append(segs, seg)
-		}
-		if i < 0 {
-			break
-		}
-		rest = rest[i+1:]
-	}
+	return 0, false
+}
+
+// String returns the names in the set, comma-separated.
+func (a PathAllow) String() string {
 	var b strings.Builder
-	for _, s := range segs {
-		b.WriteByte('/')
-		b.WriteString(s)
+	for i, n := range pathAllowNames {
+		if a&(1<<i) != 0 {
+			if b.Len() > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(n)
+		}
 	}
-	if trailing || len(segs) == 0 {
-		b.WriteByte('/')
+	if rest := a &^ pathAllowAll; rest != 0 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("invalid")
 	}
 	return b.String()
 }
 
-// isCanonicalPath reports whether p starts with "/" and has no empty,
-// ".", ".." segment (except a trailing slash) and no ';'.
-func isCanonicalPath(p string) bool {
-	if p == "" || p[0] != '/' {
-		return false
+// refusal returns the constant reason a route that does not allow need
+// gives in its 400.
+func (a PathAllow) refusal() string {
+	for i := range pathAllowNames {
+		if a&(1<<i) != 0 {
+			return pathNeedReasons[i]
+		}
 	}
-	for i := 0; i < len(p); i++ {
-		switch p[i] {
-		case ';':
-			return false
-		case '/':
-			rest := p[i+1:]
-			if len(rest) > 0 && rest[0] == '/' {
-				return false
+	return ""
+}
+
+var pathNeedReasons = [...]string{
+	"path has %2F, which the route does not allow",
+	"path has %5C, which the route does not allow",
+	"path has %3F, which the route does not allow",
+	"path has %23, which the route does not allow",
+	"path has %3B, which the route does not allow",
+	"path has %25, which the route does not allow",
+	"path has an empty segment (//), which the route does not allow",
+}
+
+// Errors of [ReadPath]. Each is answered 400 by the gate.
+var (
+	ErrPathNotAbsolute = errors.New("gate: path does not start with /")
+	ErrPathDotSegment  = errors.New("gate: path has a dot segment")
+	ErrPathCharacter   = errors.New("gate: path has a control character, space, backslash or #")
+	ErrPathEscape      = errors.New("gate: path has a malformed escape or an escaped dot, control character or overlong UTF-8 byte")
+)
+
+// PathView is how the gate reads a request path.
+type PathView struct {
+	// Match is what routes, rules, limits and the trace see: the path
+	// with unreserved escapes decoded, other escapes of reserved
+	// characters kept (upper case hex) so they never act as delimiters,
+	// the rest decoded, and segment parameters dropped.
+	Match string
+	// Forward is the spelling to send upstream: the client's path with
+	// unreserved escapes decoded and other escapes in upper case hex;
+	// segment parameters kept.
+	Forward string
+	// Needs lists the default refusals the path would need a route to
+	// allow.
+	Needs PathAllow
+}
+
+// ReadPath reads a path as received (percent-encoded, without the query)
+// into its view, or returns one of the ErrPath errors. A path with no
+// escape and no ";" is its own view, read without allocation; any other
+// costs at most two strings.
+func ReadPath(raw string) (PathView, error) {
+	if raw == "" || raw[0] != '/' {
+		return PathView{}, ErrPathNotAbsolute
+	}
+	var needs PathAllow
+	rebuild := false
+	params := false         // a ';' was seen in the current segment
+	dots, other := 0, false // what the current segment's name holds
+	for i := 1; ; i++ {
+		if i == len(raw) || raw[i] == '/' {
+			if dots > 0 && !other {
+				return PathView{}, ErrPathDotSegment
 			}
-			if rest == "." || rest == ".." || strings.HasPrefix(rest, "./") || strings.HasPrefix(rest, "../") {
-				return false
+			if i < len(raw) && dots == 0 && !other {
+				needs |= AllowEmptySegments // "//" or "/;x/"
+			}
+			if i == len(raw) {
+				break
+			}
+			dots, other, params = 0, false, false
+			continue
+		}
+		switch c := raw[i]; {
+		case c == ';':
+			params, rebuild = true, true
+		case c == '%':
+			if i+2 >= len(raw) || !isHex(raw[i+1]) || !isHex(raw[i+2]) {
+				return PathView{}, ErrPathEscape
+			}
+			v := unhex(raw[i+1])<<4 | unhex(raw[i+2])
+			switch {
+			case v < 0x20, v == 0x7f, v == '.', v == 0xc0, v == 0xc1:
+				return PathView{}, ErrPathEscape
+			case v == ' ':
+				// A space counts as neither a dot nor a name: Windows
+				// trims ". ." to "..".
+			default:
+				if !params {
+					other = true
+				}
+				needs |= reservedNeed(v)
+			}
+			rebuild = true
+			i += 2
+		case c <= ' ' || c == 0x7f || c == '\\' || c == '#':
+			return PathView{}, ErrPathCharacter
+		case c == '.':
+			if !params {
+				dots++
+			}
+		default:
+			if !params {
+				other = true
 			}
 		}
 	}
+	if !rebuild {
+		return PathView{Match: raw, Forward: raw, Needs: needs}, nil
+	}
+	return PathView{Match: matchView(raw), Forward: forwardSpelling(raw), Needs: needs}, nil
+}
+
+// reservedNeed returns the PathAllow an escaped byte needs, or 0.
+func reservedNeed(v byte) PathAllow {
+	switch v {
+	case '/':
+		return AllowEncodedSlash
+	case '\\':
+		return AllowEncodedBackslash
+	case '?':
+		return AllowEncodedQuestionMark
+	case '#':
+		return AllowEncodedHash
+	case ';':
+		return AllowEncodedSemicolon
+	case '%':
+		return AllowEncodedPercent
+	}
+	return 0
+}
+
+func isUnreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '~'
+}
+
+const upperHex = "0123456789ABCDEF"
+
+// forwardSpelling decodes unreserved escapes and upper-cases the hex of
+// the others. raw has passed ReadPath's checks.
+func forwardSpelling(raw string) string {
+	changed := false
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '%' {
+			v := unhex(raw[i+1])<<4 | unhex(raw[i+2])
+			if isUnreserved(v) || raw[i+1] != upperHex[v>>4] || raw[i+2] != upperHex[v&15] {
+				changed = true
+				break
+			}
+			i += 2
+		}
+	}
+	if !changed {
+		return raw
+	}
+	b := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '%' {
+			b = append(b, c)
+			continue
+		}
+		v := unhex(raw[i+1])<<4 | unhex(raw[i+2])
+		if isUnreserved(v) {
+			b = append(b, v)
+		} else {
+			b = append(b, '%', upperHex[v>>4], upperHex[v&15])
+		}
+		i += 2
+	}
+	return string(b)
+}
+
+// matchView drops segment parameters, keeps escapes of reserved
+// characters (upper case) and decodes the others. raw has passed
+// ReadPath's checks.
+func matchView(raw string) string {
+	b := make([]byte, 0, len(raw))
+	params := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == '/':
+			params = false
+			b = append(b, c)
+		case params:
+		case c == ';':
+			params = true
+		case c == '%':
+			v := unhex(raw[i+1])<<4 | unhex(raw[i+2])
+			if reservedNeed(v) != 0 {
+				b = append(b, '%', upperHex[v>>4], upperHex[v&15])
+			} else {
+				b = append(b, v)
+			}
+			i += 2
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// RequestPath returns the path of r's request target as the client sent
+// it, undecoded and without the query: from the origin form, or the path
+// of an absolute-form target ("/" when it has none). A request built by
+// hand without RequestURI gives r.URL.EscapedPath().
+func RequestPath(r *http.Request) string {
+	p := r.RequestURI
+	if p == "" {
+		return r.URL.EscapedPath()
+	}
+	if p[0] != '/' {
+		i := strings.Index(p, "://")
+		if i <= 0 {
+			return p // "*" or garbage: ReadPath refuses it
+		}
+		p = p[i+3:]
+		j := strings.IndexAny(p, "/?")
+		if j < 0 || p[j] == '?' {
+			return "/"
+		}
+		p = p[j:]
+	}
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		p = p[:i]
+	}
+	return p
+}
+
+// CheckPrefix reports whether p can be a route prefix or a rule's path:
+// empty, or starting with "/", in the view's own spelling (no escapes, no
+// ";", no dot or empty segment, no control character, space, backslash,
+// "?" or "#"). The error is one of the ErrPath errors or
+// [ErrPrefixSpelling].
+func CheckPrefix(p string) error {
+	if p == "" {
+		return nil
+	}
+	if p[0] != '/' {
+		return ErrPathNotAbsolute
+	}
+	if strings.ContainsAny(p, "%;?") {
+		return ErrPrefixSpelling
+	}
+	v, err := ReadPath(p)
+	if err != nil {
+		return err
+	}
+	if v.Needs != 0 {
+		return ErrPrefixSpelling
+	}
+	return nil
+}
+
+// ErrPrefixSpelling reports a route prefix or rule path that requests can
+// never match: it holds an escape, ";", "?" or an empty segment, none of
+// which the view ever has.
+var ErrPrefixSpelling = errors.New("gate: a prefix is written as the view spells paths: no %, ;, ? or //")
+
+// HasPathPrefix reports whether a path view is under prefix, as routes
+// match: at a segment boundary, ASCII letters in any case. An empty prefix
+// or "/" matches everything; a trailing "/" of prefix is ignored.
+func HasPathPrefix(path, prefix string) bool {
+	prefix = strings.TrimSuffix(prefix, "/")
+	if prefix == "" {
+		return true
+	}
+	return len(path) >= len(prefix) && equalFoldASCII(path[:len(prefix)], prefix) &&
+		(len(path) == len(prefix) || path[len(prefix)] == '/')
+}
+
+// equalFoldASCII reports whether a and b are equal with ASCII letters in
+// any case. Unlike strings.EqualFold it folds nothing else, so lengths in
+// bytes always agree.
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
 	return true
+}
+
+// hasPrefixFoldASCII reports whether s starts with prefix, ASCII letters
+// in any case.
+func hasPrefixFoldASCII(s, prefix string) bool {
+	return len(s) >= len(prefix) && equalFoldASCII(s[:len(prefix)], prefix)
 }

@@ -269,15 +269,6 @@ func TestRuleSet(t *testing.T) {
 	assert.Error(t, err)
 }
 
-func TestCanonicalPath(t *testing.T) {
-	for in, want := range map[string]string{
-		"/": "/", "": "/", "/a/b": "/a/b", "/a/b/": "/a/b/", "//a//b": "/a/b", "/a;v=1/b": "/a/b",
-		"/a/./b": "/a/b", "/a/../b": "/b", "/../../a": "/a", "/a/..": "/", "/a/b/..": "/a/", "/a/.": "/a/",
-	} {
-		assert.Equal(t, want, CanonicalPath(in), in)
-	}
-}
-
 func TestHSTSAndAltSvc(t *testing.T) {
 	g, err := New(Config{Hosts: []Host{{
 		Names: []string{"a.test", "localhost", "127.0.0.1", "::1"}, HSTS: HSTS{MaxAge: time.Hour, IncludeSubdomains: true},

@@ -31,9 +31,14 @@ type Request struct {
 	Probe bool
 	// Scheme is the trusted request scheme: "http" or "https".
 	Scheme string
-	// Path is the canonical path view the route was matched on (see
-	// [CanonicalPath]).
-	Path string
+	// Path is the path view routes and rules matched on, and
+	// ForwardPath the spelling a target forwards (see [PathView]). A
+	// target forwards ForwardPath, never r.URL.Path or r.RequestURI.
+	Path        string
+	ForwardPath string
+	// Upstream holds the headers policies established for the upstream
+	// ([Request.SetUpstreamHeader]); nil when none did.
+	Upstream http.Header
 	// MaxBodyBytes is the body limit in force (0: none).
 	MaxBodyBytes int64
 	// Conn is the connection's [ConnInfo], or nil.
@@ -51,9 +56,12 @@ type Request struct {
 // Answer writes the gate's own answer for status (502, 503, 504, 404, ...)
 // with the host's response headers. Unknown statuses get a bare status line.
 func (rq *Request) Answer(w http.ResponseWriter, r *http.Request, status int) {
-	answers := rq.gate.defaultAnswers
-	if rq.Host != nil {
+	var answers *answerSet
+	switch {
+	case rq.Host != nil:
 		answers = rq.Host.answers
+	case rq.gate != nil:
+		answers = rq.gate.defaultAnswers
 	}
 	if a := answers.get(status); a != nil {
 		a.write(w, r)

@@ -22,8 +22,10 @@ const (
 // Rule matches requests by path, method and user agent; every condition
 // that is set must hold. Matching is literal: no regular expressions.
 type Rule struct {
-	// PathPrefix matches the canonical path by plain string prefix
-	// ("/wp-" matches "/wp-admin"); PathExact by equality.
+	// PathPrefix matches the path view ([PathView.Match]) by plain string
+	// prefix ("/wp-" matches "/wp-admin"), PathExact by equality, ASCII
+	// letters in any case for both. Both are spelled as the view spells
+	// paths ([CheckPrefix]): a value no request can match is refused.
 	PathPrefix string
 	PathExact  string
 	// Methods matches any of these methods (exact, upper case).
@@ -74,6 +76,11 @@ func NewRuleSet(cfg RuleSetConfig) (*RuleSet, error) {
 		c.methods = append([]string(nil), r.Methods...)
 		c.ua = []byte(strings.ToLower(r.UserAgentContains))
 		n := "rule " + strconv.Itoa(i) + ": "
+		for _, p := range [...]string{r.PathPrefix, r.PathExact} {
+			if err := CheckPrefix(p); err != nil {
+				errs = append(errs, errors.New("gate: rule set "+strconv.Quote(cfg.ID)+": "+n+"path "+strconv.Quote(p)+": "+err.Error()))
+			}
+		}
 		switch r.Action {
 		case RuleDeny:
 			c.verdict, c.page, c.reason = Respond, deny, n+"deny"
@@ -111,10 +118,10 @@ func (s *RuleSet) Evaluate(r *http.Request, rq *Request) Decision {
 func (s *RuleSet) match(path, method string, ua []string) int {
 	for i := range s.rules {
 		c := &s.rules[i]
-		if c.prefix != "" && !strings.HasPrefix(path, c.prefix) {
+		if c.prefix != "" && !hasPrefixFoldASCII(path, c.prefix) {
 			continue
 		}
-		if c.exact != "" && path != c.exact {
+		if c.exact != "" && !equalFoldASCII(path, c.exact) {
 			continue
 		}
 		if len(c.methods) > 0 && !contains(c.methods, method) {

@@ -9,7 +9,7 @@ const (
 	StepClient   StepKind = iota // client address and scheme resolved
 	StepHost                     // host looked up
 	StepRedirect                 // redirect answered (host redirect or HTTPS redirect)
-	StepRoute                    // route matched (or not), on the canonical path
+	StepRoute                    // route matched (or not), on the path view
 	StepHandOver                 // request handed to the route's target
 	StepAnswer                   // the gate or target answered itself
 	StepForward                  // the target forwarded (reported by targets)
@@ -19,11 +19,12 @@ const (
 	StepPolicy                   // one policy of a chain evaluated
 	StepLimits                   // request limits (414, 431) or body limit (413)
 	StepDrop                     // the connection is closed without an answer
+	StepPath                     // the path was refused (400)
 )
 
 var stepNames = [...]string{
 	"client", "host", "redirect", "route", "hand-over", "answer", "forward",
-	"acme", "tls", "headers", "policy", "limits", "drop",
+	"acme", "tls", "headers", "policy", "limits", "drop", "path",
 }
 
 // String returns the step's name.
@@ -58,7 +59,7 @@ type Step struct {
 	Kind   StepKind
 	Match  HostMatch
 	Name   string // host as received, route ID, redirect target, destination, policy ID
-	Path   string // the canonical path a route was matched on
+	Path   string // the path view a route was matched on
 	Status int
 	Reason string
 	Scheme string

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/proxy"
 )
 
@@ -173,29 +175,41 @@ func TestRewriteThroughTheProxy(t *testing.T) {
 		w.Header().Set("Location", "/api/login?next=%2Fx")
 		w.WriteHeader(302)
 	}))
-	addr, _ := setup{prefix: "/app", route: proxy.RouteConfig{Rewrite: proxy.Rewrite{StripPrefix: "/app", AddPrefix: "/api"}}}.start(t, up)
+	addr, _ := setup{prefix: "/app", allow: gate.AllowEncodedSlash, route: proxy.RouteConfig{Rewrite: proxy.Rewrite{StripPrefix: "/app", AddPrefix: "/api"}}}.start(t, up)
+	received := func() string {
+		t.Helper()
+		select {
+		case u := <-got:
+			return u
+		case <-time.After(10 * time.Second):
+			t.Fatal("the upstream got no request")
+			return ""
+		}
+	}
 	res, _ := do(t, addr, rawReq(t, "/app/group%2Fproject/a%20b?q=%2F"))
 	assert.Equal(t, 302, res.StatusCode)
-	assert.Equal(t, "/api/group%2Fproject/a%20b?q=%2F", <-got, "the raw path is neither decoded nor re-encoded")
+	assert.Equal(t, "/api/group%2Fproject/a%20b?q=%2F", received(), "an allowed %2F is neither decoded nor re-encoded")
 	assert.Equal(t, "/app/login?next=%2Fx", res.Header.Get("Location"))
 
 	for _, tc := range []struct {
 		target string
 		status int
+		sent   string
 	}{
-		{"/app/%2e%2e/app/x", 400},
-		{"/app/x/.%2e/y", 400},
-		{"/app/x%2F..%2Fy", 400},
-		{"/app/%252e%252e/x", 400},
-		{"/app/%c0%ae/x", 400},
-		{"/%61pp/x", 404},
-		{"/APP/x", 404},
-		{"/app/x/y", 302},
+		{"/app/%2e%2e/app/x", 400, ""},
+		{"/app/x/.%2e/y", 400, ""},
+		{"/app/x/../y", 400, ""},
+		{"/app/%252e%252e/x", 400, ""},
+		{"/app/%c0%ae/x", 400, ""},
+		{"/app/x%5C..%5Cy", 400, ""},
+		{"/%61pp/x", 302, "/api/x"},
+		{"/APP/x;v=1/%7e", 302, "/api/x;v=1/~"},
+		{"/app/x/y", 302, "/api/x/y"},
 	} {
 		res, _ := do(t, addr, rawReq(t, tc.target))
 		assert.Equal(t, tc.status, res.StatusCode, tc.target)
 		if tc.status == 302 {
-			<-got
+			assert.Equal(t, tc.sent, received(), tc.target)
 		}
 	}
 }

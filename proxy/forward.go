@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"unsafe"
@@ -224,8 +225,13 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32*1024); return &b 
 // copies the answer back. It answers 503 when the cluster has no available
 // destination (or the affinity failure policy says so), 502 when the
 // destination cannot be reached or answers garbage, 504 when it times out,
-// 404 and 400 for paths a rewriting route refuses. A client that went away
-// is a client abort: nothing is written and the destination is not blamed.
+// 404 for a path a stripping route does not cover. A request body the
+// client failed to deliver (malformed or cut chunks, shorter than its
+// Content-Length, below the minimum rate, over the body limit) is answered
+// 400, 408 or 413 with the connection closed, and never held against the
+// destination. A client that went away is a client abort: the destination
+// is not blamed and the handler aborts (http.ErrAbortHandler), so net/http
+// never completes the exchange with an answer of its own.
 func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Request) {
 	c := rt.Cluster
 	var rid []string
@@ -233,9 +239,18 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 		rid = rt.site.requestIDValue(r)
 		w.Header()["X-Request-Id"] = rid
 	}
-	var path string
+	path, view := rq.ForwardPath, rq.Path
+	if path == "" {
+		// Not decided by a gate: read the path the way a gate would.
+		v, err := gate.ReadPath(gate.RequestPath(r))
+		if err != nil || v.Needs != 0 {
+			rt.answer(w, r, rq, http.StatusBadRequest)
+			return
+		}
+		path, view = v.Forward, v.Match
+	}
 	if rt.rw.active {
-		p, status := rt.rw.apply(rawPath(r))
+		p, status := rt.rw.apply(path, view)
 		if status != 0 {
 			rt.answer(w, r, rq, status)
 			return
@@ -283,20 +298,20 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 			buf, ok, err := replayBody(r, rt.retry.bodyLimit)
 			if err != nil {
 				o.release()
-				rt.failed(w, r, rq, nil, err, false)
+				rt.clientBodyFailed(w, r, rq, err)
 				return
 			}
 			replay, replayable = buf, ok
 		}
 	}
 	if o.req.Body != nil && replay == nil {
-		rb = &reqBody{src: r.Body, it: &o.idle}
+		rb = &reqBody{src: r.Body, it: &o.idle, trIn: r.Trailer, trOut: o.req.Trailer}
 		o.req.Body = rb
 	}
 
 	o.idle.start(c.idle(), w)
 	o.info.mu.Lock()
-	o.info.w = w
+	o.info.w, o.info.relayed, o.info.http10 = w, 0, r.ProtoMajor == 1 && r.ProtoMinor == 0
 	o.info.mu.Unlock()
 
 	var res *http.Response
@@ -321,6 +336,14 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 			break
 		}
 		d.End()
+		if berr := rb.clientError(); berr != nil {
+			// The client's body failed, and the transport with it: the
+			// destination did nothing wrong.
+			o.info.done()
+			o.idle.stop()
+			rt.clientBodyFailed(w, r, rq, berr)
+			return
+		}
 		kind := ClassifyError(r.Context(), err)
 		if o.idle.hasFired() {
 			kind = ErrorTimeout
@@ -342,23 +365,29 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 		}
 		o.info.done()
 		o.idle.stop()
-		rt.failed(w, r, rq, c.Stats, err, kind == ErrorTimeout)
+		rt.failed(w, r, rq, c.Stats, kind)
 		if rb == nil && r.Trailer == nil {
 			o.release()
+		}
+		if kind == ErrorClientAbort {
+			panic(http.ErrAbortHandler)
 		}
 		return
 	}
 	o.info.done()
-	kind, cut := rt.respond(w, r, rq, o, res, d, up, rid, ast.NeedsSet())
-	fired := o.idle.stop()
-	d.End()
-	if fired && kind != ErrorNone {
-		kind = ErrorTimeout
+	kind, cut := rt.complete(w, r, rq, o, res, d, up, rid, ast.NeedsSet())
+	if kind == ErrorBody && rb.clientError() != nil {
+		// The response was cut because the upload failed: the client's
+		// doing, like an abort.
+		kind = ErrorClientBody
 	}
-	if kind != ErrorClientAbort {
+	switch kind {
+	case ErrorClientAbort, ErrorClientBody:
+		if tr := rq.Tracer; tr != nil {
+			tr.OnStep(gate.Step{Kind: gate.StepAnswer, Status: 499, Reason: "client " + kind.String()})
+		}
+	default:
 		c.observe(d, kind, res.StatusCode)
-	} else if tr := rq.Tracer; tr != nil {
-		tr.OnStep(gate.Step{Kind: gate.StepAnswer, Status: 499, Reason: "client abort"})
 	}
 	c.Stats.add(kind)
 	if kind == ErrorNone && (rb == nil || rb.closed.Load()) && r.Trailer == nil {
@@ -369,6 +398,17 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 		// truncated body never looks complete.
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// complete relays the response and releases the destination's in-flight
+// count, whatever the response holds.
+func (rt *Route) complete(w http.ResponseWriter, r *http.Request, rq *gate.Request, o *exchange, res *http.Response, d *upstream.Destination, up string, rid []string, setAffinity bool) (kind ErrorKind, cut bool) {
+	defer d.End()
+	kind, cut = rt.respond(w, r, rq, o, res, d, up, rid, setAffinity)
+	if fired := o.idle.stop(); fired && kind != ErrorNone && kind != ErrorClientBody {
+		kind = ErrorTimeout
+	}
+	return kind, cut
 }
 
 func (c *Cluster) observe(d *upstream.Destination, kind ErrorKind, status int) {
@@ -384,11 +424,7 @@ func (rt *Route) answer(w http.ResponseWriter, r *http.Request, rq *gate.Request
 }
 
 // failed answers a round trip that produced no response.
-func (rt *Route) failed(w http.ResponseWriter, r *http.Request, rq *gate.Request, st *Stats, err error, timedOut bool) {
-	kind := ClassifyError(r.Context(), err)
-	if timedOut {
-		kind = ErrorTimeout
-	}
+func (rt *Route) failed(w http.ResponseWriter, r *http.Request, rq *gate.Request, st *Stats, kind ErrorKind) {
 	st.add(kind)
 	switch kind {
 	case ErrorClientAbort:
@@ -403,11 +439,35 @@ func (rt *Route) failed(w http.ResponseWriter, r *http.Request, rq *gate.Request
 	}
 }
 
+// clientBodyFailed answers a request whose body the client failed to
+// deliver: 413 over a limit, 408 too slow, 400 otherwise (malformed or cut
+// chunks, shorter than its Content-Length), and closes an HTTP/1.x
+// connection, whose framing is lost.
+func (rt *Route) clientBodyFailed(w http.ResponseWriter, r *http.Request, rq *gate.Request, err error) {
+	rt.Cluster.Stats.add(ErrorClientBody)
+	if r.ProtoMajor == 1 {
+		w.Header()["Connection"] = connClose
+	}
+	rt.answer(w, r, rq, clientBodyStatus(err))
+}
+
+func clientBodyStatus(err error) int {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.Is(err, gate.ErrBodyTooLarge), errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return http.StatusRequestTimeout
+	}
+	return http.StatusBadRequest
+}
+
 // prepare fills the pooled request from the client's: same context (plus
 // the 1xx trace, without WithContext's allocation), same streamed body, the
-// client's raw path (or the rewritten one) and query, and the header minus
-// hop-by-hop and client-supplied forwarding fields, plus ours and the
-// route's rules.
+// gate's forwarded path (or the rewritten one) and the query, and the
+// header minus hop-by-hop fields, client-supplied forwarding fields and
+// names with underscores, plus ours, the route's rules and, last, the
+// headers the gate's policies set for the upstream.
 func (o *exchange) prepare(rt *Route, r *http.Request, rq *gate.Request, path, up string, rid []string) {
 	// The one allocation of a forward: the context (the transport's
 	// goroutines may still read it after the exchange is pooled again)
@@ -415,17 +475,14 @@ func (o *exchange) prepare(rt *Route, r *http.Request, rq *gate.Request, path, u
 	pr := &perRequest{ctx: traceCtx{Context: r.Context(), trace: &o.trace}}
 	o.req = *r.WithContext(&pr.ctx)
 	o.url = url.URL{RawQuery: r.URL.RawQuery}
-	switch {
-	case path == "":
-		o.url.Path, o.url.RawPath = r.URL.Path, r.URL.RawPath
-	case strings.HasPrefix(path, "//"):
+	if strings.HasPrefix(path, "//") {
 		// Opaque would be written as scheme://..., an authority.
 		if p, err := url.PathUnescape(path); err == nil {
 			o.url.Path, o.url.RawPath = p, path
 		} else {
 			o.url.Path = path
 		}
-	default:
+	} else {
 		o.url.Opaque = path
 	}
 	o.req.URL = &o.url
@@ -434,8 +491,13 @@ func (o *exchange) prepare(rt *Route, r *http.Request, rq *gate.Request, path, u
 	if r.ContentLength == 0 || r.Body == http.NoBody {
 		o.req.Body = nil
 	}
+	keepUnderscores := rt.site != nil && rt.site.cfg.KeepUnderscoreHeaders
 	h := o.hdr
 	for k, vv := range r.Header {
+		if strings.IndexByte(k, '_') >= 0 && (!keepUnderscores || ownedSpelling(k, rq)) {
+			// CGI, WSGI, Rack and PHP read X_Auth_User as X-Auth-User.
+			continue
+		}
 		h[k] = vv
 	}
 	removeHopByHop(h)
@@ -475,8 +537,14 @@ func (o *exchange) prepare(rt *Route, r *http.Request, rq *gate.Request, path, u
 		h["User-Agent"] = emptyUA // a nil value: Go sends no User-Agent of its own
 	}
 	rt.reqRules.apply(h)
+	for k, vv := range rq.Upstream {
+		h[k] = vv
+	}
 	o.req.Header = h
-	o.req.Trailer = r.Trailer
+	o.req.Trailer = nil
+	if len(r.Trailer) > 0 {
+		o.req.Trailer = declaredTrailers(r.Trailer, rq)
+	}
 }
 
 // target points the request at d, with the route's Host.
@@ -551,6 +619,13 @@ func withoutDefaultPort(scheme, host string) string {
 func (rt *Route) respond(w http.ResponseWriter, r *http.Request, rq *gate.Request, o *exchange, res *http.Response, d *upstream.Destination, up string, rid []string, setAffinity bool) (kind ErrorKind, cut bool) {
 	if !setAffinity || rt.Cluster.Affinity == nil {
 		setAffinity = false
+	}
+	if res.StatusCode < 100 || res.StatusCode > 599 {
+		// net/http's client reads any three digits; WriteHeader panics
+		// below 100, and nothing above 599 is HTTP.
+		res.Body.Close()
+		rt.answer(w, r, rq, http.StatusBadGateway)
+		return ErrorResponse, false
 	}
 	if res.StatusCode == http.StatusSwitchingProtocols {
 		if up == "" {
@@ -696,10 +771,11 @@ const (
 	ErrorResponse              // the response header was malformed or cut
 	ErrorBody                  // the body was cut mid-way
 	ErrorClientAbort           // the client went away: not the upstream's fault
+	ErrorClientBody            // the client's request body failed: not the upstream's fault
 	errorKindCount
 )
 
-var errorKindNames = [...]string{"none", "connect", "tls", "timeout", "response", "body", "client-abort"}
+var errorKindNames = [...]string{"none", "connect", "tls", "timeout", "response", "body", "client-abort", "client-body"}
 
 // String returns the kind's name.
 func (k ErrorKind) String() string {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/textproto"
+	"slices"
 	"strings"
 
+	"github.com/paduraksa/paduraksa/gate"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -51,6 +53,70 @@ func removeHopByHop(h http.Header) {
 // proxy writes its own forwarding headers.
 var clientOnlyHeaders = [...]string{"Forwarded", "X-Forwarded-Prefix", "X-Forwarded-Port", "X-Real-Ip", "X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host"}
 
+// gatewayOwned reports whether the canonical name k is a field the
+// gateway owns on a request to the upstream: hop-by-hop and framing
+// fields, the forwarding fields, the request ID, Cloudflare's, and the
+// headers the gate's policies own ([gate.Request.Owns]). A client never
+// sets one through a trailer or an underscore spelling.
+func gatewayOwned(k string, rq *gate.Request) bool {
+	for _, h := range hopHeaders {
+		if k == h {
+			return true
+		}
+	}
+	for _, h := range clientOnlyHeaders {
+		if k == h {
+			return true
+		}
+	}
+	switch k {
+	case "Host", "X-Request-Id", "True-Client-Ip", "Content-Length":
+		return true
+	}
+	return isCloudflare(k) || rq.Owns(k)
+}
+
+// ownedSpelling reports whether a name with underscores spells a field the
+// gateway owns once its underscores are hyphens, as CGI-style upstreams
+// read it. It allocates; it runs only for names with underscores on a host
+// that keeps them.
+func ownedSpelling(k string, rq *gate.Request) bool {
+	return gatewayOwned(textproto.CanonicalMIMEHeaderKey(strings.ReplaceAll(k, "_", "-")), rq)
+}
+
+// notTrailers are the fields RFC 9110 section 6.5.1 keeps out of trailers
+// (framing, routing, controls, authentication, the representation's own
+// fields), beyond what gatewayOwned lists.
+var notTrailers = [...]string{
+	"Authorization", "Cache-Control", "Content-Encoding", "Content-Range", "Content-Type",
+	"Cookie", "Expect", "Max-Forwards", "Pragma", "Range", "Set-Cookie", "Www-Authenticate",
+}
+
+// declaredTrailers returns the request trailers to declare upstream: the
+// client's declared names less those the gateway owns, those of
+// notTrailers and names with underscores. Their values are filled in when
+// the client's body ends (copyTrailers).
+func declaredTrailers(client http.Header, rq *gate.Request) http.Header {
+	out := make(http.Header, len(client))
+	for k := range client {
+		if strings.IndexByte(k, '_') >= 0 || gatewayOwned(k, rq) || slices.Contains(notTrailers[:], k) {
+			continue
+		}
+		out[k] = nil
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// copyTrailers fills the declared trailers from the client's.
+func copyTrailers(dst, src http.Header) {
+	for k := range dst {
+		dst[k] = src[k]
+	}
+}
+
 // removeCloudflare deletes every cf-* field and True-Client-IP: only
 // Cloudflare may set them, and a request that did not come through a
 // trusted Cloudflare peer could have forged them (Cloudflare Access
@@ -74,6 +140,7 @@ var (
 	schemeHTTPS    = []string{"https"}[:1:1]
 	emptyUA        = []string(nil)
 	connUpgrade    = []string{"Upgrade"}[:1:1]
+	connClose      = []string{"close"}[:1:1]
 	varyAcceptEnc  = "Accept-Encoding"
 	acceptEncoding = []string{varyAcceptEnc}[:1:1]
 )

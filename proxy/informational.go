@@ -40,14 +40,24 @@ func (c *traceCtx) Value(k any) any {
 	return c.Context.Value(k)
 }
 
-// informational forwards 1xx responses (103 Early Hints and others, not
-// 101) to the client while a round trip waits for the final response.
+// informational forwards 1xx responses (103 Early Hints and others) to
+// the client while a round trip waits for the final response: at most
+// max1xxRelayed of them per exchange, never 100 Continue (net/http's
+// server answers Expect itself, when the body is first read) nor 101
+// (an upgrade's own), and none to an HTTP/1.0 client, which has no 1xx.
 type informational struct {
-	mu   sync.Mutex
-	w    http.ResponseWriter // nil when the round trip is over
-	keys []string
-	idle *idleTimer
+	mu      sync.Mutex
+	w       http.ResponseWriter // nil when the round trip is over
+	keys    []string
+	idle    *idleTimer
+	relayed int
+	http10  bool
 }
+
+// max1xxRelayed bounds the informational responses relayed per exchange;
+// an upstream's further ones are dropped (net/http's client fails an
+// exchange after five).
+const max1xxRelayed = 2
 
 // got1xx is the ClientTrace callback: hop-by-hop fields are stripped (the
 // standard library's ReverseProxy does not), the rest is written with the
@@ -57,9 +67,10 @@ func (in *informational) got1xx(code int, h textproto.MIMEHeader) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	w := in.w
-	if w == nil || code == http.StatusSwitchingProtocols {
+	if w == nil || code == http.StatusContinue || code == http.StatusSwitchingProtocols || in.http10 || in.relayed >= max1xxRelayed {
 		return nil
 	}
+	in.relayed++
 	if in.idle != nil {
 		in.idle.touch()
 	}

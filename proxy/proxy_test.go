@@ -44,6 +44,7 @@ func gateway(t testing.TB, cfg gate.Config, addrs ...string) string {
 type setup struct {
 	cfg      gate.Config
 	prefix   string
+	allow    gate.PathAllow    // of the route
 	route    proxy.RouteConfig // Cluster is filled in
 	site     *proxy.SiteConfig
 	client   proxy.ClientConfig
@@ -93,7 +94,7 @@ func (s setup) start(t testing.TB, addrs ...string) (string, *proxy.Cluster) {
 		prefix = "/"
 	}
 	cfg := s.cfg
-	cfg.Hosts = append(cfg.Hosts, gate.Host{Names: []string{"app.test"}, Routes: []gate.Route{{Prefix: prefix, Target: route}}})
+	cfg.Hosts = append(cfg.Hosts, gate.Host{Names: []string{"app.test"}, Routes: []gate.Route{{Prefix: prefix, Target: route, PathAllow: s.allow}}})
 	g, err := gate.New(cfg)
 	require.NoError(t, err)
 	if s.h2c {
@@ -191,18 +192,31 @@ func TestForwardingHeaders(t *testing.T) {
 	assert.Empty(t, h["User-Agent"], "no Go User-Agent is added")
 }
 
-func TestRawPathIsForwardedUntouched(t *testing.T) {
+func TestForwardedPathIsTheGatesSpelling(t *testing.T) {
 	got := make(chan string, 1)
 	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.RequestURI }))
-	addr := gateway(t, gate.Config{}, up)
-	conn, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	defer conn.Close()
-	io.WriteString(conn, "GET /a%2Fb/%7Ec?x=%20y HTTP/1.1\r\nHost: app.test\r\n\r\n")
-	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	require.NoError(t, err)
-	res.Body.Close()
-	assert.Equal(t, "/a%2Fb/%7Ec?x=%20y", <-got)
+	send := func(addr, target string) int {
+		t.Helper()
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(conn, "GET "+target+" HTTP/1.1\r\nHost: app.test\r\n\r\n")
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	strict, _ := setup{}.start(t, up)
+	assert.Equal(t, 400, send(strict, "/a%2Fb/%7Ec?x=%20y"), "%2F needs the route's allowance")
+	allowing, _ := setup{allow: gate.AllowEncodedSlash}.start(t, up)
+	assert.Equal(t, 200, send(allowing, "/a%2fb;p=%41/%7Ec?x=%20y"))
+	select {
+	case uri := <-got:
+		assert.Equal(t, "/a%2Fb;p=A/~c?x=%20y", uri, "unreserved escapes decoded, hex upper-cased, the rest and the query as sent")
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing forwarded")
+	}
 }
 
 func TestUnreachableIs502AndEmptyClusterIs503(t *testing.T) {

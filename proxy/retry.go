@@ -117,16 +117,23 @@ func retryable(kind ErrorKind, bodyTouched, replayable, idem bool) bool {
 }
 
 // reqBody is the outgoing request body: it streams the client's body,
-// stamps activity on every read, records whether anything was read, and
-// does not close the client's body, so that a connection that failed
-// before reading can hand it to a retry. It is made per request with a
-// body: the transport may still read it after RoundTrip returned.
+// stamps activity on every read, records whether anything was read and
+// whether the client's body failed (so the failure is the client's, never
+// the destination's), fills the declared trailers at the end, and does not
+// close the client's body, so that a connection that failed before reading
+// can hand it to a retry. It is made per request with a body: the
+// transport may still read it after RoundTrip returned.
 type reqBody struct {
 	src     io.Reader
 	it      *idleTimer
+	trIn    http.Header // the client's trailers, filled at its body's end
+	trOut   http.Header // the declared trailers sent upstream
 	touched atomic.Bool
 	closed  atomic.Bool
+	failed  atomic.Pointer[bodyError]
 }
+
+type bodyError struct{ err error }
 
 func (b *reqBody) Read(p []byte) (int, error) {
 	b.touched.Store(true)
@@ -134,10 +141,28 @@ func (b *reqBody) Read(p []byte) (int, error) {
 	if n > 0 {
 		b.it.touch()
 	}
+	switch {
+	case err == io.EOF:
+		copyTrailers(b.trOut, b.trIn)
+	case err != nil && b.failed.Load() == nil:
+		b.failed.Store(&bodyError{err})
+	}
 	return n, err
 }
 
 func (b *reqBody) Close() error { b.closed.Store(true); return nil }
+
+// clientError returns the error the client's body failed with, or nil; b
+// may be nil.
+func (b *reqBody) clientError() error {
+	if b == nil {
+		return nil
+	}
+	if e := b.failed.Load(); e != nil {
+		return e.err
+	}
+	return nil
+}
 
 // replayBody reads a body of known length up to limit into memory.
 func replayBody(r *http.Request, limit int64) ([]byte, bool, error) {

@@ -31,6 +31,12 @@ type SiteConfig struct {
 	ResponseHeaders []HeaderRule
 	Compression     Compression
 	RequestID       RequestIDMode
+	// KeepUnderscoreHeaders forwards request header names with
+	// underscores, except those that spell a field the gateway owns with
+	// hyphens (X_Forwarded_For, an identity header). By default every
+	// such name is dropped, as nginx does: CGI, WSGI, Rack and PHP
+	// upstreams read X_Auth_User as X-Auth-User.
+	KeepUnderscoreHeaders bool
 }
 
 // Site is a compiled SiteConfig; it is immutable and safe for concurrent

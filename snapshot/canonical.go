@@ -355,6 +355,7 @@ func (e *canonEnc) host(h *Host) {
 			p = routeKey(p)
 		}
 		e.str("path", p)
+		e.stringList("allowInPath", r.AllowInPath)
 		e.str("upstream", r.Upstream)
 		e.stringList("policies", r.Policies)
 		e.integer("maxBodyBytes", r.MaxBodyBytes, 0)
@@ -375,6 +376,7 @@ func (e *canonEnc) host(h *Host) {
 		e.close(m, false)
 	}
 	e.strDefault("requestId", h.RequestID, "pass")
+	e.boolean("keepUnderscoreHeaders", h.KeepUnderscoreHeaders)
 }
 
 // dfltEncodings is the default compression order.

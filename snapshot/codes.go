@@ -23,6 +23,7 @@ package snapshot
 //	host.redirect.missing                           hosts[i].redirect                                 a redirect host without a redirect block
 //	host.redirect.unexpected                        hosts[i].redirect                                 a redirect block on a host that is not a redirect host
 //	host.redirect.to.invalid                        hosts[i].redirect.to                              not an absolute http(s) URL with a host; fragment, user info, or query with the path appended
+//	host.redirect.to.loop                           hosts[i].redirect.to                              the target's host is this host, or a redirect host that leads back to it
 //	host.redirect.status.invalid                    hosts[i].redirect.status                          not 301, 302, 303, 307 or 308
 //	host.fixed.missing                              hosts[i].fixed                                    a fixed host without a fixed block
 //	host.fixed.unexpected                           hosts[i].fixed                                    a fixed block on a host that is not a fixed host
@@ -36,8 +37,9 @@ package snapshot
 //	host.server.invalid                             hosts[i].server                                   not a valid header value
 //	route.id.invalid                                hosts[i].routes[j].id                             not 1-128 of [A-Za-z0-9._-]
 //	route.id.duplicate                              hosts[i].routes[j].id                             the same ID earlier in the host
-//	route.path.invalid                              hosts[i].routes[j].path                           not starting with "/"; "?", "#", "%", "//", dot segments, controls or spaces
-//	route.path.duplicate                            hosts[i].routes[j].path                           the same prefix ("/a" = "/a/") earlier in the host
+//	route.path.invalid                              hosts[i].routes[j].path                           not starting with "/"; "?", "#", "%", ";", "\\", "//", dot segments, controls or spaces
+//	route.path.duplicate                            hosts[i].routes[j].path                           the same prefix ("/a" = "/a/" = "/A") earlier in the host
+//	route.allowInPath.invalid                       hosts[i].routes[j].allowInPath[k]                 not a gate.PathAllow name, or listed twice
 //	route.upstream.missing                          hosts[i].routes[j].upstream                       no upstream named
 //	route.upstream.unknown                          hosts[i].routes[j].upstream                       no upstream has this ID
 //	route.hostHeader.invalid                        hosts[i].routes[j].hostHeader                     not client, destination or custom
@@ -127,6 +129,7 @@ package snapshot
 //	ruleSet.rule.action.invalid                     ruleSets[i].rules[j].action                       not deny, allow or respond
 //	ruleSet.rule.respond.invalid                    ruleSets[i].rules[j].respond[.status|...]         missing for respond, present otherwise, or an invalid answer
 //	ruleSet.rule.method.invalid                     ruleSets[i].rules[j].methods[k]                   not a method token
+//	ruleSet.rule.path.invalid                       ruleSets[i].rules[j].pathPrefix, .pathExact       a value no request path can match (see route.path.invalid)
 //	rateLimit.rate.invalid                          rateLimits[i].requests, rateLimits[i].period      not positive
 //	rateLimit.burst.invalid                         rateLimits[i].burst                               negative
 //	rateLimit.scope.invalid                         rateLimits[i].scope                               missing, or not shared or route
@@ -154,6 +157,7 @@ const (
 	CodeHostRedirectMissing         = "host.redirect.missing"
 	CodeHostRedirectUnexpected      = "host.redirect.unexpected"
 	CodeHostRedirectToInvalid       = "host.redirect.to.invalid"
+	CodeHostRedirectToLoop          = "host.redirect.to.loop"
 	CodeHostRedirectStatusInvalid   = "host.redirect.status.invalid"
 	CodeHostFixedMissing            = "host.fixed.missing"
 	CodeHostFixedUnexpected         = "host.fixed.unexpected"
@@ -166,12 +170,13 @@ const (
 	CodeHostCertificateUnknown      = "host.certificate.unknown"
 	CodeHostServerInvalid           = "host.server.invalid"
 
-	CodeRouteIDInvalid       = "route.id.invalid"
-	CodeRouteIDDuplicate     = "route.id.duplicate"
-	CodeRoutePathInvalid     = "route.path.invalid"
-	CodeRoutePathDuplicate   = "route.path.duplicate"
-	CodeRouteUpstreamMissing = "route.upstream.missing"
-	CodeRouteUpstreamUnknown = "route.upstream.unknown"
+	CodeRouteIDInvalid          = "route.id.invalid"
+	CodeRouteIDDuplicate        = "route.id.duplicate"
+	CodeRoutePathInvalid        = "route.path.invalid"
+	CodeRoutePathDuplicate      = "route.path.duplicate"
+	CodeRouteAllowInPathInvalid = "route.allowInPath.invalid"
+	CodeRouteUpstreamMissing    = "route.upstream.missing"
+	CodeRouteUpstreamUnknown    = "route.upstream.unknown"
 
 	CodeRouteHostHeaderInvalid            = "route.hostHeader.invalid"
 	CodeRouteHostNameInvalid              = "route.hostName.invalid"
@@ -264,6 +269,7 @@ const (
 	CodeRuleSetRuleActionInvalid          = "ruleSet.rule.action.invalid"
 	CodeRuleSetRuleRespondInvalid         = "ruleSet.rule.respond.invalid"
 	CodeRuleSetRuleMethodInvalid          = "ruleSet.rule.method.invalid"
+	CodeRuleSetRulePathInvalid            = "ruleSet.rule.path.invalid"
 	CodeRateLimitRateInvalid              = "rateLimit.rate.invalid"
 	CodeRateLimitBurstInvalid             = "rateLimit.burst.invalid"
 	CodeRateLimitScopeInvalid             = "rateLimit.scope.invalid"
@@ -283,13 +289,13 @@ var allCodes = [...]string{
 	CodeGlobalServerInvalid,
 
 	CodeHostNamesEmpty, CodeHostNameInvalid, CodeHostNameDuplicate, CodeHostKindInvalid,
-	CodeHostRedirectMissing, CodeHostRedirectUnexpected, CodeHostRedirectToInvalid,
+	CodeHostRedirectMissing, CodeHostRedirectUnexpected, CodeHostRedirectToInvalid, CodeHostRedirectToLoop,
 	CodeHostRedirectStatusInvalid, CodeHostFixedMissing, CodeHostFixedUnexpected,
 	CodeHostFixedStatusInvalid, CodeHostFixedContentTypeInvalid, CodeHostFixedBodyTooLarge,
 	CodeHostRoutesEmpty, CodeHostRoutesUnexpected, CodeHostAccessListUnknown,
 	CodeHostCertificateUnknown, CodeHostServerInvalid,
 
-	CodeRouteIDInvalid, CodeRouteIDDuplicate, CodeRoutePathInvalid, CodeRoutePathDuplicate,
+	CodeRouteIDInvalid, CodeRouteIDDuplicate, CodeRoutePathInvalid, CodeRoutePathDuplicate, CodeRouteAllowInPathInvalid,
 	CodeRouteUpstreamMissing, CodeRouteUpstreamUnknown,
 
 	CodeRouteHostHeaderInvalid, CodeRouteHostNameInvalid, CodeRouteRewriteStripPrefixRoot,
@@ -333,7 +339,7 @@ var allCodes = [...]string{
 	CodeRoutePolicyUnknown, CodeRouteMaxBodyBytesInvalid,
 	CodePolicyIDMissing, CodePolicyIDInvalid, CodePolicyIDDuplicate, CodePolicyModeInvalid,
 	CodeAccessListUserNameInvalid, CodeAccessListUserPasswordHashInvalid, CodeAccessListRealmInvalid,
-	CodeRuleSetRuleActionInvalid, CodeRuleSetRuleRespondInvalid, CodeRuleSetRuleMethodInvalid,
+	CodeRuleSetRuleActionInvalid, CodeRuleSetRuleRespondInvalid, CodeRuleSetRuleMethodInvalid, CodeRuleSetRulePathInvalid,
 	CodeRateLimitRateInvalid, CodeRateLimitBurstInvalid, CodeRateLimitScopeInvalid,
 	CodeForwardAuthURLInvalid, CodeForwardAuthTimeoutInvalid, CodeForwardAuthHeaderInvalid,
 }

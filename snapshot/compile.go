@@ -316,7 +316,7 @@ func (c *Compiler) build(doc *Document, form canonForm, prev *Snapshot) (*Snapsh
 					}
 					return nil, internal(routePath(i, j, ""), err)
 				}
-				gh.Routes[j] = gate.Route{ID: r.ID, Prefix: r.Path, Target: target}
+				gh.Routes[j] = gate.Route{ID: r.ID, Prefix: r.Path, Target: target, PathAllow: pathAllow(r.AllowInPath)}
 				if err := gateRoute(&gh.Routes[j], &h.Routes[j], i, j, pols); err != nil {
 					return nil, err
 				}
@@ -603,6 +603,16 @@ func affinityConfig(a *Affinity) (balance.AffinityConfig, error) {
 	return c, err
 }
 
+// pathAllow maps validated allowInPath names onto the gate's set.
+func pathAllow(names []string) gate.PathAllow {
+	var a gate.PathAllow
+	for _, n := range names {
+		v, _ := gate.ParsePathAllow(n)
+		a |= v
+	}
+	return a
+}
+
 // proxySite compiles a host's forwarding settings.
 func proxySite(h *Host) (*proxy.Site, error) {
 	cfg := proxy.SiteConfig{
@@ -613,6 +623,7 @@ func proxySite(h *Host) (*proxy.Site, error) {
 			MinimumSize: int64(h.Compression.MinimumSize),
 			Encodings:   h.Compression.Encodings,
 		},
+		KeepUnderscoreHeaders: h.KeepUnderscoreHeaders,
 	}
 	switch h.RequestID {
 	case "keep":

@@ -104,6 +104,11 @@ type Host struct {
 	// a valid client ID, else make one; sent upstream and back, on the
 	// proxy's own answers too) or "generate" (always a new one).
 	RequestID string `json:"requestId,omitempty"`
+	// KeepUnderscoreHeaders forwards request header names with
+	// underscores (dropped by default, as nginx does, because CGI-style
+	// upstreams read X_User as X-User); names that spell a header the
+	// gateway owns are dropped still.
+	KeepUnderscoreHeaders bool `json:"keepUnderscoreHeaders,omitempty"`
 }
 
 // Headers holds custom header rules: at most 32 per direction, one per
@@ -268,9 +273,18 @@ type Route struct {
 	// ID names the route in logs and traces; optional, unique within the
 	// host when set.
 	ID string `json:"id,omitempty"`
-	// Path is a path prefix that matches on segment boundaries: "/api"
-	// matches "/api" and "/api/x" but not "/apix". Default "/".
+	// Path is a path prefix that matches on segment boundaries, ASCII
+	// letters in any case: "/api" matches "/api", "/API/x" and
+	// "/api;v=1/x" but not "/apix". Default "/". It is written as the
+	// gate's path view spells paths: no escapes, ";", "?", "#", "//" or
+	// dot segments.
 	Path string `json:"path,omitempty"`
+	// AllowInPath lists path spellings the gate refuses with 400 by
+	// default that this route accepts: encodedSlash, encodedBackslash,
+	// encodedQuestionMark, encodedHash, encodedSemicolon, encodedPercent,
+	// emptySegments. Each one is a promise about the upstream behind it
+	// (gate.PathAllow says which).
+	AllowInPath []string `json:"allowInPath,omitempty"`
 	// Upstream names an upstream by ID.
 	Upstream string `json:"upstream,omitempty"`
 	// Policies names the route's own policies by ID, after the host's.

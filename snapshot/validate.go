@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paduraksa/paduraksa/gate"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -194,6 +195,55 @@ func (c *docCheck) hosts() {
 		}
 		c.host(i, h)
 	}
+	c.redirectLoops(names)
+}
+
+// redirectLoops refuses redirect hosts whose target comes back to them,
+// directly or through other redirect hosts: every request would loop.
+// Targets are looked up as the gate looks up a Host header: exact name,
+// then wildcard parents, most specific first.
+func (c *docCheck) redirectLoops(names map[string]nameRef) {
+	hosts := c.doc.Hosts
+	target := func(i int) int {
+		h := &hosts[i]
+		if h.Kind != KindRedirect || h.Redirect == nil || checkRedirectTo(h.Redirect.To, h.Redirect.DropPath) != "" {
+			return -1
+		}
+		u, err := url.Parse(h.Redirect.To)
+		if err != nil {
+			return -1
+		}
+		name, _, err := canonHostName(u.Hostname())
+		if err != nil {
+			return -1
+		}
+		if ref, ok := names[name]; ok {
+			return int(ref.host)
+		}
+		for k := strings.IndexByte(name, '.'); k >= 0; {
+			if ref, ok := names["*."+name[k+1:]]; ok {
+				return int(ref.host)
+			}
+			next := strings.IndexByte(name[k+1:], '.')
+			if next < 0 {
+				break
+			}
+			k += 1 + next
+		}
+		return -1
+	}
+	for i := range hosts {
+		at := i
+		for steps := 0; steps < len(hosts); steps++ {
+			if at = target(at); at < 0 {
+				break
+			}
+			if at == i {
+				c.add(CodeHostRedirectToLoop, hostPath(i, ".redirect.to"), quote(hosts[i].Redirect.To)+" leads back to this host: every request would be redirected forever")
+				break
+			}
+		}
+	}
 }
 
 func (c *docCheck) host(i int, h *Host) {
@@ -325,10 +375,15 @@ func (c *docCheck) routes(i int, routes []Route) {
 		}
 		if reason := checkRoutePath(r.Path); reason != "" {
 			c.add(CodeRoutePathInvalid, routePath(i, j, ".path"), quote(r.Path)+": "+reason)
-		} else if prev := seenBefore(paths, routeKey(r.Path), j, func(k int) (string, bool) {
-			return routeKey(routes[k].Path), checkRoutePath(routes[k].Path) == ""
+		} else if prev := seenBefore(paths, strings.ToLower(routeKey(r.Path)), j, func(k int) (string, bool) {
+			return strings.ToLower(routeKey(routes[k].Path)), checkRoutePath(routes[k].Path) == ""
 		}); prev >= 0 {
-			c.add(CodeRoutePathDuplicate, routePath(i, j, ".path"), quote(r.Path)+" is the same prefix as routes["+itoa(prev)+"]")
+			c.add(CodeRoutePathDuplicate, routePath(i, j, ".path"), quote(r.Path)+" is the same prefix as routes["+itoa(prev)+"] (prefixes match in any case)")
+		}
+		for k, n := range r.AllowInPath {
+			if _, ok := gate.ParsePathAllow(n); !ok || slices.Contains(r.AllowInPath[:k], n) {
+				c.add(CodeRouteAllowInPathInvalid, routePath(i, j, index(".allowInPath", k)), quote(n)+" is not one of "+strings.Join(gate.PathAllowNames(), ", ")+", or is listed twice")
+			}
 		}
 		if r.Upstream == "" {
 			c.add(CodeRouteUpstreamMissing, routePath(i, j, ".upstream"), "a route needs an upstream")
@@ -365,32 +420,11 @@ func routeKey(p string) string {
 	return strings.TrimSuffix(p, "/")
 }
 
-// checkRoutePath returns why p is not a route path prefix, or "".
+// checkRoutePath returns why p is not a route path prefix, or "": the
+// gate's rule ([gate.CheckPrefix]).
 func checkRoutePath(p string) string {
-	if p == "" {
-		return ""
-	}
-	if p[0] != '/' {
-		return "must start with /"
-	}
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case c <= ' ' || c == 0x7f:
-			return "control characters and spaces are not allowed"
-		case c == '?':
-			return "a query is not allowed"
-		case c == '#':
-			return "a fragment is not allowed"
-		case c == '%':
-			return "percent-escapes are not allowed (routes match the decoded path)"
-		case c == '/' && i+1 < len(p) && p[i+1] == '/':
-			return "empty segments (//) are not allowed"
-		case c == '/' && i+1 < len(p) && p[i+1] == '.':
-			rest := p[i+1:]
-			if rest == "." || rest == ".." || strings.HasPrefix(rest, "./") || strings.HasPrefix(rest, "../") {
-				return "dot segments are not allowed"
-			}
-		}
+	if err := gate.CheckPrefix(p); err != nil {
+		return strings.TrimPrefix(err.Error(), "gate: ")
 	}
 	return ""
 }

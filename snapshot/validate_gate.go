@@ -167,6 +167,11 @@ func (c *docCheck) mode(p, m string) {
 }
 
 func (c *docCheck) rule(p string, r *Rule) {
+	for _, f := range [...]struct{ name, v string }{{".pathPrefix", r.PathPrefix}, {".pathExact", r.PathExact}} {
+		if reason := checkRoutePath(f.v); reason != "" {
+			c.add(CodeRuleSetRulePathInvalid, p+f.name, quote(f.v)+": "+reason+"; no request path could match")
+		}
+	}
 	for k, m := range r.Methods {
 		if !httpguts.ValidHeaderFieldName(m) {
 			c.add(CodeRuleSetRuleMethodInvalid, p+index(".methods", k), quote(m)+" is not a method token")

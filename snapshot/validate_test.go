@@ -119,6 +119,8 @@ func codeCases() []codeCase {
 			d.Hosts[0].Redirect = &Redirect{To: "https://example.org"}
 		}},
 		{code: CodeHostRedirectToInvalid, path: "hosts[2].redirect.to", change: func(d *Document) { d.Hosts[2].Redirect.To = "ftp://example.com" }},
+		{code: CodeHostNameInvalid, path: "hosts[0].names[1]", change: func(d *Document) { d.Hosts[0].Names[1] = "www..example.com" }},
+		{code: CodeHostRedirectToLoop, path: "hosts[2].redirect.to", change: func(d *Document) { d.Hosts[2].Redirect.To = "https://OLD.example.com:8443" }},
 		{code: CodeHostRedirectStatusInvalid, path: "hosts[2].redirect.status", change: func(d *Document) { d.Hosts[2].Redirect.Status = 200 }},
 		{code: CodeHostFixedMissing, path: "hosts[3].fixed", change: func(d *Document) { d.Hosts[3].Fixed = nil }},
 		{code: CodeHostFixedUnexpected, path: "hosts[2].fixed", change: func(d *Document) { d.Hosts[2].Fixed = &FixedAnswer{} }},
@@ -140,8 +142,19 @@ func codeCases() []codeCase {
 		{code: CodeRouteIDInvalid, path: "hosts[0].routes[0].id", change: func(d *Document) { d.Hosts[0].Routes[0].ID = "api v2" }},
 		{code: CodeRouteIDDuplicate, path: "hosts[0].routes[1].id", change: func(d *Document) { d.Hosts[0].Routes[1].ID = "api" }},
 		{code: CodeRoutePathInvalid, path: "hosts[0].routes[0].path", change: func(d *Document) { d.Hosts[0].Routes[0].Path = "/a/../api" }},
+		{code: CodeRoutePathInvalid, path: "hosts[0].routes[0].path", change: func(d *Document) { d.Hosts[0].Routes[0].Path = "/api;v=1" }},
+		{code: CodeRoutePathInvalid, path: "hosts[0].routes[0].path", change: func(d *Document) { d.Hosts[0].Routes[0].Path = "/a\\pi" }},
 		{code: CodeRoutePathDuplicate, path: "hosts[0].routes[2].path", change: func(d *Document) {
 			d.Hosts[0].Routes = append(d.Hosts[0].Routes, Route{Path: "/api/", Upstream: "web"})
+		}},
+		{code: CodeRoutePathDuplicate, path: "hosts[0].routes[2].path", change: func(d *Document) {
+			d.Hosts[0].Routes = append(d.Hosts[0].Routes, Route{Path: "/API", Upstream: "web"})
+		}},
+		{code: CodeRouteAllowInPathInvalid, path: "hosts[0].routes[0].allowInPath[1]", change: func(d *Document) {
+			d.Hosts[0].Routes[0].AllowInPath = []string{"encodedSlash", "EncodedHash"}
+		}},
+		{code: CodeRouteAllowInPathInvalid, path: "hosts[0].routes[0].allowInPath[1]", change: func(d *Document) {
+			d.Hosts[0].Routes[0].AllowInPath = []string{"emptySegments", "emptySegments"}
 		}},
 		{code: CodeRouteUpstreamMissing, path: "hosts[1].routes[0].upstream", change: func(d *Document) { d.Hosts[1].Routes[0].Upstream = "" }},
 		{code: CodeRouteUpstreamUnknown, path: "hosts[1].routes[0].upstream", change: func(d *Document) { d.Hosts[1].Routes[0].Upstream = "Web" }},
@@ -374,6 +387,14 @@ func codeCases() []codeCase {
 			addPolicies(d)
 			d.RuleSets[0].Rules[1].Methods = []string{"GE T"}
 		}},
+		{code: CodeRuleSetRulePathInvalid, path: "ruleSets[0].rules[0].pathPrefix", change: func(d *Document) {
+			addPolicies(d)
+			d.RuleSets[0].Rules[0].PathPrefix = "admin"
+		}},
+		{code: CodeRuleSetRulePathInvalid, path: "ruleSets[0].rules[1].pathExact", change: func(d *Document) {
+			addPolicies(d)
+			d.RuleSets[0].Rules[1].PathExact = "/x?y=1"
+		}},
 		{code: CodeRateLimitRateInvalid, path: "rateLimits[0].period", change: func(d *Document) {
 			addPolicies(d)
 			d.RateLimits[0].Period = "0s"
@@ -439,6 +460,21 @@ func TestValidateCodes(t *testing.T) {
 			t.Log(probs[0])
 		})
 	}
+}
+
+func TestRedirectLoopThroughAnotherHost(t *testing.T) {
+	d := richDocument()
+	// old.example.com -> x.old.example.com (a wildcard redirect host) ->
+	// old.example.com: both loop; a redirect to a proxy host does not.
+	d.Hosts = append(d.Hosts,
+		Host{Names: []string{"*.old.example.com"}, Kind: KindRedirect, Redirect: &Redirect{To: "http://old.example.com"}},
+		Host{Names: []string{"moved.example.com"}, Kind: KindRedirect, Redirect: &Redirect{To: "https://www.example.com"}})
+	d.Hosts[2].Redirect.To = "https://x.old.example.com"
+	var got []string
+	for _, p := range Validate(d, ValidateOptions{}) {
+		got = append(got, p.Code+" "+p.Path)
+	}
+	assert.Equal(t, []string{"host.redirect.to.loop hosts[2].redirect.to", "host.redirect.to.loop hosts[4].redirect.to"}, got)
 }
 
 func TestEveryCodeHasACase(t *testing.T) {

@@ -1,0 +1,175 @@
+package gate
+
+import (
+	"bufio"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"testing"
+)
+
+// FuzzPathConfusion is the differential test of the path view. A host has
+// a protected route /secret and an open route /. For every path the gate
+// forwards to the open route, no upstream that resolves paths the way
+// net/http's ServeMux, Tomcat (segment parameters stripped before
+// decoding), nginx (decoded, slashes merged) or a server that decodes twice
+// and takes "\" for "/" does may resolve it under /secret, in any case.
+// The resolvers are written from each server's documented behaviour, not
+// from the gate's code.
+func FuzzPathConfusion(f *testing.F) {
+	// Seeds are token indexes: /secret/..;/, /secret/%2e%2e/, /%73ecret,
+	// /secret%2F, //secret, /Secret;x, /secret\.., /a/%252e%252e/secret,
+	// /s%20ecret, /x;/../secret.
+	for _, seed := range [][]byte{
+		{0, 1, 0, 11, 15, 0}, {0, 1, 0, 13, 13, 0}, {0, 3}, {0, 1, 7}, {28, 1}, {0, 2, 16},
+		{0, 1, 10, 11}, {0, 27, 0, 20, 20, 0, 1}, {0, 5, 26, 6}, {0, 33, 15, 0, 11, 0, 1},
+	} {
+		f.Add(seed)
+	}
+	var got struct {
+		route string
+		rq    Request
+	}
+	record := func(name string) Target {
+		return TargetFunc(func(w http.ResponseWriter, r *http.Request, rq *Request) {
+			got.route, got.rq = name, *rq
+		})
+	}
+	g, err := New(Config{Hosts: []Host{{
+		Names: []string{"app.test"},
+		Routes: []Route{
+			{Prefix: "/secret", Target: record("secret")},
+			{Prefix: "/", Target: record("open")},
+		},
+	}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	w := newNopWriter()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var b strings.Builder
+		for _, c := range data {
+			b.WriteString(pathTokens[int(c)%len(pathTokens)])
+		}
+		raw := b.String()
+		r, err := http.ReadRequest(bufio.NewReader(strings.NewReader("GET " + raw + " HTTP/1.1\r\nHost: app.test\r\n\r\n")))
+		if err != nil {
+			return // net/http refuses it before any handler
+		}
+		r.RemoteAddr = "192.0.2.1:1000"
+		got.route = ""
+		w.reset()
+		g.ServeHTTP(w, r)
+		switch got.route {
+		case "":
+			if w.status != http.StatusBadRequest && w.status != http.StatusNotFound {
+				t.Fatalf("%q: not forwarded, status %d", raw, w.status)
+			}
+			return
+		case "secret":
+			return
+		}
+		fwd := got.rq.ForwardPath
+		if fwd != RequestPath(r) && !sameBytes(fwd, RequestPath(r)) {
+			t.Fatalf("%q: forwarded %q is not a normalised spelling of the request's path", raw, fwd)
+		}
+		for _, res := range resolvers {
+			if p, ok := res.resolve(fwd); ok && underSecret(p) {
+				t.Fatalf("%q reached the open route as %q, which %s resolves to %q", raw, fwd, res.name, p)
+			}
+		}
+	})
+}
+
+var pathTokens = [...]string{
+	"/", "secret", "Secret", "%73ecret", "%53ECRET", "s", "ecret", "%2F", "%2f", "%5C", "\\",
+	"..", ".", "%2e", "%2E", ";", ";x", "%3B", "%25", "%252F", "%252e", "%00", "#", "?",
+	"%3F", "%23", "%20", "a", "//", "%c0%ae", "%u002e", "~", "%7E", "x", "%", "%2",
+}
+
+// sameBytes reports whether a and b decode to the same bytes once.
+func sameBytes(a, b string) bool {
+	da, err1 := url.PathUnescape(a)
+	db, err2 := url.PathUnescape(b)
+	return err1 == nil && err2 == nil && da == db
+}
+
+func underSecret(p string) bool {
+	p = strings.ToLower(p)
+	return p == "/secret" || strings.HasPrefix(p, "/secret/")
+}
+
+var resolvers = []struct {
+	name    string
+	resolve func(string) (string, bool)
+}{
+	{"ServeMux", func(p string) (string, bool) {
+		d, err := url.PathUnescape(p)
+		if err != nil {
+			return "", false
+		}
+		return cleanLikeServeMux(d), true
+	}},
+	{"Tomcat", func(p string) (string, bool) {
+		segs := strings.Split(p, "/")
+		for i, s := range segs {
+			segs[i], _, _ = strings.Cut(s, ";")
+		}
+		d, err := url.PathUnescape(strings.Join(segs, "/"))
+		if err != nil {
+			return "", false
+		}
+		return mergeAndResolve(strings.ReplaceAll(d, "\\", "/")), true
+	}},
+	{"nginx", func(p string) (string, bool) {
+		d, err := url.PathUnescape(p)
+		if err != nil {
+			return "", false
+		}
+		return mergeAndResolve(d), true
+	}},
+	{"double-decoding", func(p string) (string, bool) {
+		d, err := url.PathUnescape(p)
+		if err != nil {
+			return "", false
+		}
+		if dd, err := url.PathUnescape(d); err == nil {
+			d = dd
+		}
+		return mergeAndResolve(strings.ReplaceAll(d, "\\", "/")), true
+	}},
+}
+
+// cleanLikeServeMux is what ServeMux redirects to: path.Clean with the
+// trailing slash kept.
+func cleanLikeServeMux(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
+}
+
+// mergeAndResolve merges runs of "/" and resolves "." and ".." segments.
+func mergeAndResolve(p string) string {
+	var out []string
+	for _, s := range strings.Split(p, "/") {
+		switch s {
+		case "", ".":
+		case "..":
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+		default:
+			out = append(out, s)
+		}
+	}
+	return "/" + strings.Join(out, "/")
+}
