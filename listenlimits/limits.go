@@ -3,6 +3,7 @@ package listenlimits
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"time"
 )
@@ -88,6 +89,12 @@ type Limits struct {
 	// MinRateWriter (Handler installs it).
 	MinResponseRate  int
 	MinResponseGrace time.Duration
+
+	// LaxFraming turns off the framing guard of Listener, which refuses
+	// with 400 and a close an HTTP/1.x request with both Content-Length
+	// and Transfer-Encoding, or with Transfer-Encoding on HTTP/1.0 (see
+	// the package documentation). The zero value keeps it on.
+	LaxFraming bool
 }
 
 // ValidationError reports one invalid field of Limits.
@@ -172,6 +179,13 @@ func on[T int | time.Duration](v T) T { return max(v, 0) }
 // alone the handshake gets RequestHeaderTimeout; Listener tightens it to
 // TLSHandshakeTimeout. An off field sets 0, net/http's "no limit", except
 // MaxHeaderBytes, where net/http's 0 means its 1 MiB default.
+//
+// Apply also wraps srv.ConnState (calling the hook already there, if any)
+// to tell a Listener's connections when a handler hijacks them, so the
+// framing guard follows a request that asks for an upgrade and stops only
+// at a real upgrade. Without that hook the guard stops following a
+// connection at its first such request. Call Apply once per server, and
+// set ConnState before it.
 func (l Limits) Apply(srv *http.Server) error {
 	if err := l.Validate(); err != nil {
 		return err
@@ -192,5 +206,12 @@ func (l Limits) Apply(srv *http.Server) error {
 		h2.MaxConcurrentStreams = 1<<31 - 1
 	}
 	srv.HTTP2 = &h2
+	prev := srv.ConnState
+	srv.ConnState = func(c net.Conn, s http.ConnState) {
+		reportState(c, s)
+		if prev != nil {
+			prev(c, s)
+		}
+	}
 	return nil
 }
