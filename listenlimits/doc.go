@@ -63,8 +63,14 @@
 // stream) are never judged; what net/http still holds in its buffer when
 // the handler returns is flushed without it. Both replace the
 // connection's ReadTimeout or WriteTimeout deadline while they run: use
-// them instead of those. Upgraded connections are never judged by rates
-// (as in Kestrel); a proxy bounds them with an idle timeout of its own.
+// them instead of those. [Limits.Handler] wraps every request, and only a
+// request that became an upgrade is exempt: once the handler hijacked the
+// connection (before it writes the 101) or answered a CONNECT with a 2xx,
+// nothing more is judged and the rate deadlines are cleared, and an
+// upgraded connection is bounded by the proxy's idle timeout instead (as
+// in Kestrel). A request that merely carries Upgrade, or is a CONNECT not
+// yet answered, is judged like any other, so the header cannot lift the
+// rates from a slow body.
 //
 // # Framing guard
 //

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 
 	"github.com/paduraksa/paduraksa/listenlimits"
 )
@@ -69,4 +71,18 @@ func ExampleListener() {
 	// Output:
 	// second: true shed: 1
 	// third accepted, shed: 1
+}
+
+// Handler wraps every request's body and ResponseWriter; the writer is an
+// http.Hijacker only where the one it wraps is.
+func ExampleLimits_Handler() {
+	limits := listenlimits.Limits{}
+	h := limits.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, hijacker := w.(http.Hijacker)
+		fmt.Fprintf(w, "%T %v", r.Body, hijacker)
+	}))
+	w := httptest.NewRecorder() // not an http.Hijacker
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/", strings.NewReader("x")))
+	fmt.Println(w.Body.String())
+	// Output: *listenlimits.MinRateReader false
 }

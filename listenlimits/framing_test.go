@@ -173,14 +173,8 @@ func TestFramingUpgradePassesThrough(t *testing.T) {
 	for _, bare := range []bool{false, true} {
 		t.Run(fmt.Sprintf("bare=%v", bare), func(t *testing.T) {
 			addr, _ := countingServer(t, listenlimits.Limits{}, bare, upgrade)
-			c := dial(t, addr)
-			_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: raw\r\nConnection: Upgrade\r\n\r\n")
-			require.NoError(t, err)
-			br := bufio.NewReader(c)
-			resp, err := http.ReadResponse(br, nil)
-			require.NoError(t, err)
-			require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
-			_, err = io.WriteString(c, tunnel)
+			c, br := upgraded(t, addr, "\r\n")
+			_, err := io.WriteString(c, tunnel)
 			require.NoError(t, err)
 			require.NoError(t, c.(*net.TCPConn).CloseWrite())
 			echo, err := io.ReadAll(br)
@@ -193,6 +187,21 @@ func TestFramingUpgradePassesThrough(t *testing.T) {
 // Under crypto/tls the guard sees ciphertext and steps aside; HTTP/1.1
 // and h2 keep working. (A body of unknown length goes chunked on
 // HTTP/1.1.)
+// upgraded asks addr for an upgrade to "raw", with rest (the end of the
+// head, and any body) after the Upgrade fields, and returns the connection
+// and its reader after the 101.
+func upgraded(t *testing.T, addr, rest string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c := dial(t, addr)
+	_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: raw\r\nConnection: Upgrade\r\n"+rest)
+	require.NoError(t, err)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+	return c, br
+}
+
 func TestFramingUnderTLS(t *testing.T) {
 	limits := listenlimits.Limits{}
 	srv := &http.Server{Handler: http.HandlerFunc(echoBody)}

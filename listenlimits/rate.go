@@ -1,10 +1,13 @@
 package listenlimits
 
 import (
+	"bufio"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,22 +24,40 @@ var ErrTooSlow = errors.New("listenlimits: client below the minimum data rate")
 //
 // It works for HTTP/1.x and HTTP/2 (whose ResponseController sets a
 // per-stream deadline). When the ResponseWriter cannot set read deadlines
-// it reads without a limit. A MinRateReader is used by the request's
-// handler goroutine only, like the body it wraps.
+// it reads without a limit. When that ResponseWriter is a MinRateWriter,
+// the reader stops judging, and stops touching deadlines, once the
+// request became an upgrade (see MinRateWriter). A MinRateReader is used
+// by one goroutine at a time, like the body it wraps.
 type MinRateReader struct {
-	body  io.ReadCloser
-	rc    *http.ResponseController
-	rate  float64 // bytes per second
-	grace time.Duration
-	start time.Time
-	n     int64
-	err   error
+	body      io.ReadCloser
+	rc        http.ResponseController
+	unlimited bool         // rc cannot set read deadlines
+	upgraded  *atomic.Bool // the MinRateWriter's, or nil
+	armed     bool         // a deadline of ours is set
+	rate      float64      // bytes per second
+	grace     time.Duration
+	start     time.Time
+	n         int64
+	err       error
 }
 
 // NewMinRateReader wraps body, the body of the request w answers, with a
 // minimum rate of bytesPerSecond after grace.
 func NewMinRateReader(w http.ResponseWriter, body io.ReadCloser, bytesPerSecond int, grace time.Duration) *MinRateReader {
-	return &MinRateReader{body: body, rc: http.NewResponseController(w), rate: float64(bytesPerSecond), grace: grace}
+	r := new(MinRateReader)
+	r.init(w, body, bytesPerSecond, grace)
+	return r
+}
+
+func (r *MinRateReader) init(w http.ResponseWriter, body io.ReadCloser, bytesPerSecond int, grace time.Duration) {
+	*r = MinRateReader{body: body, rc: *http.NewResponseController(w), rate: float64(bytesPerSecond), grace: grace}
+	if mw, ok := w.(*MinRateWriter); ok {
+		r.upgraded = &mw.upgraded
+	}
+}
+
+func (r *MinRateReader) judged() bool {
+	return !r.unlimited && (r.upgraded == nil || !r.upgraded.Load())
 }
 
 // Read reads from the body under the rate's deadline. It returns an error
@@ -48,33 +69,43 @@ func (r *MinRateReader) Read(p []byte) (int, error) {
 	if r.start.IsZero() {
 		r.start = time.Now()
 	}
-	allowed := max(r.grace, time.Duration(float64(r.n)/r.rate*float64(time.Second)))
-	if r.rc != nil {
+	if r.judged() {
+		allowed := max(r.grace, time.Duration(float64(r.n)/r.rate*float64(time.Second)))
 		if err := r.rc.SetReadDeadline(r.start.Add(allowed)); errors.Is(err, http.ErrNotSupported) {
-			r.rc = nil // cannot enforce: read without a limit
+			r.unlimited = true // cannot enforce: read without a limit
+		} else if r.armed = true; !r.judged() {
+			// The request became an upgrade while the deadline was set:
+			// take it back.
+			_ = r.rc.SetReadDeadline(time.Time{})
+			r.armed = false
 		}
 	}
 	n, err := r.body.Read(p)
 	r.n += int64(n)
 	switch {
 	case err == nil:
-	case errors.Is(err, os.ErrDeadlineExceeded):
+	case errors.Is(err, os.ErrDeadlineExceeded) && r.armed:
 		r.err = errors.Join(ErrTooSlow, err)
 		return n, r.err
 	default:
 		r.err = err
-		if r.rc != nil {
-			_ = r.rc.SetReadDeadline(time.Time{})
-		}
+		r.disarm()
 	}
 	return n, err
 }
 
-// Close closes the body and clears the read deadline.
-func (r *MinRateReader) Close() error {
-	if r.rc != nil && r.err == nil {
+// disarm clears the read deadline this reader set, unless the request
+// became an upgrade: the connection's deadlines are its new owner's then.
+func (r *MinRateReader) disarm() {
+	if r.armed && r.judged() {
 		_ = r.rc.SetReadDeadline(time.Time{})
 	}
+	r.armed = false
+}
+
+// Close closes the body and clears the read deadline.
+func (r *MinRateReader) Close() error {
+	r.disarm()
 	return r.body.Close()
 }
 
@@ -84,34 +115,76 @@ func (r *MinRateReader) Close() error {
 // cleared after, each Write and Flush, so a handler that pauses (an event
 // stream, a long computation) is never judged for the pause. Data left in
 // net/http's buffer when the handler returns is flushed without this
-// limit.
+// limit. A rate <= 0 judges no write.
 //
-// It exposes the wrapped ResponseWriter through Unwrap, so
-// http.ResponseController (Flush, Hijack, deadlines) works through it; code
-// that type-asserts http.Hijacker on the writer does not, which is why
-// Handler never wraps requests that ask for an upgrade.
+// Only a request that became an upgrade is exempt from the rates: Hijack
+// ends all judging (of this writer and of a MinRateReader built on it)
+// and clears the connection's deadlines before it returns it, so an
+// upgraded tunnel never meets a deadline set for the request. Limits.Handler
+// also ends it when the handler answers a CONNECT with a 2xx (on HTTP/2 the
+// stream is the tunnel then).
+//
+// It implements http.Hijacker and http.Flusher through
+// http.ResponseController, and Unwrap, so code that type-asserts either
+// and http.ResponseController (deadlines, full duplex) both work through
+// it. A MinRateWriter belongs to its request's handler, like the
+// ResponseWriter it wraps; the end of judging is safe to observe from a
+// goroutine reading the body.
 type MinRateWriter struct {
 	http.ResponseWriter
-	rc    *http.ResponseController
-	rate  float64
-	grace time.Duration
+	rc       http.ResponseController
+	rate     float64
+	grace    time.Duration
+	connect  bool        // a CONNECT not answered yet: a 2xx upgrades it
+	upgraded atomic.Bool // the request became an upgrade
 }
 
 // NewMinRateWriter wraps w with a minimum rate of bytesPerSecond per
 // write, after grace.
 func NewMinRateWriter(w http.ResponseWriter, bytesPerSecond int, grace time.Duration) *MinRateWriter {
-	return &MinRateWriter{ResponseWriter: w, rc: http.NewResponseController(w), rate: float64(bytesPerSecond), grace: grace}
+	mw := new(MinRateWriter)
+	mw.init(w, bytesPerSecond, grace)
+	return mw
+}
+
+func (w *MinRateWriter) init(rw http.ResponseWriter, bytesPerSecond int, grace time.Duration) {
+	w.ResponseWriter, w.rc = rw, *http.NewResponseController(rw)
+	w.rate, w.grace = float64(bytesPerSecond), grace
 }
 
 func (w *MinRateWriter) arm(n int) bool {
+	if w.rate <= 0 || w.upgraded.Load() {
+		return false
+	}
 	d := max(w.grace, time.Duration(float64(n)/w.rate*float64(time.Second)))
 	return w.rc.SetWriteDeadline(time.Now().Add(d)) == nil
 }
 
 func (w *MinRateWriter) disarm() { _ = w.rc.SetWriteDeadline(time.Time{}) }
 
+// answered notes the status a CONNECT is answered with: after a 2xx the
+// request is a tunnel.
+func (w *MinRateWriter) answered(code int) {
+	if !w.connect || code < 200 {
+		return
+	}
+	w.connect = false
+	if code < 300 && !w.upgraded.Swap(true) {
+		// A MinRateReader may have a deadline set: the stream is the
+		// tunnel's now.
+		_ = w.rc.SetReadDeadline(time.Time{})
+	}
+}
+
+// WriteHeader writes the status line and header.
+func (w *MinRateWriter) WriteHeader(code int) {
+	w.answered(code)
+	w.ResponseWriter.WriteHeader(code)
+}
+
 // Write writes p under the rate's deadline.
 func (w *MinRateWriter) Write(p []byte) (int, error) {
+	w.answered(http.StatusOK)
 	if !w.arm(len(p)) {
 		return w.ResponseWriter.Write(p)
 	}
@@ -123,39 +196,96 @@ func (w *MinRateWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Flush flushes buffered data under the rate's deadline (for a grace).
-func (w *MinRateWriter) Flush() {
+// FlushError flushes buffered data under the rate's deadline (for a grace)
+// and returns the error of the flush, wrapping ErrTooSlow when the client
+// took longer.
+func (w *MinRateWriter) FlushError() error {
+	w.answered(http.StatusOK)
 	armed := w.arm(0)
-	_ = w.rc.Flush()
+	err := w.rc.Flush()
 	if armed {
 		w.disarm()
 	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		err = errors.Join(ErrTooSlow, err)
+	}
+	return err
+}
+
+// Flush is FlushError without the error, for http.Flusher.
+func (w *MinRateWriter) Flush() { _ = w.FlushError() }
+
+// Hijack takes over the connection (http.ResponseController's Hijack of
+// the wrapped ResponseWriter) and ends judging for the request, which
+// became an upgrade. The connection comes with no read or write deadline.
+func (w *MinRateWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := w.rc.Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	w.upgraded.Store(true)
+	// net/http clears them at the hijack too; this one also covers a
+	// MinRateReader's deadline set in between, on another goroutine.
+	_ = c.SetDeadline(time.Time{})
+	return c, brw, nil
 }
 
 // Unwrap returns the wrapped ResponseWriter, for http.ResponseController.
 func (w *MinRateWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// rateWriter is a MinRateWriter without Hijack, for a ResponseWriter that
+// cannot hijack (HTTP/2, HTTP/3): code that asks whether it may hijack
+// gets the wrapped writer's answer.
+type rateWriter struct{ w *MinRateWriter }
+
+func (r rateWriter) Header() http.Header         { return r.w.Header() }
+func (r rateWriter) Write(p []byte) (int, error) { return r.w.Write(p) }
+func (r rateWriter) WriteHeader(code int)        { r.w.WriteHeader(code) }
+func (r rateWriter) Flush()                      { r.w.Flush() }
+func (r rateWriter) FlushError() error           { return r.w.FlushError() }
+func (r rateWriter) Unwrap() http.ResponseWriter { return r.w }
+
+var (
+	_ http.Hijacker = (*MinRateWriter)(nil)
+	_ http.Flusher  = (*MinRateWriter)(nil)
+	_ http.Flusher  = rateWriter{}
+)
+
 // Handler returns next wrapped with l's minimum data rates (with
-// defaults): the request body is read through a MinRateReader and the
-// response written through a MinRateWriter. A request that asks for an
-// upgrade is passed through unwrapped: an upgraded connection is judged by
-// the proxy's idle timeout, not by data rates. Each judged request costs
-// an allocation per wrapper; a rate that is off costs nothing.
+// defaults): every request's body is read through a MinRateReader and its
+// response written through a MinRateWriter, whatever it asks for. A
+// request is exempt only once it became an upgrade: when the handler
+// hijacks the connection (after which it writes the 101), or answers a
+// CONNECT with a 2xx. An upgraded connection is judged by the proxy's
+// idle timeout, not by data rates. A request that merely carries Upgrade
+// or is CONNECT is judged like any other until then, so an Upgrade header
+// cannot lift the rates from a slow body.
+//
+// The writer implements http.Hijacker only when the ResponseWriter it
+// wraps does. Each request costs one allocation (both wrappers); with both
+// rates off, Handler returns next.
 func (l Limits) Handler(next http.Handler) http.Handler {
 	r := l.WithDefaults()
 	in, inGrace := on(r.MinRequestBodyRate), on(r.MinRequestBodyGrace)
 	out, outGrace := on(r.MinResponseRate), on(r.MinResponseGrace)
+	if in == 0 && out == 0 {
+		return next
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Header.Get("Upgrade") != "" || req.Method == http.MethodConnect {
-			next.ServeHTTP(w, req)
-			return
-		}
+		j := new(struct {
+			w MinRateWriter
+			r MinRateReader
+		})
+		j.w.init(w, out, outGrace)
+		j.w.connect = req.Method == http.MethodConnect
 		if in > 0 && req.Body != nil && req.Body != http.NoBody {
-			req.Body = NewMinRateReader(w, req.Body, in, inGrace)
+			j.r.init(&j.w, req.Body, in, inGrace)
+			req.Body = &j.r
 		}
-		if out > 0 {
-			w = NewMinRateWriter(w, out, outGrace)
+		if _, ok := w.(http.Hijacker); ok {
+			next.ServeHTTP(&j.w, req)
+		} else {
+			next.ServeHTTP(rateWriter{&j.w}, req)
 		}
-		next.ServeHTTP(w, req)
 	})
 }
