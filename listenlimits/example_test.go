@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"github.com/paduraksa/paduraksa/listenlimits"
 )
@@ -53,12 +54,21 @@ func ExampleListener() {
 			accepted <- c
 		}
 	}()
+	next := func() net.Conn {
+		select {
+		case c := <-accepted:
+			return c
+		case <-time.After(10 * time.Second):
+			panic("nothing accepted")
+		}
+	}
 	first, _ := net.Dial("tcp", raw.Addr().String())
 	defer first.Close()
-	held := <-accepted
+	held := next()
 
 	// At the cap, the next connection is closed at once.
 	second, _ := net.Dial("tcp", raw.Addr().String())
+	_ = second.SetReadDeadline(time.Now().Add(10 * time.Second))
 	_, err = second.Read(make([]byte, 1))
 	fmt.Println("second:", err == io.EOF, "shed:", ln.Shed())
 	second.Close()
@@ -66,7 +76,7 @@ func ExampleListener() {
 	held.Close()
 	third, _ := net.Dial("tcp", raw.Addr().String())
 	defer third.Close()
-	(<-accepted).Close()
+	next().Close()
 	fmt.Println("third accepted, shed:", ln.Shed())
 	// Output:
 	// second: true shed: 1

@@ -9,10 +9,10 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/paduraksa/paduraksa/internal/testcert"
@@ -142,7 +142,7 @@ func TestHeaderDribbleIsCut(t *testing.T) {
 	})
 	got := readUntilClosed(t, c)
 	close(stop)
-	wg.Wait()
+	wait(t, &wg)
 	// Cut mid request line, net/http answers 400 before it closes.
 	assert.True(t, got == "" || strings.HasPrefix(got, "HTTP/1.1 4"), "got %q", got)
 }
@@ -159,44 +159,30 @@ func TestSlowUploadIsCut(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, "ok")
 	})
-	limits := listenlimits.Limits{MinRequestBodyRate: 10_000, MinRequestBodyGrace: 50 * time.Millisecond}
+	// The grace gives the fast upload ten times the room it needs on a
+	// loaded machine.
+	limits := listenlimits.Limits{MinRequestBodyRate: 10_000, MinRequestBodyGrace: 500 * time.Millisecond}
 	srv := &http.Server{Handler: limits.Handler(h)}
 	addr := serve(t, srv, nil)
 
 	// A fast upload passes.
-	resp, err := http.Post("http://"+addr+"/", "text/plain", strings.NewReader(strings.Repeat("x", 100_000)))
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 20 * time.Second}
+	resp, err := client.Post("http://"+addr+"/", "text/plain", strings.NewReader(strings.Repeat("x", 100_000)))
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	require.NoError(t, <-bodyErr)
+	require.NoError(t, recv(t, bodyErr))
 
-	// 10 bytes every 10 ms is 1 000 B/s, a tenth of the minimum.
-	c, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	defer c.Close()
+	// 1 000 B/s is a tenth of the minimum.
+	c := dial(t, addr)
 	_, err = io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n")
 	require.NoError(t, err)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			if _, err := io.WriteString(c, "0123456789"); err != nil {
-				return
-			}
-		}
-	})
-	err = <-bodyErr
-	require.ErrorIs(t, err, listenlimits.ErrTooSlow)
+	stop := trickle(t, c)
+	require.ErrorIs(t, recv(t, bodyErr), listenlimits.ErrTooSlow)
 	got := readUntilClosed(t, c)
-	close(stop)
-	wg.Wait()
+	stop()
 	assert.True(t, got == "" || strings.HasPrefix(got, "HTTP/1.1 408"), "got %q", got)
 }
 
@@ -250,7 +236,7 @@ func TestMaxConnectionsSheds(t *testing.T) {
 	c1, err := net.Dial("tcp", raw.Addr().String())
 	require.NoError(t, err)
 	defer c1.Close()
-	s1 := <-accepted
+	s1 := recv(t, accepted)
 	assert.Equal(t, int64(1), ln.Active())
 
 	// The second is closed at once, while Accept keeps going.
@@ -267,7 +253,7 @@ func TestMaxConnectionsSheds(t *testing.T) {
 	c3, err := net.Dial("tcp", raw.Addr().String())
 	require.NoError(t, err)
 	defer c3.Close()
-	s3 := <-accepted
+	s3 := recv(t, accepted)
 	assert.Equal(t, int64(1), ln.Active())
 	_ = s3.Close()
 }
@@ -278,45 +264,6 @@ func selfSigned(t testing.TB) tls.Certificate {
 	cert, err := testcert.New("localhost", "127.0.0.1")
 	require.NoError(t, err)
 	return cert
-}
-
-func TestTLSHandshakeTimeout(t *testing.T) {
-	// The handshake timeout leaves room for a handshake on a loaded
-	// machine; the dribble below takes longer than it.
-	limits := listenlimits.Limits{RequestHeaderTimeout: 10 * time.Second, TLSHandshakeTimeout: 250 * time.Millisecond}
-	srv := &http.Server{Handler: ok}
-	require.NoError(t, limits.Apply(srv))
-	cfg := &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}, NextProtos: []string{"http/1.1"}}
-	addr := serve(t, srv, func(raw net.Listener) net.Listener {
-		return tls.NewListener(limits.Listener(raw), cfg)
-	})
-
-	// A client that never sends its ClientHello is cut at the handshake
-	// timeout, long before the header timeout.
-	start := time.Now()
-	idle, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	defer idle.Close()
-	assert.Equal(t, "", readUntilClosed(t, idle))
-	assert.Less(t, time.Since(start), 5*time.Second)
-
-	// After the handshake the clamp is gone: a request whose headers take
-	// longer than the handshake timeout (but not the header timeout) is
-	// served.
-	c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
-	require.NoError(t, err)
-	defer c.Close()
-	tick := time.NewTicker(80 * time.Millisecond)
-	defer tick.Stop()
-	for _, part := range []string{"GET / HTTP/1.1\r\n", "Host: x\r\n", "X-A: 1\r\n", "X-B: 2\r\n", "\r\n"} {
-		<-tick.C
-		_, err := io.WriteString(c, part)
-		require.NoError(t, err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	require.NoError(t, err)
-	_ = resp.Body.Close()
-	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }
 
 func TestUpgrades(t *testing.T) {
@@ -349,7 +296,7 @@ func TestUpgrades(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	wait(t, &wg)
 	assert.LessOrEqual(t, peak, int64(3))
 	assert.Equal(t, int64(0), u.Active())
 
@@ -359,37 +306,109 @@ func TestUpgrades(t *testing.T) {
 	}
 }
 
-// HTTP/2 goes through the same restore of deadlines after the handshake:
-// a connection lives past the handshake timeout and is reused.
-func TestTLSHandshakeTimeoutHTTP2(t *testing.T) {
-	limits := listenlimits.Limits{TLSHandshakeTimeout: 250 * time.Millisecond}
-	srv := &http.Server{Handler: ok}
-	require.NoError(t, limits.Apply(srv))
-	cfg := &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}, NextProtos: []string{"h2", "http/1.1"}}
-	addr := serve(t, srv, func(raw net.Listener) net.Listener {
-		return tls.NewListener(limits.Listener(raw), cfg)
-	})
-	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
-	var conns []string
-	for i := range 2 {
-		if i == 1 {
-			// Outlive the handshake timeout on the open connection.
-			<-time.After(400 * time.Millisecond)
-		}
-		trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
-			conns = append(conns, info.Conn.LocalAddr().String())
-		}}
-		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", "https://"+addr+"/", nil)
-		require.NoError(t, err)
-		resp, err := client.Do(req)
-		require.NoError(t, err)
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		assert.Equal(t, 2, resp.ProtoMajor)
-		assert.Equal(t, http.StatusOK, resp.StatusCode)
+// pipeListener accepts the server ends of the net.Pipe connections dial
+// makes: a listener for tests in a synctest bubble, where time is fake.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
 	}
-	require.Len(t, conns, 2)
-	assert.Equal(t, conns[0], conns[1], "the HTTP/2 connection outlived the handshake timeout")
+}
+
+func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
+func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+
+func (l *pipeListener) dial() net.Conn {
+	s, c := net.Pipe()
+	l.conns <- s
+	return c
+}
+
+// serveTLSInBubble serves srv with limits over TLS on a pipeListener, in
+// the calling synctest bubble, until the bubble's test ends.
+func serveTLSInBubble(t *testing.T, srv *http.Server, limits listenlimits.Limits, cfg *tls.Config) *pipeListener {
+	t.Helper()
+	require.NoError(t, limits.Apply(srv))
+	srv.ErrorLog = log.New(io.Discard, "", 0)
+	pl := newPipeListener()
+	go func() { _ = srv.Serve(tls.NewListener(limits.Listener(pl), cfg)) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return pl
+}
+
+// In fake time: a client that never sends its ClientHello is cut at the
+// handshake timeout exactly, long before the header timeout; after the
+// handshake the clamp is gone, and headers that take longer than the
+// handshake timeout (not the header timeout) are served.
+func TestTLSHandshakeTimeout(t *testing.T) {
+	cert := selfSigned(t)
+	synctest.Test(t, func(t *testing.T) {
+		limits := listenlimits.Limits{RequestHeaderTimeout: 10 * time.Second, TLSHandshakeTimeout: 250 * time.Millisecond}
+		cfg := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}}
+		pl := serveTLSInBubble(t, &http.Server{Handler: ok}, limits, cfg)
+
+		start := time.Now()
+		idle := pl.dial()
+		defer idle.Close()
+		assert.Equal(t, "", readUntilClosed(t, idle))
+		assert.Equal(t, 250*time.Millisecond, time.Since(start))
+
+		c := tls.Client(pl.dial(), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
+		defer c.Close()
+		require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
+		for _, part := range []string{"GET / HTTP/1.1\r\n", "Host: x\r\n", "X-A: 1\r\n", "X-B: 2\r\n", "\r\n"} {
+			time.Sleep(80 * time.Millisecond) // 400 ms in all
+			_, err := io.WriteString(c, part)
+			require.NoError(t, err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+	})
+}
+
+// HTTP/2 goes through the same restore of deadlines after the handshake:
+// in fake time, a connection lives past the handshake timeout and is
+// reused.
+func TestTLSHandshakeTimeoutHTTP2(t *testing.T) {
+	cert := selfSigned(t)
+	synctest.Test(t, func(t *testing.T) {
+		limits := listenlimits.Limits{TLSHandshakeTimeout: 250 * time.Millisecond}
+		cfg := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}}
+		pl := serveTLSInBubble(t, &http.Server{Handler: ok}, limits, cfg)
+
+		dials := 0
+		tr := &http.Transport{ForceAttemptHTTP2: true, DialTLSContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			dials++
+			c := tls.Client(pl.dial(), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+			return c, c.HandshakeContext(ctx)
+		}}
+		defer tr.CloseIdleConnections()
+		client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+		for i := range 2 {
+			if i == 1 {
+				time.Sleep(400 * time.Millisecond) // outlive the handshake timeout
+			}
+			resp, err := client.Get("https://x/")
+			require.NoError(t, err)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			assert.Equal(t, 2, resp.ProtoMajor)
+			assert.Equal(t, http.StatusOK, resp.StatusCode)
+		}
+		assert.Equal(t, 1, dials, "the HTTP/2 connection outlived the handshake timeout")
+	})
 }
