@@ -94,12 +94,14 @@
 // Transfer-Encoding and Upgrade (folded lines too; any other line is
 // skipped with bytes.IndexByte); then the body by Content-Length, or by
 // chunk-size lines, chunk data and trailers. So it tracks pipelined
-// requests. When a header line completes a forbidden combination, that
-// line is still in the buffer the Read is about to return, unread by
-// net/http: the guard overwrites its ':' with a NUL, net/textproto refuses
-// the header block, and net/http itself answers 400 and closes. The guard
-// never answers or closes on its own, so net/http's error handling stays
-// the only one.
+// requests. A forbidden combination is complete at the ':' after the
+// second header's name, and that byte is in the buffer the Read is about
+// to return, unread by net/http (a name split across reads is carried
+// over): the guard overwrites it with a NUL, net/textproto refuses the
+// header block ("malformed MIME header"), and net/http itself answers 400
+// with Connection: close and closes. The guard never answers or closes on
+// its own, so net/http's error handling stays the only one; after a
+// refusal it follows nothing more.
 //
 // The guard stops following a connection, and from then on passes every
 // byte untouched, when the bytes are not HTTP/1.x it can follow:
@@ -114,9 +116,10 @@
 //     another protocol. With [Limits.Apply]'s ConnState hook, net/http
 //     tells the guard when a handler hijacks the connection, and the guard
 //     stops there, so a request that merely asks for an upgrade (Upgrade:
-//     x) cannot turn it off. Without the hook, the guard stops after the
-//     head of the first request with an Upgrade header or the CONNECT
-//     method.
+//     x) cannot turn it off. Without the hook (or where the connection
+//     reaches net/http through a wrapper without a NetConn method), the
+//     guard stops after the head of the first request with an Upgrade
+//     header or the CONNECT method.
 //   - Anything else it cannot follow: a byte no request line starts with,
 //     a version other than HTTP/1.x, or framing net/http refuses (a bad
 //     Content-Length, another transfer coding, a malformed chunk). net/http
@@ -128,9 +131,11 @@
 //
 // Cost: no goroutine, no buffer, no allocation per Read; a few words of
 // state per connection carry a name, a value or a chunk-size line across
-// reads. BenchmarkFramingGET measures about 0.4 µs per keep-alive GET of
-// 430 bytes (13 header lines), BenchmarkFramingChunkedUpload a few µs per
-// MiB of chunked body (the body is skipped, not read).
+// reads. On a busy 2-core machine BenchmarkFramingGET measured 0.4 to
+// 0.9 µs per keep-alive GET of 430 bytes (13 header lines), where
+// http.ReadRequest of the same request took 5 to 11 µs, and
+// BenchmarkFramingChunkedUpload 3 to 7 µs per MiB of chunked body in
+// 16 KiB chunks (bodies are skipped, not read).
 //
 // # Wiring
 //
