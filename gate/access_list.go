@@ -60,6 +60,11 @@ type AccessListConfig struct {
 // steady-state request costs a base64 decode and one SHA-256, and a wrong
 // password always pays the full bcrypt. An unknown user name is checked
 // against a dummy hash, so it costs the same as a wrong password.
+//
+// bcrypt checks are bounded per gateway ([Config.MaxPasswordChecks]): a
+// request whose check would go over the bound is answered 503 with
+// Retry-After at once, so a flood of wrong passwords costs the other hosts
+// at most that many cores.
 type AccessList struct {
 	id       string
 	allow    prefixSet
@@ -160,11 +165,13 @@ func (l *AccessList) Evaluate(r *http.Request, rq *Request) Decision {
 		}
 	}
 	if l.users != nil {
-		switch l.checkBasic(r.Header["Authorization"], rq.DryRun) {
+		switch l.checkBasic(r.Header["Authorization"], rq) {
 		case authMissing:
 			return Decision{Verdict: Challenge, Page: l.page401, Reason: "credentials required"}
 		case authBad:
 			return Decision{Verdict: Challenge, Page: l.page401, Reason: "wrong credentials"}
+		case authBusy:
+			return Decision{Verdict: Respond, Page: busyPage, Reason: "too many password checks at once"}
 		}
 		return Decision{Reason: "authenticated"}
 	}
@@ -186,14 +193,19 @@ const (
 	authOK authResult = iota
 	authMissing
 	authBad
+	authBusy // the gateway's bound on concurrent bcrypt checks is reached
 )
+
+// busyPage answers a request whose password check would go over the
+// bound.
+var busyPage = statusPage(http.StatusServiceUnavailable, http.Header{"Retry-After": {"1"}})
 
 // maxCredentials bounds the decoded user:password.
 const maxCredentials = 512
 
 // checkBasic verifies Basic credentials. It allocates nothing when the
 // credentials match the user's cached verification.
-func (l *AccessList) checkBasic(values []string, dry bool) authResult {
+func (l *AccessList) checkBasic(values []string, rq *Request) authResult {
 	if len(values) != 1 {
 		return authMissing
 	}
@@ -225,18 +237,24 @@ func (l *AccessList) checkBasic(values []string, dry bool) authResult {
 		return authBad
 	}
 	u := l.users[string(cred[:colon])]
-	if u == nil {
-		bcrypt.CompareHashAndPassword(l.dummy, cred[colon+1:])
+	hash := l.dummy
+	var sum [sha256.Size]byte
+	if u != nil {
+		sum = sha256.Sum256(cred)
+		if p := u.verified.Load(); p != nil && subtle.ConstantTimeCompare(p[:], sum[:]) == 1 {
+			return authOK
+		}
+		hash = u.hash
+	}
+	if !rq.beginPasswordCheck() {
+		return authBusy
+	}
+	err = bcrypt.CompareHashAndPassword(hash, cred[colon+1:])
+	rq.endPasswordCheck()
+	if u == nil || err != nil {
 		return authBad
 	}
-	sum := sha256.Sum256(cred)
-	if p := u.verified.Load(); p != nil && subtle.ConstantTimeCompare(p[:], sum[:]) == 1 {
-		return authOK
-	}
-	if bcrypt.CompareHashAndPassword(u.hash, cred[colon+1:]) != nil {
-		return authBad
-	}
-	if !dry {
+	if !rq.DryRun {
 		v := new([sha256.Size]byte)
 		*v = sum
 		u.verified.Store(v)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,6 +79,11 @@ type Config struct {
 	// Tracer, when not nil, receives every step of every decision. Leave
 	// it nil in production: the disabled path costs one branch per step.
 	Tracer *Tracer
+	// MaxPasswordChecks bounds the bcrypt checks of basic auth running at
+	// once across the gateway (the State's count); a check over the bound
+	// is answered 503 with Retry-After. 0 means half the CPUs the Go
+	// runtime uses, at least 1.
+	MaxPasswordChecks int
 	// Reuse lists hosts compiled by an earlier Gate, taken as they are
 	// after the hosts of Hosts: a publish that changes a few hosts of
 	// thousands then costs little more than the changed ones. The caller
@@ -223,6 +229,8 @@ type Gate struct {
 	tracer         *Tracer
 	compiled       []*Host // the compiled hosts: Config.Hosts, then Config.Reuse
 	defaultAnswers *answerSet
+
+	maxPasswordChecks int
 }
 
 // ErrInvalidConfig wraps every problem [New] finds.
@@ -245,6 +253,12 @@ func New(cfg Config) (*Gate, error) {
 		g.state = new(State)
 	}
 	var errs []error
+	switch g.maxPasswordChecks = cfg.MaxPasswordChecks; {
+	case g.maxPasswordChecks == 0:
+		g.maxPasswordChecks = max(1, runtime.GOMAXPROCS(0)/2)
+	case g.maxPasswordChecks < 0:
+		errs = append(errs, fmt.Errorf("%w: negative MaxPasswordChecks", ErrInvalidConfig))
+	}
 	fail := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...))
 	}

@@ -156,7 +156,8 @@ func (t *hostTable) lookup(dst []byte, hostport string) (*Host, HostMatch, []byt
 
 // hostKey appends the lookup key of a Host header value to dst: port and
 // IPv6 brackets stripped, ASCII lowercased, one trailing dot dropped. It
-// reports false for values that cannot name a host.
+// reports false for values that cannot name a host, empty labels among
+// them ("a..test", ".a.test"), which must not reach a wildcard parent.
 func hostKey(dst []byte, hostport string) ([]byte, bool) {
 	h := hostport
 	if strings.HasPrefix(h, "[") {
@@ -181,11 +182,16 @@ func hostKey(dst []byte, hostport string) ([]byte, bool) {
 		}
 	}
 	h = strings.TrimSuffix(h, ".")
-	if len(h) == 0 || len(h) > cap(dst)-len(dst) || h[len(h)-1] == '.' {
+	if len(h) == 0 || len(h) > cap(dst)-len(dst) || h[0] == '.' || h[len(h)-1] == '.' {
 		return dst, false
 	}
+	prev := byte(0)
 	for i := 0; i < len(h); i++ {
 		c := h[i]
+		if c == '.' && prev == '.' {
+			return dst, false
+		}
+		prev = c
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}

@@ -145,9 +145,6 @@ func (l *RateLimit) Evaluate(r *http.Request, rq *Request) Decision {
 	if l.cfg.ExemptProbes && rq.Probe {
 		return Decision{Reason: "probe source"}
 	}
-	if !rq.Client.IsValid() {
-		return Decision{Reason: "no client address"}
-	}
 	var scope uint64
 	if l.cfg.Scope == RateLimitPerRoute {
 		if rq.Route != nil {
@@ -258,8 +255,14 @@ func (l *RateLimit) locate(client netip.Addr, scope uint64) (tag, start uint64) 
 }
 
 // clientKey returns the counting key of an address: the whole IPv4
-// address (IPv4-mapped IPv6 included), or the /64 of an IPv6 address.
+// address (IPv4-mapped IPv6 included), or the /64 of an IPv6 address. An
+// unknown client (a PROXY header with a UNIX or UNSPEC source, a peer
+// that is no IP address) gets one key of its own that no address has:
+// unknown clients share one bucket, they are never exempt.
 func clientKey(a netip.Addr) (hi, lo uint64) {
+	if !a.IsValid() {
+		return ^uint64(0), ^uint64(0)
+	}
 	a = a.Unmap()
 	if a.Is4() {
 		v := a.As4()

@@ -21,6 +21,8 @@ type State struct {
 	mu     sync.Mutex
 	limits map[string]*RateLimit
 
+	passwordChecks atomic.Int64 // bcrypt checks running
+
 	counters Counters
 }
 
@@ -42,6 +44,31 @@ type Counters struct {
 	RateLimitTableFull atomic.Uint64
 	// Dropped counts requests closed without an answer.
 	Dropped atomic.Uint64
+	// PasswordChecksRefused counts requests answered 503 because the
+	// bound on concurrent password checks was reached.
+	PasswordChecksRefused atomic.Uint64
+}
+
+// beginPasswordCheck takes one of the gateway's concurrent password
+// checks, reporting false (and counting it) when all are taken. A request
+// without a gate is not bounded.
+func (rq *Request) beginPasswordCheck() bool {
+	g := rq.gate
+	if g == nil {
+		return true
+	}
+	if g.state.passwordChecks.Add(1) > int64(g.maxPasswordChecks) {
+		g.state.passwordChecks.Add(-1)
+		g.state.counters.PasswordChecksRefused.Add(1)
+		return false
+	}
+	return true
+}
+
+func (rq *Request) endPasswordCheck() {
+	if rq.gate != nil {
+		rq.gate.state.passwordChecks.Add(-1)
+	}
 }
 
 // Counters returns the state's counters.

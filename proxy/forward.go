@@ -311,7 +311,7 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 
 	o.idle.start(c.idle(), w)
 	o.info.mu.Lock()
-	o.info.w, o.info.relayed, o.info.http10 = w, 0, r.ProtoMajor == 1 && r.ProtoMinor == 0
+	o.info.w, o.info.received, o.info.relayed, o.info.http10 = w, 0, 0, r.ProtoMajor == 1 && r.ProtoMinor == 0
 	o.info.mu.Unlock()
 
 	var res *http.Response

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
@@ -45,19 +46,27 @@ func (c *traceCtx) Value(k any) any {
 // max1xxRelayed of them per exchange, never 100 Continue (net/http's
 // server answers Expect itself, when the body is first read) nor 101
 // (an upgrade's own), and none to an HTTP/1.0 client, which has no 1xx.
+// An upstream that sends more than max1xxReceived fails the exchange: a
+// client trace that sees 1xx responses is their only bound in net/http.
 type informational struct {
-	mu      sync.Mutex
-	w       http.ResponseWriter // nil when the round trip is over
-	keys    []string
-	idle    *idleTimer
-	relayed int
-	http10  bool
+	mu       sync.Mutex
+	w        http.ResponseWriter // nil when the round trip is over
+	keys     []string
+	idle     *idleTimer
+	received int
+	relayed  int
+	http10   bool
 }
 
-// max1xxRelayed bounds the informational responses relayed per exchange;
-// an upstream's further ones are dropped (net/http's client fails an
-// exchange after five).
-const max1xxRelayed = 2
+// Bounds on informational responses per exchange.
+const (
+	max1xxRelayed  = 2
+	max1xxReceived = 5
+)
+
+// errTooManyInformational fails an exchange whose upstream sent more than
+// max1xxReceived informational responses.
+var errTooManyInformational = errors.New("proxy: upstream sent too many 1xx responses")
 
 // got1xx is the ClientTrace callback: hop-by-hop fields are stripped (the
 // standard library's ReverseProxy does not), the rest is written with the
@@ -66,6 +75,9 @@ const max1xxRelayed = 2
 func (in *informational) got1xx(code int, h textproto.MIMEHeader) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if in.received++; in.received > max1xxReceived {
+		return errTooManyInformational
+	}
 	w := in.w
 	if w == nil || code == http.StatusContinue || code == http.StatusSwitchingProtocols || in.http10 || in.relayed >= max1xxRelayed {
 		return nil

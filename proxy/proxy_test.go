@@ -45,6 +45,8 @@ type setup struct {
 	cfg      gate.Config
 	prefix   string
 	allow    gate.PathAllow    // of the route
+	maxBody  int64             // of the route
+	policies []gate.PolicyUse  // of the host
 	route    proxy.RouteConfig // Cluster is filled in
 	site     *proxy.SiteConfig
 	client   proxy.ClientConfig
@@ -94,7 +96,7 @@ func (s setup) start(t testing.TB, addrs ...string) (string, *proxy.Cluster) {
 		prefix = "/"
 	}
 	cfg := s.cfg
-	cfg.Hosts = append(cfg.Hosts, gate.Host{Names: []string{"app.test"}, Routes: []gate.Route{{Prefix: prefix, Target: route, PathAllow: s.allow}}})
+	cfg.Hosts = append(cfg.Hosts, gate.Host{Names: []string{"app.test"}, Policies: s.policies, Routes: []gate.Route{{Prefix: prefix, Target: route, PathAllow: s.allow, MaxBodyBytes: s.maxBody}}})
 	g, err := gate.New(cfg)
 	require.NoError(t, err)
 	if s.h2c {
