@@ -3,7 +3,9 @@ package proxyproto_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"net"
 	"net/netip"
 	"testing"
@@ -110,70 +112,44 @@ func FuzzAppend(f *testing.F) {
 }
 
 // FuzzTLVs wraps arbitrary bytes as the TLVs of a v2 header and checks
-// that Parse accepts exactly the well-formed chains, that the iterator
-// walks them completely, and that the SSL, CRC32C and UNIQUE_ID rules
-// hold for what it accepts.
+// Parse against refTLVReason, a reference written from the specification:
+// Parse accepts exactly the chains the reference accepts, refuses the
+// others with the reason of their first bad record, and its iterator gives
+// back the chain byte for byte. With fix set, the first 4-byte CRC32C value
+// is first set to the checksum refCRC32C computes (hash/crc32's Castagnoli
+// table over the header with that value zeroed), so that valid checksums
+// are exercised as well as wrong ones.
 func FuzzTLVs(f *testing.F) {
-	f.Add([]byte(tlv(0x01, "h2") + tlv(0x02, "example.com")))
-	f.Add([]byte(tlv(0x20, "\x07\x00\x00\x00\x00"+tlv(0x21, "TLSv1.3")+tlv(0x22, "cn"))))
-	f.Add([]byte(tlv(0x05, "id") + tlv(0x04, "") + tlv(0xEA, "\x01vpce-1") + tlv(0xEE, "\x01\x01\x00\x00\x00") + tlv(0xE0, "12345678")))
-	f.Add([]byte(tlv(0x03, "\x00\x00\x00\x00")))
-	f.Add([]byte("\x01\x00"))
-	f.Fuzz(func(t *testing.T, raw []byte) {
+	f.Add(false, []byte(tlv(0x01, "h2")+tlv(0x02, "example.com")))
+	f.Add(false, []byte(tlv(0x20, "\x07\x00\x00\x00\x00"+tlv(0x21, "TLSv1.3")+tlv(0x22, "cn"))))
+	f.Add(false, []byte(tlv(0x05, "id")+tlv(0x04, "")+tlv(0xEA, "\x01vpce-1")+tlv(0xEE, "\x01\x01\x00\x00\x00")+tlv(0xE0, "12345678")))
+	f.Add(false, []byte(tlv(0x03, "\x00\x00\x00\x00")))
+	f.Add(true, []byte(tlv(0x01, "h2")+tlv(0x03, "\x00\x00\x00\x00")+tlv(0x02, "example.com")))
+	f.Add(true, []byte(tlv(0x03, "\x00\x00\x00\x00")+tlv(0x03, "\x00\x00\x00\x00")))
+	f.Add(false, []byte("\x01\x00"))
+	f.Fuzz(func(t *testing.T, fix bool, raw []byte) {
 		if len(raw) > 0xFFFF-12 {
 			return
 		}
 		in := []byte(v2(0x21, 0x11, block4, string(raw)))
-		h, _, err := proxyproto.Parse(in)
-
-		// Walk the chain independently.
-		framed, ssl, uid, crc := true, true, true, 0
-		for rest := raw; len(rest) > 0; {
-			if len(rest) < 3 || 3+(int(rest[1])<<8|int(rest[2])) > len(rest) {
-				framed = false
-				break
-			}
-			l := int(rest[1])<<8 | int(rest[2])
-			v := rest[3 : 3+l]
-			switch rest[0] {
-			case 0x20:
-				ssl = ssl && sslValid(v)
-			case 0x05:
-				uid = uid && l <= 128
-			case 0x03:
-				crc++
-			}
-			rest = rest[3+l:]
+		const start = 16 + 12
+		if fix {
+			fixCRC32C(in, start)
 		}
-		var pe *proxyproto.ParseError
-		if err != nil {
-			if !errors.As(err, &pe) {
-				t.Fatalf("Parse: %v", err)
-			}
-			switch pe.Reason {
-			case proxyproto.ReasonTLVTruncated:
-				if framed {
-					t.Fatal("well-framed chain reported truncated")
-				}
-			case proxyproto.ReasonSSLMalformed:
-				if ssl {
-					t.Fatal("valid SSL TLV reported malformed")
-				}
-			case proxyproto.ReasonUniqueIDTooLong:
-				if uid {
-					t.Fatal("UNIQUE_ID within 128 bytes reported too long")
-				}
-			case proxyproto.ReasonCRC32CLength, proxyproto.ReasonCRC32CMismatch:
-				if crc == 0 {
-					t.Fatal("CRC32C error without a CRC32C TLV")
-				}
-			default:
-				t.Fatalf("unexpected reason %v", pe.Reason)
+		want := refTLVReason(in, start)
+		h, n, err := proxyproto.Parse(in)
+		if want != 0 {
+			var pe *proxyproto.ParseError
+			if !errors.As(err, &pe) || pe.Reason != want {
+				t.Fatalf("Parse = %v, want reason %q", err, want)
 			}
 			return
 		}
-		if !framed || !ssl || !uid {
-			t.Fatalf("accepted a bad chain: framed=%v ssl=%v uid=%v", framed, ssl, uid)
+		if err != nil || n != len(in) {
+			t.Fatalf("Parse = %d, %v; want the %d-byte header accepted", n, err, len(in))
+		}
+		if got := describe(h); got != "v2 PROXY TCP4 192.0.2.1:56324 198.51.100.2:443"+describeTLVs(in[start:]) {
+			t.Fatalf("header %s", got)
 		}
 		var rebuilt []byte
 		it := h.TLVs()
@@ -191,10 +167,73 @@ func FuzzTLVs(f *testing.F) {
 			_, _ = tv.AzureLinkID()
 			_, _ = tv.GCPConnectionID()
 		}
-		if it.Err() != nil || !bytes.Equal(rebuilt, raw) {
-			t.Fatalf("iterator rebuilt %x from %x (err %v)", rebuilt, raw, it.Err())
+		if it.Err() != nil || !bytes.Equal(rebuilt, in[start:]) {
+			t.Fatalf("iterator rebuilt %x from %x (err %v)", rebuilt, in[start:], it.Err())
 		}
 	})
+}
+
+// refTLVReason is the reference for the TLV rules, written from the
+// specification: it walks the chain of the complete v2 header hdr from
+// offset start and returns the reason of the first record that breaks a
+// rule, or 0. A record needs 3 bytes of type and length and its whole
+// value; a CRC32C value is 4 bytes and equals refCRC32C; a UNIQUE_ID is at
+// most 128 bytes; an SSL value passes sslValid.
+func refTLVReason(hdr []byte, start int) proxyproto.Reason {
+	for off := start; off < len(hdr); {
+		if len(hdr)-off < 3 {
+			return proxyproto.ReasonTLVTruncated
+		}
+		l := int(hdr[off+1])<<8 | int(hdr[off+2])
+		if off+3+l > len(hdr) {
+			return proxyproto.ReasonTLVTruncated
+		}
+		v := hdr[off+3 : off+3+l]
+		switch hdr[off] {
+		case 0x03:
+			if l != 4 {
+				return proxyproto.ReasonCRC32CLength
+			}
+			if binary.BigEndian.Uint32(v) != refCRC32C(hdr, off+3) {
+				return proxyproto.ReasonCRC32CMismatch
+			}
+		case 0x05:
+			if l > 128 {
+				return proxyproto.ReasonUniqueIDTooLong
+			}
+		case 0x20:
+			if !sslValid(v) {
+				return proxyproto.ReasonSSLMalformed
+			}
+		}
+		off += 3 + l
+	}
+	return 0
+}
+
+// refCRC32C returns the CRC32C (RFC 4960 appendix B, the Castagnoli
+// polynomial) of hdr with the 4-byte checksum field at offset at zeroed.
+func refCRC32C(hdr []byte, at int) uint32 {
+	b := bytes.Clone(hdr)
+	clear(b[at : at+4])
+	return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli))
+}
+
+// fixCRC32C sets the first 4-byte CRC32C value of the chain of hdr that
+// starts at start to its checksum. A chain that breaks off is left alone
+// from there.
+func fixCRC32C(hdr []byte, start int) {
+	for off := start; off+3 <= len(hdr); {
+		l := int(hdr[off+1])<<8 | int(hdr[off+2])
+		if off+3+l > len(hdr) {
+			return
+		}
+		if hdr[off] == 0x03 && l == 4 {
+			binary.BigEndian.PutUint32(hdr[off+3:], refCRC32C(hdr, off+3))
+			return
+		}
+		off += 3 + l
+	}
 }
 
 // go-proxyproto v0.15.0 differs from this package in documented ways only.

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"strings"
 	"testing"
 
@@ -35,8 +34,7 @@ func u16(v uint16) string { return string(binary.BigEndian.AppendUint16(nil, v))
 // withCRC fills the 4 bytes at offset at with the CRC32C of hdr.
 func withCRC(hdr string, at int) string {
 	b := []byte(hdr)
-	clear(b[at : at+4])
-	binary.BigEndian.PutUint32(b[at:], crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+	binary.BigEndian.PutUint32(b[at:], refCRC32C(b, at))
 	return string(b)
 }
 
@@ -239,6 +237,19 @@ func describe(h proxyproto.Header) string {
 	for t, ok := it.Next(); ok; t, ok = it.Next() {
 		fmt.Fprintf(&b, "%s%02x:%x", sep, uint8(t.Type), t.Value)
 		sep = ","
+	}
+	return b.String()
+}
+
+// describeTLVs renders a well-framed raw chain as describe does, without
+// the package's iterator.
+func describeTLVs(raw []byte) string {
+	var b strings.Builder
+	sep := " tlv="
+	for len(raw) >= 3 {
+		l := 3 + (int(raw[1])<<8 | int(raw[2]))
+		fmt.Fprintf(&b, "%s%02x:%x", sep, raw[0], raw[3:l])
+		raw, sep = raw[l:], ","
 	}
 	return b.String()
 }
