@@ -10,22 +10,25 @@ var (
 	errEncodeVersion  = fmt.Errorf("%w: version must be 1 or 2", ErrCannotEncode)
 	errEncodeCommand  = fmt.Errorf("%w: command must be LOCAL or PROXY", ErrCannotEncode)
 	errEncodeProtocol = fmt.Errorf("%w: protocol cannot be carried by this version and command", ErrCannotEncode)
-	errEncodeAddress  = fmt.Errorf("%w: addresses do not match the protocol", ErrCannotEncode)
+	errEncodeAddress  = fmt.Errorf("%w: addresses do not match the protocol, or have a zone", ErrCannotEncode)
 	errEncodeUnix     = fmt.Errorf("%w: UNIX paths not set", ErrCannotEncode)
 	errEncodeLength   = fmt.Errorf("%w: header longer than 65551 bytes", ErrCannotEncode)
 	errEncodeTLVs     = fmt.Errorf("%w: TLVs are malformed", ErrCannotEncode)
+	errEncodeV1TLVs   = fmt.Errorf("%w: version 1 carries no TLVs", ErrCannotEncode)
 )
 
 // AppendTo appends the wire form of h to dst and returns the extended
 // slice. It does not allocate when dst has room.
 //
-// Version 1 carries TCP4, TCP6 and, for [Local], "PROXY UNKNOWN". Version 2
-// carries every protocol; a Local header is written with the UNSPEC family
-// and no address block, followed by the TLVs. A [TypeCRC32C] TLV set with
-// [Header.SetTLVs] gets the header's checksum written into it. The result
-// always parses back with [Parse]: TLVs that Parse would refuse make
-// AppendTo fail. On error dst is returned unchanged, with an error matching
-// [ErrCannotEncode].
+// Version 1 carries TCP4, TCP6 and, for [Local], "PROXY UNKNOWN", and no
+// TLVs. Version 2 carries every protocol; a Local header is written with
+// the UNSPEC family and no address block, followed by the TLVs. Addresses
+// must be of the protocol's family and have no zone, which the wire cannot
+// carry: apart from the protocol and addresses of a Local header, nothing
+// set on h is dropped silently. A [TypeCRC32C] TLV set with [Header.SetTLVs]
+// gets the header's checksum written into it. The result always parses
+// back with [Parse]: TLVs that Parse would refuse make AppendTo fail. On
+// error dst is returned unchanged, with an error matching [ErrCannotEncode].
 func (h Header) AppendTo(dst []byte) ([]byte, error) {
 	switch h.Version {
 	case 1:
@@ -37,6 +40,9 @@ func (h Header) AppendTo(dst []byte) ([]byte, error) {
 }
 
 func (h Header) appendV1(dst []byte) ([]byte, error) {
+	if len(h.tlvs) > 0 {
+		return dst, errEncodeV1TLVs
+	}
 	switch h.Command {
 	case Local:
 		return append(dst, "PROXY UNKNOWN\r\n"...), nil
@@ -101,7 +107,7 @@ func (h Header) appendV2(dst []byte) ([]byte, error) {
 		dst = binary.BigEndian.AppendUint16(dst, h.Source.Port())
 		dst = binary.BigEndian.AppendUint16(dst, h.Destination.Port())
 	case 0x20:
-		if !s.Is6() || !d.Is6() {
+		if !s.Is6() || !d.Is6() || s.Zone() != "" || d.Zone() != "" {
 			return dst[:start], errEncodeAddress
 		}
 		s16, d16 := s.As16(), d.As16()

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"net"
 	"net/netip"
@@ -60,13 +61,22 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// FuzzAppend builds headers from arbitrary fields: whatever AppendTo
-// accepts must parse back to the same header.
+// FuzzAppend builds headers from arbitrary fields. AppendTo must refuse
+// exactly what refEncode refuses and otherwise write the bytes refEncode
+// writes, and those bytes must parse back to the header it was given:
+// version, command, protocol, addresses, UNIX paths and every TLV type and
+// value in order (with the CRC32C value filled in). LOCAL headers carry no
+// addresses, so they come back with none.
 func FuzzAppend(f *testing.F) {
-	f.Add(uint8(2), uint8(1), uint8(0x11), []byte("\xc0\x00\x02\x01"), []byte("\xc6\x33\x64\x02"), uint16(1), uint16(2), []byte(tlv(0x03, "\x00\x00\x00\x00")))
-	f.Add(uint8(1), uint8(1), uint8(0x21), []byte(v6a), []byte(mapped), uint16(0), uint16(65535), []byte(nil))
-	f.Add(uint8(2), uint8(0), uint8(0x31), []byte("/a"), []byte("\x00b"), uint16(0), uint16(0), []byte(tlv(0x20, "\x01\x00\x00\x00\x00"+tlv(0x21, "TLSv1.3"))))
-	f.Fuzz(func(t *testing.T, version, cmd, proto uint8, src, dst []byte, sp, dp uint16, tlvs []byte) {
+	f.Add(uint8(2), uint8(1), uint8(0x11), []byte("\xc0\x00\x02\x01"), []byte("\xc6\x33\x64\x02"), uint16(1), uint16(2), []byte(tlv(0x03, "\x00\x00\x00\x00")), false)
+	f.Add(uint8(1), uint8(1), uint8(0x21), []byte(v6a), []byte(mapped), uint16(0), uint16(65535), []byte(nil), false)
+	f.Add(uint8(2), uint8(1), uint8(0x21), []byte(v6a), []byte(v6b), uint16(80), uint16(443), []byte(tlv(0x01, "h2")+tlv(0x02, "example.com")), false)
+	f.Add(uint8(2), uint8(1), uint8(0x22), []byte(v6a), []byte(v6b), uint16(80), uint16(443), []byte(nil), true)
+	f.Add(uint8(1), uint8(1), uint8(0x21), []byte(v6a), []byte(v6b), uint16(80), uint16(443), []byte(nil), true)
+	f.Add(uint8(1), uint8(0), uint8(0x11), []byte(nil), []byte(nil), uint16(0), uint16(0), []byte(tlv(0x01, "h2")), false)
+	f.Add(uint8(2), uint8(0), uint8(0x31), []byte("/a"), []byte("\x00b"), uint16(0), uint16(0), []byte(tlv(0x20, "\x01\x00\x00\x00\x00"+tlv(0x21, "TLSv1.3"))), false)
+	f.Add(uint8(2), uint8(1), uint8(0x32), []byte("/a\x00"), []byte("\x00b"), uint16(0), uint16(0), []byte(tlv(0x05, "id")+tlv(0x03, "\x00\x00\x00\x00")), false)
+	f.Fuzz(func(t *testing.T, version, cmd, proto uint8, src, dst []byte, sp, dp uint16, tlvs []byte, zoned bool) {
 		h := proxyproto.Header{Version: version, Command: proxyproto.Command(cmd), Protocol: proxyproto.Protocol(proto)}
 		if h.Protocol.IsUnix() {
 			if !h.SetUnixPaths(src, dst) {
@@ -74,6 +84,9 @@ func FuzzAppend(f *testing.F) {
 			}
 		} else {
 			if s, ok := netip.AddrFromSlice(src); ok {
+				if zoned {
+					s = s.WithZone("eth0")
+				}
 				h.Source = netip.AddrPortFrom(s, sp)
 			}
 			if d, ok := netip.AddrFromSlice(dst); ok {
@@ -81,34 +94,108 @@ func FuzzAppend(f *testing.F) {
 			}
 		}
 		h.SetTLVs(tlvs)
+		want, ok := refEncode(h, src, dst)
 		enc, err := h.AppendTo(nil)
 		if err != nil {
 			if !errors.Is(err, proxyproto.ErrCannotEncode) {
 				t.Fatalf("AppendTo error %v does not match ErrCannotEncode", err)
 			}
+			if ok {
+				t.Fatalf("AppendTo refused (%v) what the reference encodes as %q", err, want)
+			}
 			return
+		}
+		if !ok {
+			t.Fatalf("AppendTo encoded %q, which the reference refuses", enc)
+		}
+		if !bytes.Equal(enc, want) {
+			t.Fatalf("AppendTo wrote\n%q\nwant\n%q", enc, want)
 		}
 		got, n, err := proxyproto.Parse(enc)
 		if err != nil || n != len(enc) {
 			t.Fatalf("Parse(%q) = %d, %v", enc, n, err)
 		}
-		if got.Version != h.Version || got.Command != h.Command {
-			t.Fatalf("version/command %d %v, want %d %v", got.Version, got.Command, h.Version, h.Command)
-		}
+		exp := proxyproto.Header{Version: h.Version, Command: h.Command}
 		if h.Command == proxyproto.Proxy {
-			if got.Protocol != h.Protocol || got.Source != h.Source || got.Destination != h.Destination {
-				t.Fatalf("got %s, want %v %v %v", describe(got), h.Protocol, h.Source, h.Destination)
-			}
-			gs, gd := got.UnixPaths()
-			ws, wd := h.UnixPaths()
-			if !bytes.Equal(gs, ws) || !bytes.Equal(gd, wd) {
-				t.Fatalf("UNIX paths %q %q, want %q %q", gs, gd, ws, wd)
+			exp.Protocol, exp.Source, exp.Destination = h.Protocol, h.Source, h.Destination
+			if h.Protocol.IsUnix() {
+				exp.SetUnixPaths(src, dst)
 			}
 		}
-		if h.Version == 2 && len(tlvs) > 0 && len(got.RawTLVs()) != len(tlvs) {
-			t.Fatalf("TLVs %x, want %x", got.RawTLVs(), tlvs)
+		if h.Version == 2 {
+			exp.SetTLVs(want[len(want)-len(tlvs):])
+		}
+		if describe(got) != describe(exp) || got.Source != exp.Source || got.Destination != exp.Destination ||
+			!bytes.Equal(got.RawTLVs(), exp.RawTLVs()) {
+			t.Fatalf("parsed back\n got %s\nwant %s", describe(got), describe(exp))
 		}
 	})
+}
+
+// refEncode is the reference encoder, written from the specification, for
+// a header built as FuzzAppend builds it (src and dst are the raw UNIX
+// paths). v1 carries LOCAL as "PROXY UNKNOWN" and PROXY over TCP4 and TCP6
+// with the addresses in their RFC 5952 text, and no TLVs. v2 carries LOCAL
+// with the UNSPEC family and no address block, and PROXY over the six
+// defined families; the TLVs follow the block, the first 4-byte CRC32C
+// value filled in, and must pass refTLVReason. Addresses must be of the
+// protocol's family and carry no zone; the length field is at most 65535.
+// It reports false for a header that cannot be encoded.
+func refEncode(h proxyproto.Header, src, dst []byte) ([]byte, bool) {
+	s, d := h.Source.Addr(), h.Destination.Addr()
+	fits := func(v6 bool) bool {
+		if v6 {
+			return s.Is6() && d.Is6() && s.Zone() == "" && d.Zone() == ""
+		}
+		return s.Is4() && d.Is4()
+	}
+	tlvs := h.RawTLVs()
+	switch {
+	case h.Version == 1 && len(tlvs) > 0:
+		return nil, false
+	case h.Version == 1 && h.Command == proxyproto.Local:
+		return []byte("PROXY UNKNOWN\r\n"), true
+	case h.Version == 1 && h.Command == proxyproto.Proxy:
+		p := map[proxyproto.Protocol]string{proxyproto.TCP4: "TCP4", proxyproto.TCP6: "TCP6"}[h.Protocol]
+		if p == "" || !fits(h.Protocol == proxyproto.TCP6) {
+			return nil, false
+		}
+		return fmt.Appendf(nil, "PROXY %s %s %s %d %d\r\n", p, s, d, h.Source.Port(), h.Destination.Port()), true
+	case h.Version != 2 || h.Command != proxyproto.Local && h.Command != proxyproto.Proxy:
+		return nil, false
+	}
+	var block []byte
+	fam := byte(0)
+	if h.Command == proxyproto.Proxy {
+		fam = byte(h.Protocol)
+		switch fam {
+		case 0x11, 0x12, 0x21, 0x22:
+			if !fits(fam>>4 == 2) {
+				return nil, false
+			}
+			block = append(s.AsSlice(), d.AsSlice()...)
+			block = binary.BigEndian.AppendUint16(block, h.Source.Port())
+			block = binary.BigEndian.AppendUint16(block, h.Destination.Port())
+		case 0x31, 0x32:
+			block = make([]byte, 216)
+			copy(block, src)
+			copy(block[108:], dst)
+		default:
+			return nil, false
+		}
+	}
+	length := len(block) + len(tlvs)
+	if length > 0xFFFF {
+		return nil, false
+	}
+	out := append([]byte(sig2), 0x20|byte(h.Command), fam, byte(length>>8), byte(length))
+	out = append(append(out, block...), tlvs...)
+	start := len(out) - len(tlvs)
+	fixCRC32C(out, start)
+	if refTLVReason(out, start) != 0 {
+		return nil, false
+	}
+	return out, true
 }
 
 // FuzzTLVs wraps arbitrary bytes as the TLVs of a v2 header and checks
