@@ -9,6 +9,8 @@ import (
 	"hash/crc32"
 	"net"
 	"net/netip"
+	"strconv"
+	"strings"
 	"testing"
 
 	goproxyproto "github.com/pires/go-proxyproto"
@@ -22,43 +24,104 @@ func addVectorSeeds(f *testing.F) {
 	}
 }
 
-// FuzzParse checks that Parse never panics, that its errors are of the
-// three documented kinds, that every proper prefix of a valid header is
-// incomplete, and that a parsed header encodes and parses back to itself.
+// FuzzParse checks Parse's decisions on its own input, with no other
+// parser to compare with (FuzzDifferential does that):
+//   - its errors are of the three documented kinds, and ErrNoProxyHeader
+//     is returned exactly when the input is not compatible with either
+//     signature;
+//   - a decision is final: every prefix of the input is incomplete or
+//     decided the same way as the whole input (same error, or the same
+//     header and length), so a reader that feeds bytes as they arrive
+//     cannot see a different answer;
+//   - a parsed header encodes and parses back to itself, and where the
+//     input is written the one way AppendTo writes it (canonical), the
+//     encoding is the input byte for byte.
 func FuzzParse(f *testing.F) {
 	addVectorSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, n, err := proxyproto.Parse(b)
+		if err != nil && err != proxyproto.ErrIncomplete && err != proxyproto.ErrNoProxyHeader && !errors.Is(err, proxyproto.ErrInvalidHeader) {
+			t.Fatalf("unexpected error kind %v", err)
+		}
+		if noSig := len(b) > 0 && !compatible(b, "PROXY") && !compatible(b, sig2); noSig != (err == proxyproto.ErrNoProxyHeader) {
+			t.Fatalf("Parse = %v; the input is compatible with no signature: %v", err, noSig)
+		}
+		// Prefixes longer than a parsed header are that header again; past
+		// 512 bytes only a v2 header's end decides, and the whole input
+		// stands for it.
+		whole, last := describeResult(h, n, err), n
 		if err != nil {
-			if err != proxyproto.ErrIncomplete && err != proxyproto.ErrNoProxyHeader && !errors.Is(err, proxyproto.ErrInvalidHeader) {
-				t.Fatalf("unexpected error kind %v", err)
+			last = min(len(b), 512)
+		}
+		for k := 0; k <= last; k++ {
+			if kh, kn, kerr := proxyproto.Parse(b[:k]); kerr != proxyproto.ErrIncomplete {
+				if got := describeResult(kh, kn, kerr); got != whole {
+					t.Fatalf("the first %d bytes decide %s, the whole input %s", k, got, whole)
+				}
+			} else if err == nil && k == n {
+				t.Fatalf("the %d bytes of the header parsed are incomplete alone", n)
 			}
+		}
+		if err != nil {
 			return
 		}
 		if n <= 0 || n > len(b) {
 			t.Fatalf("consumed %d of %d bytes", n, len(b))
 		}
-		h2, n2, err := proxyproto.Parse(b[:n])
-		if err != nil || n2 != n || describe(h2) != describe(h) {
-			t.Fatalf("header alone parses differently: %v", err)
-		}
-		for _, k := range []int{0, n / 2, n - 1} {
-			if _, _, err := proxyproto.Parse(b[:k]); err != proxyproto.ErrIncomplete {
-				t.Fatalf("prefix of %d bytes of a valid header: %v, want ErrIncomplete", k, err)
-			}
-		}
 		enc, err := h.AppendTo(nil)
 		if err != nil {
 			t.Fatalf("AppendTo of a parsed header: %v", err)
 		}
-		h3, n3, err := proxyproto.Parse(enc)
-		if err != nil || n3 != len(enc) {
-			t.Fatalf("Parse(AppendTo) = %d, %v; encoded %q", n3, err, enc)
+		h2, n2, err := proxyproto.Parse(enc)
+		if err != nil || n2 != len(enc) {
+			t.Fatalf("Parse(AppendTo) = %d, %v; encoded %q", n2, err, enc)
 		}
-		if describe(h3) != describe(h) {
-			t.Fatalf("round trip\n got %s\nwant %s", describe(h3), describe(h))
+		if describe(h2) != describe(h) {
+			t.Fatalf("round trip\n got %s\nwant %s", describe(h2), describe(h))
+		}
+		if canonical(b[:n]) && !bytes.Equal(enc, b[:n]) {
+			t.Fatalf("canonical header %q encodes as %q", b[:n], enc)
 		}
 	})
+}
+
+// compatible reports whether b and sig agree on their common length.
+func compatible(b []byte, sig string) bool {
+	k := min(len(b), len(sig))
+	return string(b[:k]) == sig[:k]
+}
+
+// describeResult renders a Parse result for comparison.
+func describeResult(h proxyproto.Header, n int, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return strconv.Itoa(n) + " bytes: " + describe(h)
+}
+
+// canonical reports whether hdr, a header Parse accepted, is written the
+// one way AppendTo writes it, judged from its bytes alone: every v2 PROXY
+// header and every TCP4 line (no other spelling of them is valid), a v2
+// LOCAL header with the UNSPEC family, "PROXY UNKNOWN\r\n" alone, and a
+// TCP6 line whose addresses are in their RFC 5952 form, as net/netip
+// writes them.
+func canonical(hdr []byte) bool {
+	if hdr[0] != 'P' {
+		return hdr[12]&0x0F == 1 || hdr[13] == 0
+	}
+	f := strings.Split(string(hdr[:len(hdr)-2]), " ")
+	switch f[1] {
+	case "TCP4":
+		return true
+	case "TCP6":
+		return len(f) == 6 && isRFC5952(f[2]) && isRFC5952(f[3])
+	}
+	return string(hdr) == "PROXY UNKNOWN\r\n"
+}
+
+func isRFC5952(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.String() == s
 }
 
 // FuzzAppend builds headers from arbitrary fields. AppendTo must refuse

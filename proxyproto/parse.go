@@ -35,6 +35,11 @@ const (
 //     the header is malformed. Malformation in the fixed part of a v2
 //     header is reported before the rest has arrived.
 //
+// A decision is final: once a prefix of the input gives a header or an
+// error other than ErrIncomplete, every longer input gives the same, so a
+// reader may call Parse as bytes arrive and gets the same answer however
+// they are split.
+//
 // TLVs are checked while parsing: their framing, the CRC32C if present, the
 // UNIQUE_ID length and the SSL TLV's structure. Other TLVs are not
 // interpreted; iterate them with [Header.TLVs].
@@ -82,13 +87,19 @@ func parseV1(h *Header, b []byte) (int, error) {
 		return 0, ErrIncomplete
 	}
 	end := bytes.IndexByte(b[:min(len(b), maxV1Len)], '\n')
+	// The protocol is decided first, from the bytes that have arrived, so
+	// that an impossible one is refused without waiting for the line end
+	// and with the same reason whenever the rest arrives.
+	head := b[len(v1Sig):]
+	if end >= 0 {
+		head = b[len(v1Sig):end]
+	}
+	if !v1ProtocolPrefix(head) {
+		return 0, ReasonV1Protocol.err()
+	}
 	if end < 0 {
 		if len(b) >= maxV1Len {
 			return 0, ReasonV1TooLong.err()
-		}
-		// Refuse an impossible protocol without waiting for the line end.
-		if !v1ProtocolPrefix(b[len(v1Sig):]) {
-			return 0, ReasonV1Protocol.err()
 		}
 		return 0, ErrIncomplete
 	}
@@ -146,8 +157,9 @@ func parseV1(h *Header, b []byte) (int, error) {
 	return end + 1, nil
 }
 
-// v1ProtocolPrefix reports whether b, the start of an unterminated line
-// after "PROXY ", can still begin a valid protocol token.
+// v1ProtocolPrefix reports whether b, the start of the line after
+// "PROXY " (up to its LF, if that has arrived), can still begin a valid
+// protocol token.
 func v1ProtocolPrefix(b []byte) bool {
 	for _, p := range [...]string{"TCP4 ", "TCP6 ", "UNKNOWN"} {
 		n := min(len(b), len(p))
@@ -158,7 +170,9 @@ func v1ProtocolPrefix(b []byte) bool {
 			return true
 		}
 	}
-	return false
+	// "TCP4" or "TCP6" and a CR: a line without fields if the LF follows,
+	// refused as such when it does.
+	return len(b) == 5 && string(b[:3]) == "TCP" && (b[3] == '4' || b[3] == '6') && b[4] == '\r'
 }
 
 // v1Addr parses the address at the start of s, which a single space

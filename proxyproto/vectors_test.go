@@ -116,6 +116,11 @@ func vectors() []vector {
 		E("v1/cr-only-then-eof", "PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r", proxyproto.ErrIncomplete),
 		E("v1/truncated", "PROXY TCP4 1.2.3.4", proxyproto.ErrIncomplete),
 		R("v1/unknown-protocol-decided-early", "PROXY GARBAGE", proxyproto.ReasonV1Protocol),
+		// The protocol is decided first, so the reason does not depend on
+		// how much of the line has arrived.
+		R("v1/unknown-protocol-bare-lf", "PROXY 0\n", proxyproto.ReasonV1Protocol),
+		R("v1/unknown-protocol-no-crlf-in-107", "PROXY 0"+strings.Repeat("x", 110), proxyproto.ReasonV1Protocol),
+		E("v1/tcp4-cr-undecided", "PROXY TCP4\r", proxyproto.ErrIncomplete),
 		R("v1/double-space", "PROXY TCP4  1.2.3.4 5.6.7.8 1 2\r\n", proxyproto.ReasonV1Syntax),
 		R("v1/trailing-space", "PROXY TCP4 1.2.3.4 5.6.7.8 1 2 \r\n", proxyproto.ReasonV1Syntax),
 		R("v1/leading-space", "PROXY  TCP4 1.2.3.4 5.6.7.8 1 2\r\n", proxyproto.ReasonV1Protocol),
