@@ -425,7 +425,9 @@ const goProxyprotoMaxV2 = 16 + 4096
 
 // FuzzDifferential parses every input with Parse and with go-proxyproto's
 // Read (whole input buffered, as a stream that ends after it) and fails on
-// any disagreement outside the documented classes above.
+// any disagreement outside the documented classes above. A refusal in
+// classes 1-4 must also be the one refTLVReason gives, so that a leniency
+// never excuses a valid header refused.
 func FuzzDifferential(f *testing.F) {
 	addVectorSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -438,8 +440,12 @@ func FuzzDifferential(f *testing.F) {
 		case err != nil && gerr != nil:
 			return
 		case err != nil:
+			// A leniency excuses only a refusal the reference confirms.
 			var pe *proxyproto.ParseError
 			if errors.As(err, &pe) && isGoProxyprotoLeniency(pe.Reason) {
+				if want := refTLVReason(b[:consumed], v2TLVStart(b)); pe.Reason != want {
+					t.Fatalf("Parse refused with %q what go-proxyproto accepted; the reference says %q", pe.Reason, want)
+				}
 				return
 			}
 			t.Fatalf("Parse refused (%v) what go-proxyproto accepted: %+v", err, gh)
@@ -493,6 +499,15 @@ func FuzzDifferential(f *testing.F) {
 			}
 		}
 	})
+}
+
+// v2TLVStart returns the offset of the TLVs in b, a complete v2 header:
+// after the address block of its family, or at the end of a LOCAL header
+// too short for the block it names (the block is then skipped whole).
+func v2TLVStart(b []byte) int {
+	total := 16 + (int(b[14])<<8 | int(b[15]))
+	start := 16 + map[byte]int{0x1: 12, 0x2: 36, 0x3: 216}[b[13]>>4]
+	return min(start, total)
 }
 
 // sslValid checks an SSL TLV value: 5 fixed bytes, then well-framed
