@@ -38,8 +38,11 @@ var _ net.Conn = (*Conn)(nil)
 //
 // The header must be complete before deadline (the zero time means no
 // deadline); pass the accept time plus a timeout, so that a client cannot
-// stretch it by sending slowly. maxLen caps the header length (v2 headers
-// may announce up to [MaxV2Len] bytes); 0 or less means MaxV2Len.
+// stretch it by sending slowly. maxLen caps the length of a v2 header
+// (which may announce up to [MaxV2Len] bytes; a v1 line is at most 107):
+// a longer one is refused with ErrHeaderTooLarge as soon as its fixed part
+// has arrived, whether or not the rest came with it. 0 or less means
+// MaxV2Len.
 //
 // ReadConn reads as much as the socket delivers but consumes exactly the
 // header: later bytes are kept in the Conn. It refuses input as soon as a
@@ -61,6 +64,15 @@ func ReadConn(raw net.Conn, deadline time.Time, maxLen int) (*Conn, error) {
 	n := 0
 	for {
 		if n > 0 {
+			want := wantLen(buf[:n])
+			if want > maxLen {
+				// Decided by the fixed part alone, however much of the
+				// rest has arrived: malformed, or valid and too long.
+				if _, err := parse(&c.header, buf[:v2FixedLen]); err != nil && err != ErrIncomplete {
+					return nil, err
+				}
+				return nil, ErrHeaderTooLarge
+			}
 			hn, err := parse(&c.header, buf[:n])
 			if err == nil {
 				c.pending = buf[hn:n]
@@ -69,9 +81,7 @@ func ReadConn(raw net.Conn, deadline time.Time, maxLen int) (*Conn, error) {
 			if err != ErrIncomplete {
 				return nil, err
 			}
-			if want := wantLen(buf[:n]); want > maxLen {
-				return nil, ErrHeaderTooLarge
-			} else if want > len(buf) {
+			if want > len(buf) {
 				nb := make([]byte, want)
 				copy(nb, buf[:n])
 				buf = nb

@@ -486,6 +486,8 @@ func TestReadConnErrors(t *testing.T) {
 		{"eof-empty", "", true, 0, proxyproto.ErrNoProxyHeader},
 		{"eof-partial", "PROXY TCP4 1.2.3.4", true, 0, proxyproto.ErrIncomplete},
 		{"too-large", v2len(0x21, 0x11, 200), false, 100, proxyproto.ErrHeaderTooLarge},
+		{"too-large-complete", v2(0x21, 0x11, block4) + "GET", false, 20, proxyproto.ErrHeaderTooLarge},
+		{"too-large-but-malformed", v2len(0x21, 0x11, 5, "12345"), false, 20, proxyproto.ErrInvalidHeader},
 		{"timeout", "PROXY", false, 0, proxyproto.ErrHeaderTimeout},
 	}
 	for _, tc := range cases {
