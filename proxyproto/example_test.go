@@ -91,14 +91,18 @@ func ExampleListener() {
 		return
 	}
 	defer ln.Close()
+	// Bound the example: Accept returns an error once ln is closed.
+	stop := time.AfterFunc(10*time.Second, func() { ln.Close() })
+	defer stop.Stop()
 
 	// A load balancer on loopback relays a client's connection.
 	go func() {
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second)
 		if err != nil {
 			return
 		}
 		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
 		io.WriteString(c, "PROXY TCP4 203.0.113.7 198.51.100.2 40000 443\r\nhello")
 		io.Copy(io.Discard, c)
 	}()
@@ -109,6 +113,7 @@ func ExampleListener() {
 		return
 	}
 	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	buf := make([]byte, 5)
 	if _, err := io.ReadFull(c, buf); err != nil {
 		fmt.Println(err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"golang.org/x/net/nettest"
@@ -44,10 +45,16 @@ type notifyConn struct {
 	reads chan int
 }
 
+// Read reports n on reads without blocking: a test that has stopped
+// counting (a payload test reads thousands of times) never stalls the
+// server, and a count dropped makes awaitRead fail by its guard.
 func (c *notifyConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
-		c.reads <- n
+		select {
+		case c.reads <- n:
+		default:
+		}
 	}
 	return n, err
 }
@@ -120,7 +127,7 @@ func (l *testListener) awaitRead(t *testing.T, total int) {
 
 func dial(t *testing.T, l net.Listener) net.Conn {
 	t.Helper()
-	c, err := net.Dial("tcp4", l.Addr().String())
+	c, err := net.DialTimeout("tcp4", l.Addr().String(), guard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,6 +380,85 @@ func TestListenerHeaderTimeout(t *testing.T) {
 	awaitNoConn(t, l, ch)
 }
 
+// pipeListener is a net.Listener over net.Pipe, for tests in a synctest
+// bubble, where time moves only when every goroutine waits: dial returns
+// the client's end, and Accept the server's end with a loopback TCP peer,
+// so that a Listener trusts it.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn, 1), done: make(chan struct{})}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
+func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 443} }
+
+func (l *pipeListener) dial() net.Conn {
+	server, client := net.Pipe()
+	l.conns <- &peerConn{Conn: server, remote: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}}
+	return client
+}
+
+type peerConn struct {
+	net.Conn
+	remote net.Addr
+}
+
+func (c *peerConn) RemoteAddr() net.Addr { return c.remote }
+
+// The header timeout counts from accept, and a client that dribbles its
+// header is closed exactly when it has passed: in a synctest bubble the
+// time is exact on any machine.
+func TestListenerHeaderTimeoutExact(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 3 * time.Second
+		pl := newPipeListener()
+		l, err := proxyproto.NewListener(pl, proxyproto.Config{TrustedProxies: loopback, HeaderTimeout: timeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		accepted := make(chan error, 1)
+		go func() {
+			_, err := l.Accept()
+			accepted <- err
+		}()
+		c := pl.dial()
+		defer c.Close()
+		start := time.Now()
+		// A byte now and then does not extend the deadline.
+		for _, part := range []string{"PROXY ", "TCP4 ", "192.0.2.1 "} {
+			if _, err := io.WriteString(c, part); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(timeout / 4)
+		}
+		// The server closes the pipe when the header times out.
+		if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+			t.Fatalf("client read %v, want io.EOF", err)
+		}
+		if d := time.Since(start); d != timeout {
+			t.Fatalf("closed after %v, want exactly %v", d, timeout)
+		}
+		l.Close()
+		if err := <-accepted; !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("Accept = %v, want net.ErrClosed", err)
+		}
+	})
+}
+
 func TestListenerSlowlorisDoesNotBlockAccept(t *testing.T) {
 	l := listen(t, proxyproto.Config{HeaderTimeout: time.Minute})
 	ch := l.acceptAsync()
@@ -408,7 +494,7 @@ func TestListenerManyClients(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range clients {
 		wg.Go(func() {
-			c, err := net.Dial("tcp4", l.Addr().String())
+			c, err := net.DialTimeout("tcp4", l.Addr().String(), guard)
 			if err != nil {
 				t.Error(err)
 				return
@@ -425,7 +511,7 @@ func TestListenerManyClients(t *testing.T) {
 		seen[pc.RemoteAddr().String()] = true
 		pc.Close()
 	}
-	wg.Wait()
+	awaitGroup(t, &wg)
 	if len(seen) != clients {
 		t.Fatalf("%d distinct clients accepted, want %d", len(seen), clients)
 	}
@@ -455,14 +541,33 @@ func TestNewListenerValidation(t *testing.T) {
 	}
 }
 
+// awaitGroup waits for wg, and fails if that takes longer than guard.
+func awaitGroup(t *testing.T, wg *sync.WaitGroup) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(guard):
+		t.Fatal("goroutines did not end")
+	}
+}
+
 // tcpPair returns both ends of a loopback TCP connection.
 func tcpPair(t testing.TB) (server, client net.Conn) {
+	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	client, err = net.Dial("tcp4", ln.Addr().String())
+	if err := ln.(*net.TCPListener).SetDeadline(time.Now().Add(guard)); err != nil {
+		t.Fatal(err)
+	}
+	client, err = net.DialTimeout("tcp4", ln.Addr().String(), guard)
 	if err != nil {
 		t.Fatal(err)
 	}
