@@ -3,7 +3,9 @@ package proxyproto_test
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"testing"
+	"time"
 
 	goproxyproto "github.com/pires/go-proxyproto"
 
@@ -19,83 +21,151 @@ var (
 	benchV2TCP6 = []byte(v2(0x21, 0x21, block6, tlv(0x01, "h2"), tlv(0x02, "example.com")) + "GET")
 )
 
-func benchParse(b *testing.B, in []byte) {
-	want := bytes.Index(in, []byte("GET"))
-	b.ReportAllocs()
-	b.SetBytes(int64(want))
-	for b.Loop() {
-		_, n, err := proxyproto.Parse(in)
-		if err != nil || n != want {
-			b.Fatalf("Parse = %d, %v", n, err)
-		}
+// Two kinds of benchmarks, named so that they are not compared with each
+// other:
+//
+//   - BenchmarkSliceParse: Parse over a byte slice that holds the header,
+//     ours alone (go-proxyproto has no slice parser).
+//   - BenchmarkStream: the header read from a connection, the same
+//     chunkConn for both, which delivers the input in one Read as a socket
+//     does when the header came in one segment. "ReadConn" is ours, as
+//     Listener runs it for each connection: accept time plus timeout as
+//     the deadline, the Conn and its buffer allocated, the payload then
+//     read from the Conn. "go-proxyproto-Read" is its Read over a
+//     bufio.Reader on the connection, reused with Reset so that its buffer
+//     is not counted; "go-proxyproto-NewConn" is what its Listener runs
+//     per connection (NewConn, then the header and the payload through
+//     the Conn).
+//
+// Every case checks that the header was consumed and "GET" is what
+// follows.
+
+var benchCases = []struct {
+	name string
+	in   []byte
+}{
+	{"v1-tcp4", benchV1TCP4},
+	{"v1-tcp6", benchV1TCP6},
+	{"v2-tcp4", benchV2TCP4},
+	{"v2-tcp6-tlvs", benchV2TCP6},
+}
+
+func BenchmarkSliceParse(b *testing.B) {
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			want := bytes.Index(bc.in, []byte("GET"))
+			b.ReportAllocs()
+			b.SetBytes(int64(want))
+			for b.Loop() {
+				_, n, err := proxyproto.Parse(bc.in)
+				if err != nil || n != want {
+					b.Fatalf("Parse = %d, %v", n, err)
+				}
+			}
+		})
 	}
 }
 
-// benchGoProxyproto measures go-proxyproto's fastest public stream path,
-// as its own Conn uses it: Read over a 256-byte bufio.Reader over the
-// input. Both readers are reused with Reset, so their buffers are not
-// counted; what remains is the cost of Read itself. The consumed length is
-// checked as for ours.
-func benchGoProxyproto(b *testing.B, in []byte) {
-	want := bytes.Index(in, []byte("GET"))
-	src := bytes.NewReader(in)
-	br := bufio.NewReaderSize(src, 256)
-	b.ReportAllocs()
-	b.SetBytes(int64(want))
-	for b.Loop() {
-		src.Reset(in)
-		br.Reset(src)
-		h, err := goproxyproto.Read(br)
-		if err != nil || h == nil || len(in)-br.Buffered() != want {
-			b.Fatalf("Read: %v, consumed %d", err, len(in)-br.Buffered())
-		}
-	}
-}
-
-func BenchmarkParseV1TCP4(b *testing.B)                 { benchParse(b, benchV1TCP4) }
-func BenchmarkParseV1TCP4GoProxyproto(b *testing.B)     { benchGoProxyproto(b, benchV1TCP4) }
-func BenchmarkParseV1TCP6(b *testing.B)                 { benchParse(b, benchV1TCP6) }
-func BenchmarkParseV1TCP6GoProxyproto(b *testing.B)     { benchGoProxyproto(b, benchV1TCP6) }
-func BenchmarkParseV2TCP4(b *testing.B)                 { benchParse(b, benchV2TCP4) }
-func BenchmarkParseV2TCP4GoProxyproto(b *testing.B)     { benchGoProxyproto(b, benchV2TCP4) }
-func BenchmarkParseV2TCP6TLVs(b *testing.B)             { benchParse(b, benchV2TCP6) }
-func BenchmarkParseV2TCP6TLVsGoProxyproto(b *testing.B) { benchGoProxyproto(b, benchV2TCP6) }
-
-// BenchmarkParseV2TCP6TLVsIterate adds walking the TLVs, which Parse has
-// already validated; go-proxyproto's equivalent is Read plus TLVs().
-func BenchmarkParseV2TCP6TLVsIterate(b *testing.B) {
+// BenchmarkSliceParseTLVsIterate adds walking the TLVs, which Parse has
+// already validated.
+func BenchmarkSliceParseTLVsIterate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		h, _, err := proxyproto.Parse(benchV2TCP6)
 		if err != nil {
 			b.Fatal(err)
 		}
-		it := h.TLVs()
-		k := 0
-		for _, ok := it.Next(); ok; _, ok = it.Next() {
-			k++
-		}
-		if k != 2 {
+		if k := countTLVs(h); k != 2 {
 			b.Fatal(k)
 		}
 	}
 }
 
-func BenchmarkParseV2TCP6TLVsIterateGoProxyproto(b *testing.B) {
-	src := bytes.NewReader(benchV2TCP6)
-	br := bufio.NewReaderSize(src, 256)
+func countTLVs(h proxyproto.Header) int {
+	it := h.TLVs()
+	k := 0
+	for _, ok := it.Next(); ok; _, ok = it.Next() {
+		k++
+	}
+	return k
+}
+
+// getBuf receives the payload in readGET; a package variable, so that its
+// allocation is not counted for either side.
+var getBuf [8]byte
+
+// readGET reads what follows the header from r and fails unless it is
+// "GET".
+func readGET(b *testing.B, r io.Reader) {
+	if n, err := r.Read(getBuf[:]); err != nil || string(getBuf[:n]) != "GET" {
+		b.Fatalf("payload %q, %v", getBuf[:n], err)
+	}
+}
+
+func BenchmarkStream(b *testing.B) {
+	for _, bc := range benchCases {
+		b.Run(bc.name+"/ReadConn", func(b *testing.B) { benchReadConn(b, bc.in, false) })
+		b.Run(bc.name+"/go-proxyproto-Read", func(b *testing.B) { benchGoProxyprotoRead(b, bc.in, false) })
+		b.Run(bc.name+"/go-proxyproto-NewConn", func(b *testing.B) {
+			raw := &chunkConn{data: bc.in}
+			b.ReportAllocs()
+			for b.Loop() {
+				raw.reset()
+				c := goproxyproto.NewConn(raw)
+				if c.ProxyHeader() == nil {
+					b.Fatal("no header")
+				}
+				readGET(b, c)
+			}
+		})
+	}
+}
+
+// BenchmarkStreamTLVsIterate reads the TLV case and walks its TLVs, which
+// go-proxyproto decodes only when asked (Header.TLVs).
+func BenchmarkStreamTLVsIterate(b *testing.B) {
+	b.Run("ReadConn", func(b *testing.B) { benchReadConn(b, benchV2TCP6, true) })
+	b.Run("go-proxyproto-Read", func(b *testing.B) { benchGoProxyprotoRead(b, benchV2TCP6, true) })
+}
+
+// benchReadConn reads the header of in with ReadConn, as Listener does,
+// then the payload from the Conn; with iterate, it walks the 2 TLVs too.
+func benchReadConn(b *testing.B, in []byte, iterate bool) {
+	raw := &chunkConn{data: in}
 	b.ReportAllocs()
 	for b.Loop() {
-		src.Reset(benchV2TCP6)
-		br.Reset(src)
+		raw.reset()
+		c, err := proxyproto.ReadConn(raw, time.Now().Add(proxyproto.DefaultHeaderTimeout), 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if iterate && countTLVs(c.Header()) != 2 {
+			b.Fatal("TLVs")
+		}
+		readGET(b, c)
+	}
+}
+
+// benchGoProxyprotoRead reads the header of in with go-proxyproto's Read
+// over a reused bufio.Reader, then the payload from that reader; with
+// iterate, it decodes the 2 TLVs too.
+func benchGoProxyprotoRead(b *testing.B, in []byte, iterate bool) {
+	raw := &chunkConn{data: in}
+	br := bufio.NewReaderSize(raw, 256)
+	b.ReportAllocs()
+	for b.Loop() {
+		raw.reset()
+		br.Reset(raw)
 		h, err := goproxyproto.Read(br)
 		if err != nil {
 			b.Fatal(err)
 		}
-		tlvs, err := h.TLVs()
-		if err != nil || len(tlvs) != 2 {
-			b.Fatal(err)
+		if iterate {
+			if tlvs, err := h.TLVs(); err != nil || len(tlvs) != 2 {
+				b.Fatal("TLVs", err)
+			}
 		}
+		readGET(b, br)
 	}
 }
 
@@ -138,6 +208,23 @@ func TestParseAllocs(t *testing.T) {
 				t.Fatalf("%v allocations per Parse and TLV walk, want 0", allocs)
 			}
 		})
+	}
+}
+
+// TestReadConnAllocs holds ReadConn to the Conn it returns and its read
+// buffer, for every header whose addresses are TCP ones or the socket's.
+func TestReadConnAllocs(t *testing.T) {
+	for _, in := range [][]byte{benchV1TCP4, benchV1TCP6, benchV2TCP4, benchV2TCP6, []byte("PROXY UNKNOWN\r\nGET")} {
+		raw := &chunkConn{data: in}
+		allocs := testing.AllocsPerRun(100, func() {
+			raw.reset()
+			if _, err := proxyproto.ReadConn(raw, time.Now().Add(time.Minute), 0); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 2 {
+			t.Errorf("%q: %v allocations per ReadConn, want 2 (the Conn and its buffer)", in, allocs)
+		}
 	}
 }
 

@@ -27,6 +27,12 @@ type Conn struct {
 	pending []byte // payload read together with the header
 	remote  net.Addr
 	local   net.Addr
+
+	// The TCP addresses of a PROXY header and their IP bytes, kept here so
+	// that ReadConn allocates only the Conn and its read buffer (a
+	// noscan buffer of its own, so the collector does not scan it).
+	tcp [2]net.TCPAddr
+	ips [2][16]byte
 }
 
 var _ net.Conn = (*Conn)(nil)
@@ -115,36 +121,45 @@ func ReadConn(raw net.Conn, deadline time.Time, maxLen int) (*Conn, error) {
 	}
 	c.remote, c.local = raw.RemoteAddr(), raw.LocalAddr()
 	if c.header.Command == Proxy {
-		c.remote = headerAddr(c.header, true)
-		c.local = headerAddr(c.header, false)
+		c.remote = c.headerAddr(0)
+		c.local = c.headerAddr(1)
 	}
 	return c, nil
 }
 
-// headerAddr returns the source or destination of a PROXY header as a
-// net.Addr, with IPv4-mapped addresses unmapped.
-func headerAddr(h Header, src bool) net.Addr {
+// headerAddr returns the source (i = 0) or destination (i = 1) of a PROXY
+// header as a net.Addr, with IPv4-mapped addresses unmapped. TCP addresses
+// live in c.
+func (c *Conn) headerAddr(i int) net.Addr {
+	h := &c.header
 	if h.Protocol.IsUnix() {
-		s, d := h.UnixPaths()
-		p := d
-		if src {
-			p = s
-		}
+		src, dst := h.UnixPaths()
+		p := [2][]byte{src, dst}[i]
 		network := "unix"
 		if h.Protocol.IsDatagram() {
 			network = "unixgram"
 		}
 		return &net.UnixAddr{Net: network, Name: unixName(p)}
 	}
-	ap := h.Destination
-	if src {
-		ap = h.Source
+	ap := h.Source
+	if i == 1 {
+		ap = h.Destination
 	}
-	ip := ap.Addr().Unmap().AsSlice()
+	a := ap.Addr().Unmap()
+	ip := net.IP(c.ips[i][:])
+	if a.Is4() {
+		ip = ip[:4]
+		b := a.As4()
+		copy(ip, b[:])
+	} else {
+		b := a.As16()
+		copy(ip, b[:])
+	}
 	if h.Protocol.IsDatagram() {
 		return &net.UDPAddr{IP: ip, Port: int(ap.Port())}
 	}
-	return &net.TCPAddr{IP: ip, Port: int(ap.Port())}
+	c.tcp[i] = net.TCPAddr{IP: ip, Port: int(ap.Port())}
+	return &c.tcp[i]
 }
 
 // Header returns the parsed header. Its TLVs alias the Conn's buffer,
