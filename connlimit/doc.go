@@ -21,6 +21,24 @@
 // a dual-stack TCP socket (which reports ::ffff:a.b.c.d) and QUIC (which
 // reports a.b.c.d) count the same key.
 //
+// # Unknown client addresses
+//
+// A connection whose client address is unknown is never exempt from the
+// cap: its address is the invalid [netip.Addr], which no prefix of the
+// deny list or of TrustedProxies holds, and all such connections count
+// under one shared key, as if they were one client. They are a Unix socket
+// peer, a PROXY header with UNIX addresses (its RemoteAddr is a
+// *net.UnixAddr, whatever the path says; see [AddrOf]), or any net.Addr
+// that holds no IP address. A flood of them uses up one cap, the unknown
+// client's, and nobody else's.
+//
+// A PROXY LOCAL header (and a v1 UNKNOWN one) is different: it means the
+// proxy opened the connection itself (health checks), and the
+// PROXY-protocol listener reports the socket's own peer, the proxy, which
+// is judged as any address is: counted under the proxy's key, or exempt if
+// the proxy is in TrustedProxies. List a PROXY-protocol load balancer
+// there only if its own connections should go uncounted.
+//
 // # The table
 //
 // The counts live in a fixed table of 64-bit entries (65 536 by default,

@@ -104,23 +104,21 @@ func (l *Limiter) PerAddress() int {
 //     table is full the connection is admitted uncounted (fail open) and
 //     Stats.TableFull grows.
 //
-// An invalid addr (a connection without an IP address, such as a Unix
-// socket) is admitted uncounted. The returned Ticket must be given to
-// Release when the connection ends; it is the zero Ticket on refusal.
+// An invalid addr stands for a client whose address is unknown (a Unix
+// socket peer, a PROXY header with UNIX addresses): it is on no list, so
+// never denied and never trusted, and every such connection is counted
+// under one shared key, the unknown client, with the same cap. The
+// returned Ticket must be given to Release when the connection ends; it is
+// the zero Ticket on refusal.
 func (l *Limiter) Admit(addr netip.Addr, tr Transport) (Ticket, error) {
-	if l == nil || !addr.IsValid() {
+	if l == nil {
 		return Ticket{}, nil
 	}
-	a := toU128(addr)
-	if l.deny.containsU128(a) {
-		l.denied[tr%numTransports].Add(1)
-		l.log.note(reasonDeny, addr, tr)
-		return Ticket{}, ErrDenied
+	k, exempt, err := l.judge(addr, tr)
+	if err != nil || exempt {
+		return Ticket{}, err
 	}
-	if l.perAddress == 0 || l.trusted.containsU128(a) {
-		return Ticket{}, nil
-	}
-	slot, tag, res := l.tab.acquire(keyOfU128(a), l.perAddress)
+	slot, tag, res := l.tab.acquire(k, l.perAddress)
 	switch res {
 	case acquired:
 		return Ticket{slot: slot + 1, tag: tag}, nil
@@ -141,24 +139,40 @@ func (l *Limiter) Admit(addr netip.Addr, tr Transport) (Ticket, error) {
 // source address never completes its handshake) but a refusal costs the
 // real owner of the address nothing it has not already used up.
 func (l *Limiter) Check(addr netip.Addr, tr Transport) error {
-	if l == nil || !addr.IsValid() {
+	if l == nil {
 		return nil
 	}
-	a := toU128(addr)
-	if l.deny.containsU128(a) {
-		l.denied[tr%numTransports].Add(1)
-		l.log.note(reasonDeny, addr, tr)
-		return ErrDenied
+	k, exempt, err := l.judge(addr, tr)
+	if err != nil || exempt {
+		return err
 	}
-	if l.perAddress == 0 || l.trusted.containsU128(a) {
-		return nil
-	}
-	if n := l.tab.count(keyOfU128(a)); n >= l.perAddress || n >= countMask {
+	if n := l.tab.count(k); n >= l.perAddress || n >= countMask {
 		l.overCap[tr%numTransports].Add(1)
 		l.log.note(reasonCap, addr, tr)
 		return ErrOverCap
 	}
 	return nil
+}
+
+// judge applies the deny list and the exemptions to addr: it returns
+// ErrDenied (counted and logged), or whether addr is exempt from the cap
+// (the cap off, a trusted proxy), or the key to count it under. An invalid
+// addr is the unknown client: never denied, never trusted, one key.
+func (l *Limiter) judge(addr netip.Addr, tr Transport) (k key, exempt bool, err error) {
+	k = unknownKey
+	if addr.IsValid() {
+		a := toU128(addr)
+		if l.deny.containsU128(a) {
+			l.denied[tr%numTransports].Add(1)
+			l.log.note(reasonDeny, addr, tr)
+			return key{}, false, ErrDenied
+		}
+		if l.trusted.containsU128(a) {
+			return key{}, true, nil
+		}
+		k = keyOfU128(a)
+	}
+	return k, l.perAddress == 0, nil
 }
 
 // Release gives back the place t holds. Releasing the zero Ticket does

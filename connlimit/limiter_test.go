@@ -184,11 +184,46 @@ func TestNilAndInvalid(t *testing.T) {
 	l.Release(tk)
 	assert.Equal(t, Stats{}, l.Stats())
 
-	l = mustNew(t, Config{PerAddress: 1})
-	for range 3 {
+}
+
+// A connection whose client address is unknown (the invalid Addr) is never
+// exempt: no prefix, however wide, trusts or denies it, and all of them
+// count under one shared key with the same cap.
+func TestUnknownAddressSharesOneKey(t *testing.T) {
+	all := []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")}
+	l := mustNew(t, Config{PerAddress: 2, TrustedProxies: all})
+	var held []Ticket
+	for range 2 {
 		tk, err := l.Admit(netip.Addr{}, TCP)
 		require.NoError(t, err)
-		require.False(t, tk.Counted())
+		require.True(t, tk.Counted(), "an unknown address is counted, whatever is trusted")
+		held = append(held, tk)
+	}
+	_, err := l.Admit(netip.Addr{}, TCP)
+	require.ErrorIs(t, err, ErrOverCap)
+	require.ErrorIs(t, l.Check(netip.Addr{}, QUIC), ErrOverCap)
+	assert.NotEqual(t, unknownKey, keyOf(ap("0.0.0.1")))
+	assert.NotEqual(t, unknownKey, keyOf(ap("::1")))
+	assert.NotEqual(t, unknownKey, keyOf(ap("::")))
+	l.Release(held[0])
+	tk, err := l.Admit(netip.Addr{}, TCP)
+	require.NoError(t, err)
+	l.Release(tk)
+	l.Release(held[1])
+	assert.Equal(t, Stats{OverCapTCP: 1, OverCapQUIC: 1}, l.Stats())
+
+	denyAll := mustNew(t, Config{PerAddress: 1, Deny: all})
+	tk, err = denyAll.Admit(netip.Addr{}, TCP)
+	require.NoError(t, err, "no prefix holds an unknown address")
+	require.True(t, tk.Counted())
+	_, err = denyAll.Admit(netip.Addr{}, TCP)
+	require.ErrorIs(t, err, ErrOverCap)
+
+	off := mustNew(t, Config{PerAddress: Off})
+	for range 3 {
+		tk, err := off.Admit(netip.Addr{}, TCP)
+		require.NoError(t, err)
+		require.False(t, tk.Counted(), "with the cap off nothing is counted")
 	}
 }
 
@@ -311,14 +346,13 @@ func TestAdmitReleaseAllocatesNothing(t *testing.T) {
 		Deny:           []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("172.16.0.0/12")},
 	})
-	for _, a := range []string{"192.0.2.1", "2001:db8::1", "10.0.0.1", "172.16.0.1"} {
-		addr := ap(a)
+	for _, addr := range []netip.Addr{ap("192.0.2.1"), ap("2001:db8::1"), ap("10.0.0.1"), ap("172.16.0.1"), {}} {
 		n := testing.AllocsPerRun(1000, func() {
 			tk, _ := l.Admit(addr, TCP)
 			_ = l.Check(addr, QUIC)
 			l.Release(tk)
 		})
-		assert.Zero(t, n, a)
+		assert.Zero(t, n, addr)
 	}
 }
 

@@ -31,7 +31,9 @@ type Listener struct {
 	Limiter *Limiter
 
 	// ClientAddr, if set, returns the address to judge for c. Nil means
-	// c.RemoteAddr(). An invalid result admits c uncounted.
+	// AddrOf(c.RemoteAddr()). An invalid result is the unknown client:
+	// counted, with every other connection whose address is unknown,
+	// under one shared key (see Limiter.Admit).
 	ClientAddr func(c net.Conn) netip.Addr
 }
 
@@ -66,13 +68,20 @@ func (ln *Listener) Accept() (net.Conn, error) {
 }
 
 // AddrOf returns the IP address of a net.Addr without allocating for the
-// standard address types (*net.TCPAddr, *net.UDPAddr) and for any type with
-// an AddrPort() netip.AddrPort method. Other types are parsed from their
+// standard address types (*net.TCPAddr, *net.UDPAddr, *net.IPAddr) and for
+// any type with an AddrPort() netip.AddrPort method. A *net.UnixAddr has
+// no IP address, whatever its path says. Other types are parsed from their
 // String form. It returns the zero Addr when there is no IP address.
 func AddrOf(a net.Addr) netip.Addr {
 	switch a := a.(type) {
-	case nil:
+	case nil, *net.UnixAddr:
 		return netip.Addr{}
+	case *net.IPAddr:
+		if a == nil {
+			return netip.Addr{}
+		}
+		ip, _ := netip.AddrFromSlice(a.IP)
+		return ip.WithZone(a.Zone)
 	case *net.TCPAddr:
 		if a == nil {
 			return netip.Addr{}

@@ -6,12 +6,14 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/paduraksa/paduraksa/connlimit"
 	"github.com/paduraksa/paduraksa/internal/testcert"
+	"github.com/paduraksa/paduraksa/proxyproto"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -105,7 +107,105 @@ func TestAddrOf(t *testing.T) {
 	}
 	assert.False(t, connlimit.AddrOf(nil).IsValid())
 	assert.False(t, connlimit.AddrOf(&net.UnixAddr{Name: "/tmp/s", Net: "unix"}).IsValid())
+	// A path that reads as an address is still a path.
+	assert.False(t, connlimit.AddrOf(&net.UnixAddr{Name: "192.0.2.1", Net: "unix"}).IsValid())
+	assert.False(t, connlimit.AddrOf(&net.UnixAddr{Name: "[2001:db8::1]:443", Net: "unix"}).IsValid())
+	assert.Equal(t, want, connlimit.AddrOf(&net.IPAddr{IP: want.AsSlice()}))
 	assert.False(t, connlimit.AddrOf((*net.TCPAddr)(nil)).IsValid())
+}
+
+// guard bounds every wait in these tests; each wait ends on an event long
+// before it.
+const guard = 10 * time.Second
+
+// recv receives from ch, and fails if nothing comes within guard.
+func recv[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(guard):
+		t.Fatal("nothing received")
+	}
+	panic("unreachable")
+}
+
+// proxyClient dials ln as a load balancer would and sends hdr; the
+// connection is closed at the end of the test.
+func proxyClient(t *testing.T, addr string, hdr proxyproto.Header) net.Conn {
+	t.Helper()
+	wire, err := hdr.AppendTo(nil)
+	require.NoError(t, err)
+	c, err := net.DialTimeout("tcp", addr, guard)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	require.NoError(t, c.SetDeadline(time.Now().Add(guard)))
+	_, err = c.Write(wire)
+	require.NoError(t, err)
+	return c
+}
+
+func unixHeader(t *testing.T, src string) proxyproto.Header {
+	t.Helper()
+	h := proxyproto.Header{Version: 2, Command: proxyproto.Proxy, Protocol: proxyproto.UnixStream}
+	require.True(t, h.SetUnixPaths([]byte(src), []byte("/run/lb.sock")))
+	return h
+}
+
+// Behind a PROXY-protocol listener, connections whose header carries UNIX
+// addresses have no client IP. They are never exempt from the cap: they
+// count as one client, whatever their paths, while an IP client beside
+// them keeps its own count.
+func TestUnknownClientsBehindProxyListenerShareOneCap(t *testing.T) {
+	lim, err := connlimit.New(connlimit.Config{PerAddress: 2})
+	require.NoError(t, err)
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	pln, err := proxyproto.NewListener(raw, proxyproto.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pln.Close() })
+	ln := &connlimit.Listener{Listener: pln, Limiter: lim}
+	accepted := make(chan net.Conn, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	addr := raw.Addr().String()
+
+	var unknown []net.Conn
+	for i := range 2 {
+		proxyClient(t, addr, unixHeader(t, "/run/client-"+strconv.Itoa(i)+".sock"))
+		c := recv(t, accepted)
+		require.IsType(t, &net.UnixAddr{}, c.RemoteAddr())
+		unknown = append(unknown, c)
+	}
+	// A third unknown client is over the shared cap: closed unread.
+	over := proxyClient(t, addr, unixHeader(t, "@abstract-client"))
+	_, err = io.Copy(io.Discard, over)
+	require.NoError(t, err, "the connection is closed by the server")
+	assert.Equal(t, uint64(1), lim.Stats().OverCapTCP)
+
+	// An IP client is judged by its own address.
+	ip := proxyproto.Header{Version: 2, Command: proxyproto.Proxy, Protocol: proxyproto.TCP4,
+		Source: netip.MustParseAddrPort("203.0.113.7:4000"), Destination: netip.MustParseAddrPort("198.51.100.2:443")}
+	proxyClient(t, addr, ip)
+	c := recv(t, accepted)
+	assert.Equal(t, "203.0.113.7:4000", c.RemoteAddr().String())
+	assert.Equal(t, uint64(3), lim.Stats().Counted)
+
+	// Closing an unknown client gives the shared place back.
+	require.NoError(t, unknown[0].Close())
+	proxyClient(t, addr, unixHeader(t, "/run/client-9.sock"))
+	unknown[0] = recv(t, accepted)
+	for _, c := range append(unknown, c) {
+		require.NoError(t, c.Close())
+	}
+	assert.Equal(t, connlimit.Stats{OverCapTCP: 1}, lim.Stats())
 }
 
 type strAddr string

@@ -22,6 +22,11 @@ const (
 // IPv6 /64.
 type key struct{ hi, lo uint64 }
 
+// unknownKey is the key every connection without a valid address counts
+// under. It is neither an IPv4 key (lo>>32 == 0xffff) nor an IPv6 one
+// (lo == 0), so no address shares it.
+var unknownKey = key{hi: 0, lo: 1}
+
 // keyOf returns the key of addr. An IPv4-mapped IPv6 address has the key
 // of its IPv4 address, so TCP on a dual-stack socket and QUIC agree.
 func keyOf(addr netip.Addr) key { return keyOfU128(toU128(addr)) }
