@@ -47,7 +47,10 @@ type Config struct {
 
 	// Deny lists prefixes whose connections are refused before anything
 	// else, trusted proxies included. IPv4 prefixes also match the
-	// IPv4-mapped IPv6 form of their addresses. Nil means no deny list.
+	// IPv4-mapped IPv6 form of their addresses, IPv4-mapped prefixes of
+	// /96 or longer match as the IPv4 prefixes they map, and IPv6 prefixes
+	// match no IPv4 address (::/0 is all of IPv6), as in TrustedProxies.
+	// Nil means no deny list.
 	Deny []netip.Prefix
 
 	// TrustedProxies lists the peers that are admitted without being

@@ -374,7 +374,6 @@ func TestPrefixSet(t *testing.T) {
 		assert.Equal(t, want, s.contains(ap(a)), a)
 	}
 	all := newPrefixSet([]netip.Prefix{netip.MustParsePrefix("::/0")})
-	assert.True(t, all.contains(ap("1.2.3.4")))
 	assert.True(t, all.contains(ap("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")))
 	assert.False(t, all.contains(netip.Addr{}))
 	v4 := newPrefixSet([]netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")})
@@ -382,11 +381,56 @@ func TestPrefixSet(t *testing.T) {
 	assert.False(t, v4.contains(ap("2001:db8::1")))
 }
 
-// FuzzPrefixSet checks the set against netip.Prefix.Contains over the
-// IPv4-mapped view the set uses.
+// The IPv4-mapped rule, as the PROXY-protocol listener and the gate apply
+// it: an IPv4-mapped address is its IPv4 address, an IPv4-mapped prefix of
+// /96 or longer is an IPv4 prefix, and an IPv6 prefix holds no IPv4
+// address, however wide it is.
+func TestPrefixSetIPv4MappedRule(t *testing.T) {
+	for _, tc := range []struct {
+		prefix string
+		in     []string
+		out    []string
+	}{
+		{"::/0", []string{"::", "::1", "2001:db8::1", "::fffe:ffff:ffff", "::1:0:0:0", "ffff::1"}, []string{"1.2.3.4", "::ffff:1.2.3.4", "0.0.0.0", "255.255.255.255"}},
+		{"::/64", []string{"::2", "::ffff:0:0:1"}, []string{"192.0.2.1", "::ffff:192.0.2.1"}},
+		{"::/80", []string{"::ffff"}, []string{"192.0.2.1"}},
+		{"::fffe:0:0/95", []string{"::fffe:1:2"}, []string{"192.0.2.1", "::ffff:192.0.2.1"}},
+		{"::ffff:0:0/96", []string{"0.0.0.0", "255.255.255.255", "::ffff:10.0.0.1"}, []string{"::fffe:ffff:ffff", "::1:0:0:0"}},
+		{"::ffff:192.0.2.0/120", []string{"192.0.2.9", "::ffff:192.0.2.9"}, []string{"192.0.3.9", "::c000:209"}},
+		{"192.0.2.0/24", []string{"192.0.2.9", "::ffff:192.0.2.9"}, []string{"::c000:209", "192.0.3.0"}},
+	} {
+		s := newPrefixSet([]netip.Prefix{netip.MustParsePrefix(tc.prefix)})
+		for _, a := range tc.in {
+			assert.True(t, s.contains(ap(a)), "%s holds %s", tc.prefix, a)
+		}
+		for _, a := range tc.out {
+			assert.False(t, s.contains(ap(a)), "%s does not hold %s", tc.prefix, a)
+		}
+	}
+
+	// What it changes for a Limiter: a deny list or trusted list of all of
+	// IPv6 leaves IPv4 clients alone.
+	v6 := []netip.Prefix{netip.MustParsePrefix("::/0")}
+	l := mustNew(t, Config{PerAddress: 1, Deny: v6})
+	tk, err := l.Admit(ap("192.0.2.1"), TCP)
+	require.NoError(t, err)
+	l.Release(tk)
+	_, err = l.Admit(ap("2001:db8::1"), TCP)
+	require.ErrorIs(t, err, ErrDenied)
+	l = mustNew(t, Config{PerAddress: 1, TrustedProxies: v6})
+	tk, err = l.Admit(ap("::ffff:192.0.2.1"), TCP)
+	require.NoError(t, err)
+	assert.True(t, tk.Counted(), "an IPv4 client is not an IPv6 proxy")
+	l.Release(tk)
+}
+
+// FuzzPrefixSet checks the set against netip.Prefix.Contains under the
+// IPv4-mapped rule: the address unmapped, an IPv4-mapped prefix of /96 or
+// longer taken as the IPv4 prefix it maps.
 func FuzzPrefixSet(f *testing.F) {
 	f.Add([]byte{10, 0, 0, 0, 8, 192, 0, 2, 0, 24}, []byte{10, 1, 2, 3})
 	f.Add([]byte{0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32}, []byte{0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1})
+	f.Add(append(append([]byte{0x80}, make([]byte, 15)...), 0), []byte{192, 0, 2, 1}) // ::/0 and an IPv4 address
 	f.Fuzz(func(t *testing.T, prefixes, addr []byte) {
 		// Prefixes: 4 or 16 address bytes, then a length byte.
 		var ps []netip.Prefix
@@ -408,10 +452,10 @@ func FuzzPrefixSet(f *testing.F) {
 		}
 		want := false
 		for _, p := range ps {
-			// The reference: a v4 prefix holds a v4 address and its mapped
-			// form; a v6 prefix is compared on the 16-byte form.
-			if p.Addr().Is4() && p.Contains(a.Unmap()) ||
-				p.Addr().Is6() && p.Contains(netip.AddrFrom16(a.As16())) {
+			if p.Addr().Is4In6() && p.Bits() >= 96 {
+				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+			}
+			if p.Contains(a.Unmap().WithZone("")) {
 				want = true
 			}
 		}

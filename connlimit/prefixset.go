@@ -56,9 +56,19 @@ func prefixRange(p netip.Prefix) (first, last u128) {
 	return first, last
 }
 
+// The IPv4-mapped block ::ffff:0:0/96, where toU128 puts the IPv4
+// addresses.
+var (
+	mappedFirst = u128{0, 0xffff << 32}
+	mappedLast  = u128{0, 0xffff<<32 | 0xffff_ffff}
+)
+
 // prefixSet is an immutable set of prefixes: sorted, disjoint address
-// ranges searched by bisection. Lookups allocate nothing and are safe for
-// concurrent use.
+// ranges searched by bisection. It follows the IPv4-mapped rule: an
+// IPv4-mapped address is its IPv4 address, an IPv4-mapped prefix of /96 or
+// longer is the IPv4 prefix it maps, and an IPv6 prefix holds no IPv4
+// address (::/0 is all of IPv6, not all addresses). Lookups allocate
+// nothing and are safe for concurrent use.
 type prefixSet struct {
 	first, last []u128
 }
@@ -73,6 +83,17 @@ func newPrefixSet(ps []netip.Prefix) prefixSet {
 			continue
 		}
 		f, l := prefixRange(p)
+		if v6 := !p.Addr().Is4() && !p.Masked().Addr().Is4In6(); v6 && !mappedFirst.less(f) && !l.less(mappedLast) {
+			// An IPv6 prefix around the mapped block: cut the block out.
+			// (Prefixes nest or are disjoint, so no other overlap exists.)
+			if f.less(mappedFirst) {
+				rs = append(rs, rng{f, u128{0, mappedFirst.lo - 1}})
+			}
+			if mappedLast.less(l) {
+				rs = append(rs, rng{u128{0, mappedLast.lo + 1}, l})
+			}
+			continue
+		}
 		rs = append(rs, rng{f, l})
 	}
 	slices.SortFunc(rs, func(a, b rng) int {
