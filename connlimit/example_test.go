@@ -3,8 +3,10 @@ package connlimit_test
 import (
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
+	"time"
 
 	"github.com/paduraksa/paduraksa/connlimit"
 )
@@ -69,20 +71,26 @@ func ExampleListener() {
 		}
 	}()
 	// A denied client's connection is closed unread...
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, Timeout: 5 * time.Second}
 	denied, err := d.Dial("tcp", raw.Addr().String())
 	if err == nil {
+		denied.SetReadDeadline(time.Now().Add(10 * time.Second))
 		_, err = denied.Read(make([]byte, 1))
-		fmt.Println("denied client reads:", err != nil)
+		fmt.Println("denied client reads:", err == io.EOF)
 		denied.Close()
 	}
 	// ...and Accept returns the next admitted one.
-	ok, err := net.Dial("tcp", raw.Addr().String())
+	ok, err := net.DialTimeout("tcp", raw.Addr().String(), 5*time.Second)
 	if err != nil {
 		panic(err)
 	}
 	defer ok.Close()
-	fmt.Println("accepted:", <-accepted)
+	select {
+	case ip := <-accepted:
+		fmt.Println("accepted:", ip)
+	case <-time.After(10 * time.Second):
+		fmt.Println("nothing accepted")
+	}
 	fmt.Println("denied:", lim.Stats().DeniedTCP)
 	// Output:
 	// denied client reads: true

@@ -315,7 +315,18 @@ func hammer(t *testing.T, l *Limiter, addrs []netip.Addr, rounds, hold int) {
 			}
 		})
 	}
-	wg.Wait()
+	// A compare-and-swap loop that never ends fails here, not at the
+	// package's timeout.
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("admit/release goroutines did not end")
+	}
 	s := l.Stats()
 	assert.Zero(t, over.Load(), "an address held more than twice its cap")
 	assert.Equal(t, uint64(0), s.Counted)

@@ -30,15 +30,23 @@ type fakeConn struct {
 func (c *fakeConn) RemoteAddr() net.Addr { return c.remote }
 func (c *fakeConn) Close() error         { c.closed.Add(1); return nil }
 
-// fakeListener hands out queued connections.
+// fakeListener hands out queued connections. An Accept that finds none
+// for guard fails, so a Listener that refuses what it should return fails
+// the test instead of blocking it.
 type fakeListener struct{ conns chan net.Conn }
 
+var errNoneQueued = errors.New("fakeListener: no connection queued")
+
 func (l *fakeListener) Accept() (net.Conn, error) {
-	c, ok := <-l.conns
-	if !ok {
-		return nil, net.ErrClosed
+	select {
+	case c, ok := <-l.conns:
+		if !ok {
+			return nil, net.ErrClosed
+		}
+		return c, nil
+	case <-time.After(guard):
+		return nil, errNoneQueued
 	}
-	return c, nil
 }
 func (l *fakeListener) Close() error   { close(l.conns); return nil }
 func (l *fakeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
@@ -229,6 +237,7 @@ type tlsServer struct {
 	handshakes chan string
 	release    chan struct{}
 	closed     chan string
+	done       chan struct{} // closed at the end of the test
 }
 
 func startTLSServer(t *testing.T, lim *connlimit.Limiter) *tlsServer {
@@ -243,8 +252,12 @@ func startTLSServer(t *testing.T, lim *connlimit.Limiter) *tlsServer {
 		handshakes: make(chan string, 16),
 		release:    make(chan struct{}, 16),
 		closed:     make(chan string, 16),
+		done:       make(chan struct{}),
 	}
-	t.Cleanup(func() { _ = ln.Close() })
+	t.Cleanup(func() {
+		close(s.done)
+		_ = ln.Close()
+	})
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -255,7 +268,10 @@ func startTLSServer(t *testing.T, lim *connlimit.Limiter) *tlsServer {
 				peer := c.RemoteAddr().String()
 				if err := c.(*tls.Conn).Handshake(); err == nil {
 					s.handshakes <- peer
-					<-s.release
+					select {
+					case <-s.release:
+					case <-s.done:
+					}
 				}
 				_ = c.Close()
 				s.closed <- peer
@@ -266,7 +282,7 @@ func startTLSServer(t *testing.T, lim *connlimit.Limiter) *tlsServer {
 }
 
 func dialTLS(s *tlsServer, from string) (*tls.Conn, error) {
-	d := &net.Dialer{Timeout: 5 * time.Second}
+	d := &net.Dialer{Timeout: guard}
 	if from != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(from)}
 	}
@@ -289,10 +305,10 @@ func TestDenyRefusesBeforeTLS(t *testing.T) {
 
 	ok, err := dialTLS(s, "127.0.0.1")
 	require.NoError(t, err, "Accept must go on past a refused connection")
-	assert.Contains(t, <-s.handshakes, "127.0.0.1:")
+	assert.Contains(t, recv(t, s.handshakes), "127.0.0.1:")
 	s.release <- struct{}{}
 	_ = ok.Close()
-	<-s.closed
+	recv(t, s.closed)
 
 	st := lim.Stats()
 	assert.Equal(t, uint64(1), st.DeniedTCP)
@@ -319,7 +335,7 @@ func TestCapOnRealListener(t *testing.T) {
 
 	first, err := dialTLS(s, "127.0.0.1")
 	require.NoError(t, err)
-	<-s.handshakes
+	recv(t, s.handshakes)
 	assert.Equal(t, uint64(1), lim.Stats().Counted)
 
 	_, err = dialTLS(s, "127.0.0.1")
@@ -330,7 +346,7 @@ func TestCapOnRealListener(t *testing.T) {
 	for range 3 {
 		c, err := dialTLS(s, "127.0.0.3")
 		require.NoError(t, err)
-		<-s.handshakes
+		recv(t, s.handshakes)
 		proxies = append(proxies, c)
 	}
 	assert.Equal(t, uint64(1), lim.Stats().Counted)
@@ -338,10 +354,10 @@ func TestCapOnRealListener(t *testing.T) {
 	// Closing the first makes room: wait for the server to close it.
 	_ = first.Close()
 	s.release <- struct{}{}
-	<-s.closed
+	recv(t, s.closed)
 	again, err := dialTLS(s, "127.0.0.1")
 	require.NoError(t, err)
-	<-s.handshakes
+	recv(t, s.handshakes)
 
 	for range 4 {
 		s.release <- struct{}{}
@@ -351,11 +367,7 @@ func TestCapOnRealListener(t *testing.T) {
 		_ = c.Close()
 	}
 	for range 4 { // again and the three proxies
-		select {
-		case <-s.closed:
-		case <-time.After(10 * time.Second):
-			t.Fatal("server connections did not close")
-		}
+		recv(t, s.closed)
 	}
 	st := lim.Stats()
 	assert.Equal(t, uint64(0), st.Counted)

@@ -84,7 +84,7 @@ func startQUICServer(t *testing.T, lim *connlimit.Limiter, transportHook, early 
 
 func dialQUIC(t *testing.T, s *quicServer) (*quic.Conn, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	return quic.DialAddr(ctx, s.addr.String(),
 		&tls.Config{InsecureSkipVerify: true, NextProtos: []string{quicALPN}}, &quic.Config{})
@@ -102,7 +102,7 @@ func TestQUICCountsEstablishedConnections(t *testing.T) {
 
 	first, err := dialQUIC(t, s)
 	require.NoError(t, err)
-	require.NoError(t, <-s.admitted)
+	require.NoError(t, recv(t, s.admitted))
 	assert.Equal(t, uint64(1), lim.Stats().Counted)
 
 	// The address is at its cap: refused at the first Initial packet.
@@ -115,14 +115,14 @@ func TestQUICCountsEstablishedConnections(t *testing.T) {
 
 	// Closing the first gives its place back.
 	require.NoError(t, first.CloseWithError(0, ""))
-	require.Eventually(t, func() bool { return lim.Stats().Counted == 0 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return lim.Stats().Counted == 0 }, guard, time.Millisecond)
 
 	again, err := dialQUIC(t, s)
 	require.NoError(t, err)
-	require.NoError(t, <-s.admitted)
+	require.NoError(t, recv(t, s.admitted))
 	assert.Equal(t, uint64(1), lim.Stats().Counted)
 	require.NoError(t, again.CloseWithError(0, ""))
-	require.Eventually(t, func() bool { return lim.Stats().Counted == 0 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return lim.Stats().Counted == 0 }, guard, time.Millisecond)
 }
 
 func TestQUICDenyAtHandshake(t *testing.T) {
@@ -152,21 +152,21 @@ func TestQUICRefusedAfterHandshake(t *testing.T) {
 
 	first, err := dialQUIC(t, s)
 	require.NoError(t, err)
-	require.NoError(t, <-s.admitted)
-	require.Eventually(t, func() bool { return lim.Stats().Counted == 1 }, 10*time.Second, time.Millisecond)
+	require.NoError(t, recv(t, s.admitted))
+	require.Eventually(t, func() bool { return lim.Stats().Counted == 1 }, guard, time.Millisecond)
 
 	second, err := dialQUIC(t, s)
 	require.NoError(t, err, "the handshake itself completes")
-	<-second.Context().Done()
+	recv(t, second.Context().Done())
 	var ae *quic.ApplicationError
 	require.ErrorAs(t, context.Cause(second.Context()), &ae)
 	assert.Equal(t, connlimit.QUICRefusedCode, ae.ErrorCode)
 	assert.True(t, ae.Remote)
-	<-s.admitted
+	recv(t, s.admitted)
 
 	st := lim.Stats()
 	assert.Equal(t, uint64(1), st.OverCapQUIC)
 	assert.Equal(t, uint64(1), st.Counted)
 	require.NoError(t, first.CloseWithError(0, ""))
-	require.Eventually(t, func() bool { return lim.Stats().Counted == 0 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return lim.Stats().Counted == 0 }, guard, time.Millisecond)
 }
