@@ -481,7 +481,7 @@ func FuzzPrefixSet(f *testing.F) {
 // table of two windows, single-threaded, against a model: a key is refused
 // exactly when it holds the cap, a connection goes uncounted only when its
 // window has no room, the table's counts equal the model's, and everything
-// ends at 0.
+// ends at 0. One of the addresses is the unknown client.
 func FuzzAdmitRelease(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 0x80, 0x81, 4, 4, 4, 4})
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x80, 0x80, 0})
@@ -496,6 +496,13 @@ func FuzzAdmitRelease(f *testing.F) {
 		for i := range addrs {
 			addrs[i] = netip.AddrFrom4([4]byte{198, 18, 0, byte(i)})
 		}
+		// The last is the unknown client, counted like any address.
+		addrs[len(addrs)-1] = netip.Addr{}
+		keys := make([]key, len(addrs))
+		for i, a := range addrs {
+			keys[i] = keyOf(a)
+		}
+		keys[len(addrs)-1] = unknownKey
 		held := make(map[int][]Ticket)
 		full := uint64(0)
 		for _, op := range ops {
@@ -521,7 +528,7 @@ func FuzzAdmitRelease(f *testing.F) {
 			default:
 				full++
 				// Uncounted: the window must have had no room.
-				_, start := l.tab.locate(keyOf(addrs[i]))
+				_, start := l.tab.locate(keys[i])
 				base := start &^ (window - 1)
 				for p := range uint64(window) {
 					if l.tab.slots[base|p].Load()&countMask == 0 {
@@ -530,7 +537,7 @@ func FuzzAdmitRelease(f *testing.F) {
 				}
 			}
 			for j := range addrs {
-				if got := l.tab.count(keyOf(addrs[j])); got != uint64(len(held[j])) {
+				if got := l.tab.count(keys[j]); got != uint64(len(held[j])) {
 					t.Fatalf("address %d: table %d, model %d", j, got, len(held[j]))
 				}
 			}
