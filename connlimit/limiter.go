@@ -114,9 +114,19 @@ func (l *Limiter) Admit(addr netip.Addr, tr Transport) (Ticket, error) {
 	if l == nil {
 		return Ticket{}, nil
 	}
-	k, exempt, err := l.judge(addr, tr)
-	if err != nil || exempt {
-		return Ticket{}, err
+	k := unknownKey
+	if addr.IsValid() {
+		a := toU128(addr)
+		if l.deny.containsU128(a) {
+			return Ticket{}, l.denyRefusal(addr, tr)
+		}
+		if l.trusted.containsU128(a) {
+			return Ticket{}, nil
+		}
+		k = keyOfU128(a)
+	}
+	if l.perAddress == 0 {
+		return Ticket{}, nil
 	}
 	slot, tag, res := l.tab.acquire(k, l.perAddress)
 	switch res {
@@ -142,9 +152,19 @@ func (l *Limiter) Check(addr netip.Addr, tr Transport) error {
 	if l == nil {
 		return nil
 	}
-	k, exempt, err := l.judge(addr, tr)
-	if err != nil || exempt {
-		return err
+	k := unknownKey
+	if addr.IsValid() {
+		a := toU128(addr)
+		if l.deny.containsU128(a) {
+			return l.denyRefusal(addr, tr)
+		}
+		if l.trusted.containsU128(a) {
+			return nil
+		}
+		k = keyOfU128(a)
+	}
+	if l.perAddress == 0 {
+		return nil
 	}
 	if n := l.tab.count(k); n >= l.perAddress || n >= countMask {
 		l.overCap[tr%numTransports].Add(1)
@@ -154,25 +174,12 @@ func (l *Limiter) Check(addr netip.Addr, tr Transport) error {
 	return nil
 }
 
-// judge applies the deny list and the exemptions to addr: it returns
-// ErrDenied (counted and logged), or whether addr is exempt from the cap
-// (the cap off, a trusted proxy), or the key to count it under. An invalid
-// addr is the unknown client: never denied, never trusted, one key.
-func (l *Limiter) judge(addr netip.Addr, tr Transport) (k key, exempt bool, err error) {
-	k = unknownKey
-	if addr.IsValid() {
-		a := toU128(addr)
-		if l.deny.containsU128(a) {
-			l.denied[tr%numTransports].Add(1)
-			l.log.note(reasonDeny, addr, tr)
-			return key{}, false, ErrDenied
-		}
-		if l.trusted.containsU128(a) {
-			return key{}, true, nil
-		}
-		k = keyOfU128(a)
-	}
-	return k, l.perAddress == 0, nil
+// denyRefusal counts and logs a refusal by the deny list and returns
+// ErrDenied.
+func (l *Limiter) denyRefusal(addr netip.Addr, tr Transport) error {
+	l.denied[tr%numTransports].Add(1)
+	l.log.note(reasonDeny, addr, tr)
+	return ErrDenied
 }
 
 // Release gives back the place t holds. Releasing the zero Ticket does
