@@ -87,24 +87,25 @@ func parseV1(h *Header, b []byte) (int, error) {
 		return 0, ErrIncomplete
 	}
 	end := bytes.IndexByte(b[:min(len(b), maxV1Len)], '\n')
-	// The protocol is decided first, from the bytes that have arrived, so
-	// that an impossible one is refused without waiting for the line end
-	// and with the same reason whenever the rest arrives.
-	head := b[len(v1Sig):]
-	if end >= 0 {
-		head = b[len(v1Sig):end]
-	}
-	if !v1ProtocolPrefix(head) {
-		return 0, ReasonV1Protocol.err()
-	}
-	if end < 0 {
-		if len(b) >= maxV1Len {
+	if end < 0 || b[end-1] != '\r' {
+		// No CRLF yet, or a bare LF. The protocol is decided first, from
+		// the bytes that have arrived, so that an impossible one is
+		// refused without waiting for the line end and with the same
+		// reason however the line is split. (A CRLF line gets the same
+		// answers from the checks below.)
+		head := b[len(v1Sig):]
+		if end >= 0 {
+			head = b[len(v1Sig):end]
+		}
+		switch {
+		case !v1ProtocolPrefix(head) && !v1NoFields(head):
+			return 0, ReasonV1Protocol.err()
+		case end >= 0:
+			return 0, ReasonV1LineEnd.err()
+		case len(b) >= maxV1Len:
 			return 0, ReasonV1TooLong.err()
 		}
 		return 0, ErrIncomplete
-	}
-	if b[end-1] != '\r' {
-		return 0, ReasonV1LineEnd.err()
 	}
 	line := b[len(v1Sig) : end-1]
 
@@ -170,8 +171,12 @@ func v1ProtocolPrefix(b []byte) bool {
 			return true
 		}
 	}
-	// "TCP4" or "TCP6" and a CR: a line without fields if the LF follows,
-	// refused as such when it does.
+	return false
+}
+
+// v1NoFields reports whether b is "TCP4" or "TCP6" and a CR: a line
+// without fields if the LF follows, refused as such when it does.
+func v1NoFields(b []byte) bool {
 	return len(b) == 5 && string(b[:3]) == "TCP" && (b[3] == '4' || b[3] == '6') && b[4] == '\r'
 }
 
