@@ -32,10 +32,14 @@ func TestChurnUnderLoad(t *testing.T) {
 	addr := serve(t, store)
 
 	stop := make(chan struct{})
+	halt := sync.OnceFunc(func() { close(stop) })
+	defer halt() // also when a publish fails the test
 	var requests, failures atomic.Int64
 	var firstFailure atomic.Value
 	var wg sync.WaitGroup
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, DisableCompression: true}, Timeout: 30 * time.Second}
+	tr := &http.Transport{MaxIdleConnsPerHost: clients, DisableCompression: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	for c := range clients {
 		wg.Go(func() {
 			rnd := rand.New(rand.NewPCG(uint64(c), 1))
@@ -88,13 +92,15 @@ func TestChurnUnderLoad(t *testing.T) {
 				u.Destinations = append(u.Destinations, Destination{ID: fmt.Sprintf("n%d", added), Address: "http://" + b.addr})
 			}
 		}
-		o, err := pub.Apply(context.Background(), doc)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		o, err := pub.Apply(ctx, doc)
+		cancel()
 		require.NoError(t, err)
 		require.Equal(t, Applied, o.Status)
 		publishes++
 	}
-	close(stop)
-	wg.Wait()
+	halt()
+	waitGroup(t, &wg, time.Minute)
 	t.Logf("%d publishes, %d requests, %d failures", publishes, requests.Load(), failures.Load())
 	assert.Zero(t, failures.Load(), "first failure: %v", firstFailure.Load())
 	assert.Greater(t, requests.Load(), int64(clients), "the load ran")

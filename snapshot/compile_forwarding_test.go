@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -51,10 +52,11 @@ func TestCompileForwarding(t *testing.T) {
 	s, err := c.Compile(doc)
 	require.NoError(t, err)
 	s.commit()
-	front := listenHandler(t, s)
+	front := serve(t, s)
+	client := newClient(t)
 
-	res := roundTrip(t, front, "/app/x?q=1")
-	r := <-got
+	res := roundTrip(t, client, front, "/app/x?q=1")
+	r := receive(t, got, 10*time.Second)
 	assert.Equal(t, "/v1/x?q=1", r.RequestURI)
 	assert.Equal(t, "internal.test", r.Host)
 	assert.Equal(t, "prod", r.Header.Get("X-Env"))
@@ -65,8 +67,8 @@ func TestCompileForwarding(t *testing.T) {
 	assert.Empty(t, res.Header.Get("X-Powered-By"))
 	assert.Equal(t, r.Header.Get("X-Request-Id"), res.Header.Get("X-Request-Id"))
 
-	res = roundTrip(t, front, "/keep/x")
-	<-got
+	res = roundTrip(t, client, front, "/keep/x")
+	receive(t, got, 10*time.Second)
 	assert.Equal(t, "/v1/next", res.Header.Get("Location"), "rewriteLocation false keeps the upstream's")
 
 	cl := s.Cluster("u")
@@ -117,6 +119,7 @@ func TestPublishKeepsLiveTunnels(t *testing.T) {
 	conn, err := net.Dial("tcp", front)
 	require.NoError(t, err)
 	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
 	io.WriteString(conn, "GET /ws HTTP/1.1\r\nHost: app.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
 	br := bufio.NewReader(conn)
 	res, err := http.ReadResponse(br, nil)
@@ -137,22 +140,19 @@ func TestPublishKeepsLiveTunnels(t *testing.T) {
 	assert.Equal(t, "echo still there\n", line)
 }
 
-func listenHandler(t *testing.T, h http.Handler) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().String()
-}
-
-func roundTrip(t *testing.T, addr, target string) *http.Response {
-	req, err := http.NewRequest("GET", "http://"+addr+target, nil)
+// roundTrip sends a request for app.test through the proxy at addr and
+// returns the response, redirects not followed, with its body read.
+func roundTrip(t *testing.T, c *http.Client, addr, target string) *http.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+addr+target, nil)
 	require.NoError(t, err)
 	req.Host = "app.test"
-	res, err := http.DefaultTransport.RoundTrip(req)
+	res, err := c.Transport.RoundTrip(req)
 	require.NoError(t, err)
-	io.Copy(io.Discard, res.Body)
+	_, err = io.Copy(io.Discard, res.Body)
+	require.NoError(t, err)
 	res.Body.Close()
 	return res
 }

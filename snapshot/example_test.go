@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/paduraksa/paduraksa/snapshot"
 )
@@ -45,9 +46,11 @@ upstreams:
 	go http.Serve(gw, store)
 	defer gw.Close()
 
+	client := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
 	req, _ := http.NewRequest("GET", "http://"+gw.Addr().String()+"/api/users", nil)
 	req.Host = "app.example"
-	res, err := http.DefaultClient.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		fmt.Println(err)
 		return

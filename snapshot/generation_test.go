@@ -18,11 +18,14 @@ import (
 // and forwarded entirely by N, even when N+1 re-points its route mid-request.
 func TestGenerationConsistency(t *testing.T) {
 	slow := startBackend(t, "old")
-	slow.hold = make(chan struct{})
-	arrived := make(chan struct{}, 1)
+	hold, arrived := make(chan struct{}), make(chan struct{}, 1)
 	slow.srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		arrived <- struct{}{}
-		<-slow.hold
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+			return
+		}
 		fmt.Fprint(w, "old")
 	})
 	fresh := startBackend(t, "new")
@@ -44,10 +47,11 @@ func TestGenerationConsistency(t *testing.T) {
 		body   string
 	}
 	done := make(chan result, 1)
+	client := newClient(t)
 	go func() {
 		req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
 		req.Host = "app.test"
-		res, err := http.DefaultClient.Do(req)
+		res, err := client.Do(req)
 		if err != nil {
 			done <- result{body: err.Error()}
 			return
@@ -56,7 +60,7 @@ func TestGenerationConsistency(t *testing.T) {
 		res.Body.Close()
 		done <- result{res.StatusCode, string(b)}
 	}()
-	<-arrived // the request is inside snapshot N, at its upstream
+	receive(t, arrived, 10*time.Second) // the request is inside snapshot N, at its upstream
 
 	next := clone(doc)
 	next.Hosts[0].Routes[0].Upstream = "new"
@@ -64,18 +68,14 @@ func TestGenerationConsistency(t *testing.T) {
 	_, err = pub.Apply(context.Background(), next)
 	require.NoError(t, err)
 
-	status, body := get(t, newClient(), addr, "app.test", "/")
+	status, body := get(t, client, addr, "app.test", "/")
 	assert.Equal(t, 200, status)
 	assert.Equal(t, "new /", body, "new requests use N+1")
 
-	close(slow.hold)
-	select {
-	case r := <-done:
-		assert.Equal(t, 200, r.status)
-		assert.Equal(t, "old", r.body, "the request started on N finishes on N")
-	case <-time.After(10 * time.Second):
-		t.Fatal("the held request never finished")
-	}
+	close(hold)
+	r := receive(t, done, 10*time.Second)
+	assert.Equal(t, 200, r.status)
+	assert.Equal(t, "old", r.body, "the request started on N finishes on N")
 }
 
 // TestHealthContinuityAcrossPublishes: verdicts survive publishes that keep

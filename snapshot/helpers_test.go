@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,12 +17,10 @@ import (
 // backend is a real upstream server on loopback that names itself in
 // every answer.
 type backend struct {
-	name  string
-	addr  string
-	hits  atomic.Int64
-	srv   *http.Server
-	delay atomic.Int64  // nanoseconds to wait before answering
-	hold  chan struct{} // when not nil, answers wait for it to close
+	name string
+	addr string
+	hits atomic.Int64
+	srv  *http.Server
 }
 
 func startBackend(t testing.TB, name string) *backend {
@@ -37,9 +36,6 @@ func startBackend(t testing.TB, name string) *backend {
 
 func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 	b.hits.Add(1)
-	if d := b.delay.Load(); d > 0 {
-		time.Sleep(time.Duration(d))
-	}
 	io.Copy(io.Discard, r.Body)
 	w.Header().Set("X-Backend", b.name)
 	fmt.Fprintf(w, "%s %s", b.name, r.URL.Path)
@@ -78,19 +74,51 @@ func clone(d *Document) *Document {
 	return &c
 }
 
-// serve starts a real HTTP server on loopback in front of the store.
-func serve(t testing.TB, store *Store) string {
+// serve starts a real HTTP server on loopback in front of h (a store or a
+// snapshot).
+func serve(t testing.TB, h http.Handler) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := &http.Server{Handler: store, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String()
 }
 
-func newClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128, DisableCompression: true}, Timeout: 30 * time.Second}
+// newClient returns a client with its own transport, closed when the test
+// ends, and a timeout that bounds every request and body read.
+func newClient(t testing.TB) *http.Client {
+	t.Helper()
+	tr := &http.Transport{MaxIdleConnsPerHost: 128, DisableCompression: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
+}
+
+// waitGroup waits for wg, failing the test when that takes over limit.
+func waitGroup(t testing.TB, wg *sync.WaitGroup, limit time.Duration) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		t.Fatalf("goroutines still running after %v", limit)
+	}
+}
+
+// receive returns the next value from ch, failing the test when none comes
+// within limit.
+func receive[T any](t testing.TB, ch <-chan T, limit time.Duration) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(limit):
+		t.Fatalf("nothing received within %v", limit)
+	}
+	var zero T
+	return zero
 }
 
 // get sends a request for host through the proxy and returns status and body.

@@ -24,7 +24,7 @@ func TestPublishAppliesAndServes(t *testing.T) {
 	assert.Equal(t, o.Revision, store.Load().Revision())
 
 	addr := serve(t, store)
-	c := newClient()
+	c := newClient(t)
 	status, body := get(t, c, addr, "h1.test", "/x")
 	assert.Equal(t, 200, status)
 	assert.Equal(t, "a /x", body)
@@ -53,7 +53,7 @@ func TestRefusedDocumentKeepsOldSnapshotServing(t *testing.T) {
 	assert.True(t, codes["route.upstream.unknown"], "every problem is reported: %v", o.Errors)
 	assert.Same(t, before, store.Load())
 
-	status, body := get(t, newClient(), serve(t, store), "h1.test", "/still")
+	status, body := get(t, newClient(t), serve(t, store), "h1.test", "/still")
 	assert.Equal(t, 200, status)
 	assert.Equal(t, "a /still", body)
 }
@@ -124,6 +124,6 @@ func TestPublishDataRefusesUndecodable(t *testing.T) {
 }
 
 func TestStoreWithoutSnapshotAnswers503(t *testing.T) {
-	status, _ := get(t, newClient(), serve(t, new(Store)), "h.test", "/")
+	status, _ := get(t, newClient(t), serve(t, new(Store)), "h.test", "/")
 	assert.Equal(t, 503, status)
 }

@@ -38,7 +38,7 @@ func TestIncrementalCompileReusesOnlyUnchanged(t *testing.T) {
 	assert.Same(t, host(s1, 0), host(s2, 0))
 	assert.NotSame(t, host(s1, 1), host(s2, 1))
 	addr := serve(t, store)
-	c := newClient()
+	c := newClient(t)
 	_, body := get(t, c, addr, "h1.test", "/x")
 	assert.Equal(t, "b /x", body, "the changed upstream is served")
 	_, body = get(t, c, addr, "h0.test", "/x")
