@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func gateDocument() *Document {
+// gateDocument is a host with every gate block, in front of the backend at
+// addr.
+func gateDocument(addr string) *Document {
 	return &Document{
 		Hosts: []Host{{
 			Names:    []string{"app.test"},
@@ -23,7 +25,7 @@ func gateDocument() *Document {
 			Robots:        "User-agent: *\n",
 			Limits:        &RequestLimits{MaxURIBytes: 100},
 		}},
-		Upstreams:  []Upstream{{ID: "u", Destinations: []Destination{{ID: "d", Address: "http://127.0.0.1:9"}}}},
+		Upstreams:  []Upstream{{ID: "u", Destinations: []Destination{{ID: "d", Address: "http://" + addr}}}},
 		RuleSets:   []RuleSet{{ID: "waf", Rules: []Rule{{PathPrefix: "/wp-"}}}},
 		RateLimits: []RateLimit{{ID: "rl", Requests: 1, Period: "1h", Scope: "shared"}},
 		Global:     Global{TrustedProxies: []string{"10.0.0.0/8"}, TrustForwardedProto: true},
@@ -31,13 +33,21 @@ func gateDocument() *Document {
 }
 
 func TestCompileGatePolicies(t *testing.T) {
+	b := startBackend(t, "b")
 	var c Compiler
-	doc := gateDocument()
+	doc := gateDocument(b.addr)
 	require.Empty(t, Validate(doc, ValidateOptions{}))
-	s, err := c.Compile(doc)
-	require.NoError(t, err)
+	compile := func(doc *Document) *Snapshot {
+		t.Helper()
+		s, err := c.Compile(doc)
+		require.NoError(t, err)
+		s.commit()
+		return s
+	}
+	s := compile(doc)
 
 	get := func(s *Snapshot, target string, hdr http.Header) *httptest.ResponseRecorder {
+		t.Helper()
 		r := httptest.NewRequest(http.MethodGet, target, nil)
 		r.Host = "app.test"
 		r.RemoteAddr = "10.0.0.1:1234"
@@ -59,18 +69,26 @@ func TestCompileGatePolicies(t *testing.T) {
 	w := get(s, "/robots.txt", https)
 	assert.Equal(t, "User-agent: *\n", w.Body.String())
 	assert.Equal(t, "max-age=3600", w.Header().Get("Strict-Transport-Security"))
-	assert.NotEqual(t, 429, get(s, "/a", https).Code)
+	forwarded := func(s *Snapshot) {
+		t.Helper()
+		w := get(s, "/a", https)
+		assert.Equal(t, 200, w.Code)
+		assert.Equal(t, "b /a", w.Body.String(), "the upstream answered")
+	}
+	forwarded(s)
 	assert.Equal(t, 429, get(s, "/a", https).Code)
+	assert.EqualValues(t, 1, b.hits.Load(), "a limited request never reaches the upstream")
 
 	// An unchanged rate limit keeps its buckets in the next snapshot.
-	s2, err := c.Compile(gateDocument())
-	require.NoError(t, err)
+	s2 := compile(gateDocument(b.addr))
 	assert.Equal(t, 429, get(s2, "/a", https).Code)
 
 	// A changed one starts afresh.
-	doc3 := gateDocument()
+	doc3 := gateDocument(b.addr)
 	doc3.RateLimits[0].Requests = 2
-	s3, err := c.Compile(doc3)
-	require.NoError(t, err)
-	assert.NotEqual(t, 429, get(s3, "/a", https).Code)
+	s3 := compile(doc3)
+	forwarded(s3)
+	forwarded(s3)
+	assert.Equal(t, 429, get(s3, "/a", https).Code)
+	assert.EqualValues(t, 3, b.hits.Load())
 }

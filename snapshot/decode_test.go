@@ -9,10 +9,40 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// problemList returns "code path" for each problem of err.
-func problemList(err error) []string {
+// problemList returns "code path" for each problem of err, and fails the
+// test if err holds anything but problems: an error of another type would
+// be dropped by Problems and go unseen.
+func problemList(t testing.TB, err error) []string {
+	t.Helper()
+	return codePaths(strictProblems(t, err))
+}
+
+// strictProblems is [Problems], failing the test when err holds an error
+// that is not a *ValidationError.
+func strictProblems(t testing.TB, err error) []*ValidationError {
+	t.Helper()
+	var walk func(err error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil, *ValidationError:
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				walk(inner)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		default:
+			t.Errorf("an error that is not a *ValidationError: %T %v", err, err)
+		}
+	}
+	walk(err)
+	return Problems(err)
+}
+
+// codePaths returns "code path" for each problem.
+func codePaths(probs []*ValidationError) []string {
 	var out []string
-	for _, p := range Problems(err) {
+	for _, p := range probs {
 		out = append(out, p.Code+" "+p.Path)
 	}
 	return out
@@ -44,7 +74,7 @@ func TestDecodeUnknownFields(t *testing.T) {
 			doc, err := Decode([]byte(tt.data))
 			require.Error(t, err)
 			assert.Nil(t, doc)
-			assert.Equal(t, tt.want, problemList(err))
+			assert.Equal(t, tt.want, problemList(t, err))
 		})
 	}
 }
@@ -77,7 +107,7 @@ func TestDecodeTypes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.data, func(t *testing.T) {
 			_, err := Decode([]byte(tt.data))
-			assert.Equal(t, []string{CodeDocumentFieldType + " " + tt.path}, problemList(err))
+			assert.Equal(t, []string{CodeDocumentFieldType + " " + tt.path}, problemList(t, err))
 		})
 	}
 }
@@ -93,11 +123,11 @@ func TestDecodeDuplicates(t *testing.T) {
 	assert.Equal(t, []string{
 		CodeDocumentFieldDuplicate + " upstreams[0].id",
 		CodeDocumentFieldDuplicate + " upstreams[0].metadata.k",
-	}, problemList(err))
+	}, problemList(t, err))
 
 	_, err = Decode([]byte("global:\n  server: a\n  server: b\n"))
 	require.Error(t, err)
-	probs := Problems(err)
+	probs := strictProblems(t, err)
 	require.Len(t, probs, 1)
 	assert.Equal(t, CodeDocumentFieldDuplicate, probs[0].Code)
 	assert.Contains(t, probs[0].Msg, "line 3")
@@ -140,9 +170,9 @@ upstreams:
 	assert.Equal(t, map[string]string{"port": "8080"}, doc.Upstreams[0].Metadata)
 
 	_, err = Decode([]byte("hosts:\n  - names: [a.com]\n    Routes: []\n"))
-	assert.Equal(t, []string{CodeDocumentFieldUnknown + " hosts[0].Routes"}, problemList(err))
+	assert.Equal(t, []string{CodeDocumentFieldUnknown + " hosts[0].Routes"}, problemList(t, err))
 	_, err = Decode([]byte("hosts:\n  - redirect: {status: permanent}\n"))
-	assert.Equal(t, []string{CodeDocumentFieldType + " hosts[0].redirect.status"}, problemList(err))
+	assert.Equal(t, []string{CodeDocumentFieldType + " hosts[0].redirect.status"}, problemList(t, err))
 }
 
 func TestDecodeSyntax(t *testing.T) {
@@ -160,7 +190,7 @@ func TestDecodeSyntax(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			doc, err := Decode([]byte(tt.data))
 			assert.Nil(t, doc)
-			probs := Problems(err)
+			probs := strictProblems(t, err)
 			require.Len(t, probs, 1, "%v", err)
 			assert.Equal(t, CodeDocumentSyntax, probs[0].Code)
 			assert.Contains(t, probs[0].Msg, tt.msg)
@@ -169,22 +199,28 @@ func TestDecodeSyntax(t *testing.T) {
 }
 
 func TestDecodeYAMLMarkers(t *testing.T) {
-	for _, data := range []string{
-		"---\nhosts: []\n",
-		"%YAML 1.1\n---\nhosts: []\n",
-		"# comment\n--- # start\nhosts: []\n...\n# end\n",
-		"hosts: []\n---\n# nothing more\n",
-		"global:\n  defaultAnswer:\n    body: |\n      a\n      ---\n      b\n",
+	noHosts := &Document{Hosts: []Host{}}
+	for _, tc := range []struct {
+		data string
+		want *Document
+	}{
+		{"---\nhosts: []\n", noHosts},
+		{"%YAML 1.1\n---\nhosts: []\n", noHosts},
+		{"# comment\n--- # start\nhosts: []\n...\n# end\n", noHosts},
+		{"hosts: []\n---\n# nothing more\n", noHosts},
+		{"global:\n  defaultAnswer:\n    body: |\n      a\n      ---\n      b\n",
+			&Document{Global: Global{DefaultAnswer: &FixedAnswer{Body: "a\n---\nb\n"}}}},
 	} {
-		_, err := Decode([]byte(data))
-		assert.NoError(t, err, data)
+		doc, err := Decode([]byte(tc.data))
+		require.NoError(t, err, tc.data)
+		assert.Equal(t, tc.want, doc, tc.data)
 	}
 }
 
 func TestDecodeEmpty(t *testing.T) {
 	for _, data := range []string{"", " ", "\n# only a comment\n", "null", "~", "---\n"} {
 		_, err := Decode([]byte(data))
-		assert.Equal(t, []string{CodeDocumentEmpty + " "}, problemList(err), "%q", data)
+		assert.Equal(t, []string{CodeDocumentEmpty + " "}, problemList(t, err), "%q", data)
 	}
 	doc, err := Decode([]byte("{}"))
 	require.NoError(t, err)
@@ -194,8 +230,9 @@ func TestDecodeEmpty(t *testing.T) {
 func TestDecodeSize(t *testing.T) {
 	// Exactly at the limit is read.
 	data := []byte(strings.Repeat(" ", MaxDocumentSize-2) + "{}")
-	_, err := Decode(data)
+	doc, err := Decode(data)
 	require.NoError(t, err)
+	assert.Equal(t, &Document{}, doc)
 	_, err = Decode(append(data, ' '))
-	assert.Equal(t, []string{CodeDocumentSize + " "}, problemList(err))
+	assert.Equal(t, []string{CodeDocumentSize + " "}, problemList(t, err))
 }

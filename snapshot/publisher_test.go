@@ -46,11 +46,11 @@ func TestRefusedDocumentKeepsOldSnapshotServing(t *testing.T) {
 	o, err := pub.Apply(context.Background(), bad)
 	require.Error(t, err)
 	assert.Equal(t, Refused, o.Status)
-	codes := map[string]bool{}
-	for _, e := range o.Errors {
-		codes[e.Code] = true
-	}
-	assert.True(t, codes["route.upstream.unknown"], "every problem is reported: %v", o.Errors)
+	assert.Equal(t, []string{
+		CodeHostNameDuplicate + " hosts[1].names[0]",
+		CodeRouteUpstreamUnknown + " hosts[1].routes[0].upstream",
+	}, codePaths(o.Errors), "every problem is reported")
+	assert.Equal(t, o.Errors, Problems(err), "the error holds the same problems")
 	assert.Same(t, before, store.Load())
 
 	status, body := get(t, newClient(t), serve(t, store), "h1.test", "/still")
@@ -120,7 +120,7 @@ func TestPublishDataRefusesUndecodable(t *testing.T) {
 	o, err := pub.PublishData([]byte("{not json")).Wait(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, Refused, o.Status)
-	require.NotEmpty(t, o.Errors)
+	assert.Equal(t, []string{CodeDocumentSyntax + " "}, codePaths(o.Errors))
 }
 
 func TestStoreWithoutSnapshotAnswers503(t *testing.T) {

@@ -81,8 +81,7 @@ func TestIncrementalCompileReusesOnlyUnchanged(t *testing.T) {
 	bad.Upstreams[0].Destinations[0].Address = "ftp://nowhere"
 	o, err := pub.Apply(ctx, bad)
 	require.Error(t, err)
-	require.Len(t, o.Errors, 1)
-	assert.Equal(t, "upstreams[0].destinations[0].address", o.Errors[0].Path)
+	assert.Equal(t, []string{CodeUpstreamDestinationAddressInvalid + " upstreams[0].destinations[0].address"}, codePaths(o.Errors))
 
 	res, err := c.Get("http://" + addr + "/")
 	require.NoError(t, err)

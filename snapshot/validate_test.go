@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"strings"
@@ -447,7 +448,7 @@ func TestValidateCodes(t *testing.T) {
 				doc, err := Decode([]byte(tc.data))
 				require.Error(t, err)
 				require.Nil(t, doc)
-				probs = Problems(err)
+				probs = strictProblems(t, err)
 			} else {
 				doc := richDocument()
 				tc.change(doc)
@@ -643,16 +644,19 @@ func TestValidatePrefixes(t *testing.T) {
 }
 
 func TestValidatePins(t *testing.T) {
+	empty := sha256.Sum256(nil) // testPin in hex
 	sum := [32]byte{1, 2, 3}
-	for _, p := range []string{
-		testPin, strings.ToUpper(testPin),
-		"AQIDAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "AQIDAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+	for p, want := range map[string][32]byte{
+		testPin:                  empty,
+		strings.ToUpper(testPin): empty,
+		"47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU=": empty,
+		"47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU":  empty,
+		"AQIDAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=": sum,
+		"AQIDAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA":  sum,
 	} {
 		got, ok := decodeSHA256Pin(p)
 		assert.True(t, ok, p)
-		if p != testPin && p != strings.ToUpper(testPin) {
-			assert.Equal(t, sum, got)
-		}
+		assert.Equal(t, want, got, p)
 	}
 	for _, p := range []string{"", "abc", testPin[:62], "AQID"} {
 		_, ok := decodeSHA256Pin(p)
