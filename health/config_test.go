@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -13,17 +12,6 @@ import (
 	"github.com/paduraksa/paduraksa/upstream"
 	"github.com/stretchr/testify/assert"
 )
-
-func codesOf(errs []error) map[string]string {
-	out := map[string]string{}
-	for _, err := range errs {
-		var v *ValidationError
-		if errors.As(err, &v) {
-			out[v.Path] = v.Code
-		}
-	}
-	return out
-}
 
 func TestConfigValidate(t *testing.T) {
 	for _, tc := range []struct {
@@ -52,8 +40,8 @@ func TestConfigValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs, warns := tc.cfg.Validate()
-			assert.Equal(t, tc.errs, codesOf(errs))
-			assert.Equal(t, tc.warn, codesOf(warns))
+			assert.Equal(t, tc.errs, problems(t, errs))
+			assert.Equal(t, tc.warn, problems(t, warns))
 		})
 	}
 	assert.Equal(t, "health: p: m (c)", (&ValidationError{Code: "c", Path: "p", Msg: "m"}).Error())
@@ -72,13 +60,11 @@ func TestClassifyRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
+	client := &http.Client{Transport: transport(t), Timeout: 30 * time.Second}
 	// An untrusted certificate.
-	_, tlsErr := (&http.Client{}).Get(srv.URL)
-	// A closed port.
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := l.Addr().String()
-	l.Close()
-	_, dialErr := (&http.Client{}).Get("http://" + addr)
+	_, tlsErr := client.Get(srv.URL)
+	// A port that refuses connections.
+	_, dialErr := client.Get("http://" + refusedAddr(t))
 	for _, tc := range []struct {
 		ctx  context.Context
 		err  error

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -49,7 +50,7 @@ func TestAvailabilityPolicies(t *testing.T) {
 	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Config: Config{Availability: "Everything", Active: ActiveConfig{Enabled: true}}}))
 	assert.Len(t, c.Members().Available, 2)
 	errs, _ := Config{Availability: "Everything"}.Validate()
-	assert.Len(t, errs, 1, "unknown without the registration")
+	assert.Equal(t, map[string]string{"availability": "health.availability.unknown"}, problems(t, errs), "unknown without the registration")
 }
 
 // TestContinuity publishes changes to a cluster's policies, health settings
@@ -156,19 +157,17 @@ func TestTurningChecksOffResetsVerdicts(t *testing.T) {
 	require.NoError(t, m.Update(ClusterHealth{Cluster: c}))
 	assert.Equal(t, upstream.Unknown, a.ActiveHealth())
 	assert.Equal(t, upstream.Unknown, a.PassiveHealth())
-	awaitAll(t, ch, time.Second, is("a", CheckActive, upstream.Unknown), is("a", CheckPassive, upstream.Unknown))
+	awaitAll(t, ch, 10*time.Second, is("a", CheckActive, upstream.Unknown), is("a", CheckPassive, upstream.Unknown))
 	m.Close()
 }
 
 // TestProbeFirst removes a destination and adds it back: with the opt-in,
 // the new object stays out of rotation until its first probe passes.
 func TestProbeFirst(t *testing.T) {
-	var status = make(chan int, 1)
-	status <- http.StatusServiceUnavailable
+	var status atomic.Int32
+	status.Store(http.StatusServiceUnavailable)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s := <-status
-		status <- s
-		w.WriteHeader(s)
+		w.WriteHeader(int(status.Load()))
 	}))
 	defer srv.Close()
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
@@ -184,29 +183,27 @@ func TestProbeFirst(t *testing.T) {
 	c := publish(a, b)
 	m := New(Options{})
 	ch := watch(t, m)
-	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Config: hc}))
+	tr := transport(t)
+	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Config: hc, Transport: tr}))
 	require.NoError(t, m.Start(context.Background()))
 	defer m.Close()
-	await(t, ch, 5*time.Second, is("b", CheckActive, upstream.Healthy))
+	await(t, ch, 10*time.Second, is("b", CheckActive, upstream.Healthy))
 	assert.Equal(t, []string{"b"}, ids(c.Members().Available), "a new destination waits for a passing probe")
 
-	<-status
-	status <- http.StatusOK
-	await(t, ch, 5*time.Second, is("a", CheckActive, upstream.Healthy))
+	status.Store(http.StatusOK)
+	await(t, ch, 10*time.Second, is("a", CheckActive, upstream.Healthy))
 	assert.Equal(t, []string{"a", "b"}, ids(c.Members().Available))
 
 	// Removed and re-added: a new object, out again until its probe passes.
-	<-status
-	status <- http.StatusServiceUnavailable
+	status.Store(http.StatusServiceUnavailable)
 	c = publish(b)
-	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Config: hc}))
+	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Config: hc, Transport: tr}))
 	c = publish(a, b)
-	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Config: hc}))
+	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Config: hc, Transport: tr}))
 	assert.Equal(t, upstream.Unhealthy, c.Destination("a").ActiveHealth())
 	assert.Equal(t, []string{"b"}, ids(c.Members().Available))
-	<-status
-	status <- http.StatusOK
-	ev := await(t, ch, 5*time.Second, is("a", CheckActive, upstream.Healthy))
+	status.Store(http.StatusOK)
+	ev := await(t, ch, 10*time.Second, is("a", CheckActive, upstream.Healthy))
 	assert.Same(t, c.Destination("a"), ev.Destination)
 	assert.Equal(t, []string{"a", "b"}, ids(c.Members().Available))
 }
@@ -221,7 +218,7 @@ func TestUpdateRefusesInvalidAndChangesNothing(t *testing.T) {
 	require.True(t, errors.As(err, &v))
 	assert.Equal(t, "health.active.interval.invalid", v.Code)
 	assert.Empty(t, c.Members().Available, "the old availability policy still applies")
-	assert.Error(t, m.Update(ClusterHealth{}))
+	assert.EqualError(t, m.Update(ClusterHealth{}), "health: clusters[0]: nil cluster")
 }
 
 func TestSlowStartStamps(t *testing.T) {

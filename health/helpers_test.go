@@ -2,7 +2,9 @@ package health
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -126,6 +128,63 @@ func (c *countingTransport) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.n
+}
+
+// transport returns a transport of the test's own, closed when it ends.
+func transport(t testing.TB) *http.Transport {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
+// refusedAddr returns a loopback address that refuses connections for the
+// whole test: its port is the local end of an open connection, which no
+// listener can bind (unlike a port whose listener was closed, which anyone
+// may take again).
+func refusedAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	c, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	peer, err := ln.Accept()
+	require.NoError(t, err)
+	t.Cleanup(func() { peer.Close() })
+	return c.LocalAddr().String()
+}
+
+// within runs f and fails the test when it has not returned after limit.
+func within(t testing.TB, limit time.Duration, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		t.Fatalf("still waiting after %v", limit)
+	}
+}
+
+// problems returns the path and code of each *ValidationError, and fails the
+// test on an error of another type or two problems at one path, which a
+// map by path would hide.
+func problems(t testing.TB, errs []error) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, err := range errs {
+		var v *ValidationError
+		if !errors.As(err, &v) {
+			t.Errorf("not a *ValidationError: %T %v", err, err)
+			continue
+		}
+		if prev, dup := out[v.Path]; dup {
+			t.Errorf("two problems at %s: %s and %s", v.Path, prev, v.Code)
+		}
+		out[v.Path] = v.Code
+	}
+	return out
 }
 
 // fakeTransport answers probes in memory with the status its function

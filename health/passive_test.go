@@ -19,11 +19,13 @@ import (
 // send requests, as the forwarder would: pick, count in flight, send, record.
 func TestPassiveKilledUnderLoad(t *testing.T) {
 	var cfgs []upstream.DestinationConfig
-	var servers []*httptest.Server
 	for _, id := range []string{"a", "b", "c"} {
+		if id == "b" { // killed: nothing answers
+			cfgs = append(cfgs, dest(id, refusedAddr(t)))
+			continue
+		}
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, id) }))
 		t.Cleanup(srv.Close)
-		servers = append(servers, srv)
 		cfgs = append(cfgs, dest(id, srv.Listener.Addr().String()))
 	}
 	_, c := newCluster(t, cfgs...)
@@ -31,11 +33,8 @@ func TestPassiveKilledUnderLoad(t *testing.T) {
 	defer m.Close()
 	ch := watch(t, m)
 	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Config: Config{Passive: PassiveConfig{Enabled: true}}}))
-	servers[1].Close() // b is killed
 
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
+	client := &http.Client{Transport: transport(t), Timeout: 30 * time.Second}
 	var mu sync.Mutex
 	failures := map[string]int{}
 	served := 0
@@ -73,8 +72,8 @@ func TestPassiveKilledUnderLoad(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
-	ev := await(t, ch, time.Second, is("b", CheckPassive, upstream.Unhealthy))
+	within(t, time.Minute, wg.Wait)
+	ev := await(t, ch, 10*time.Second, is("b", CheckPassive, upstream.Unhealthy))
 	t.Logf("failures %v, served %d; %s", failures, served, ev.Reason)
 	assert.Equal(t, upstream.Unhealthy, c.Destination("b").PassiveHealth())
 	assert.GreaterOrEqual(t, failures["b"], DefaultMinRequests, "out after the minimum count")
