@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paduraksa/paduraksa/upstream"
 	"github.com/stretchr/testify/assert"
@@ -18,7 +20,8 @@ var testKey = []byte("0123456789abcdef0123456789abcdef")
 
 // gateway is the forwarder's affinity and balancing steps in miniature.
 func gateway(t *testing.T, c *upstream.Cluster, a *Affinity, p Policy) *httptest.Server {
-	client := &http.Client{}
+	t.Helper()
+	client := newClient(t, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m := c.Members()
 		d, st := a.Find(r, m)
@@ -53,24 +56,17 @@ func gateway(t *testing.T, c *upstream.Cluster, a *Affinity, p Policy) *httptest
 func TestAffinityFollowUpsAndRedistribute(t *testing.T) {
 	for _, mode := range []AffinityMode{AffinityHashCookie, AffinityArrCookie} {
 		t.Run(string(mode), func(t *testing.T) {
-			c := cluster(t, backends(t, 0, 0, 0)...)
+			c := cluster(t, backends(t, 3)...)
 			a, err := NewAffinity(AffinityConfig{Mode: mode, KeyName: "aff"}, testKey)
 			require.NoError(t, err)
 			gw := gateway(t, c, a, new(RoundRobin))
-			jar, _ := cookiejar.New(nil)
-			client := &http.Client{Jar: jar}
-			get := func() (*http.Response, string) {
-				resp, err := client.Get(gw.URL)
-				require.NoError(t, err)
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				return resp, resp.Header.Get("X-Instance")
-			}
+			get := getter(t, gw.URL)
 
 			resp, first := get()
 			require.Len(t, resp.Cookies(), 1)
 			ck := resp.Cookies()[0]
 			assert.Equal(t, "aff", ck.Name)
+			assert.Equal(t, a.Key(c.Destination(first)), ck.Value, "the key of the destination that answered")
 			assert.Regexp(t, "^[0-9a-f]+$", ck.Value, "the key is a hash: no destination ID or address in clear")
 			if mode == AffinityArrCookie {
 				assert.Len(t, ck.Value, 64)
@@ -85,9 +81,11 @@ func TestAffinityFollowUpsAndRedistribute(t *testing.T) {
 
 			c.Destination(first).SetActiveHealth(upstream.Unhealthy)
 			resp, moved := get()
-			assert.NotEqual(t, first, moved, "redistributed")
+			others := []string{"b1", "b2", "b3"}
+			others = slices.DeleteFunc(others, func(id string) bool { return id == first })
+			assert.Contains(t, others, moved, "redistributed to another destination")
 			require.Len(t, resp.Cookies(), 1, "and the cookie renewed")
-			assert.NotEqual(t, ck.Value, resp.Cookies()[0].Value)
+			assert.Equal(t, a.Key(c.Destination(moved)), resp.Cookies()[0].Value, "for the new destination")
 			for range 10 {
 				_, inst := get()
 				assert.Equal(t, moved, inst, "the client sticks to its new destination")
@@ -97,22 +95,45 @@ func TestAffinityFollowUpsAndRedistribute(t *testing.T) {
 }
 
 func TestAffinityReturn503(t *testing.T) {
-	c := cluster(t, backends(t, 0, 0)...)
+	c := cluster(t, backends(t, 2)...)
 	a, err := NewAffinity(AffinityConfig{FailurePolicy: AffinityReturn503}, testKey)
 	require.NoError(t, err)
 	gw := gateway(t, c, a, P2C{})
-	jar, _ := cookiejar.New(nil)
-	client := &http.Client{Jar: jar}
-	resp, err := client.Get(gw.URL)
-	require.NoError(t, err)
-	resp.Body.Close()
-	first := resp.Header.Get("X-Instance")
+	get := getter(t, gw.URL)
+	resp, first := get()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, []string{"b1", "b2"}, first)
 
 	c.Destination(first).SetActiveHealth(upstream.Unhealthy)
-	resp, err = client.Get(gw.URL)
-	require.NoError(t, err)
-	resp.Body.Close()
+	resp, inst := get()
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Empty(t, inst, "no destination answered")
+}
+
+// newClient returns a client with its own transport, closed when the test
+// ends, and a timeout.
+func newClient(t *testing.T, jar http.CookieJar) *http.Client {
+	t.Helper()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Jar: jar, Timeout: 30 * time.Second}
+}
+
+// getter returns a function that GETs url with a cookie jar of its own and
+// returns the response, its body read, and the instance that answered.
+func getter(t *testing.T, url string) func() (*http.Response, string) {
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	client := newClient(t, jar)
+	return func() (*http.Response, string) {
+		t.Helper()
+		resp, err := client.Get(url)
+		require.NoError(t, err)
+		_, err = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp, resp.Header.Get("X-Instance")
+	}
 }
 
 func TestAffinityFind(t *testing.T) {
@@ -162,7 +183,7 @@ func TestAffinityFind(t *testing.T) {
 	assert.NotEqual(t, key, a.Key(c.Members().All[0]))
 
 	_, err = NewAffinity(AffinityConfig{}, []byte("short"))
-	assert.Error(t, err)
+	assert.EqualError(t, err, "balance: affinity key must be at least 16 bytes")
 	assert.Len(t, NewAffinityKey(), 32)
 }
 

@@ -29,6 +29,7 @@ func dest(id, host, zone string) upstream.DestinationConfig {
 
 // nDests builds a cluster of n destinations d000, d001, ...
 func nDests(t testing.TB, n int) *upstream.Cluster {
+	t.Helper()
 	ds := make([]upstream.DestinationConfig, n)
 	for i := range ds {
 		ds[i] = dest(fmt.Sprintf("d%03d", i), fmt.Sprintf("127.0.0.1:%d", 10000+i), "")

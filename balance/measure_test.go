@@ -4,8 +4,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/paduraksa/paduraksa/upstream"
@@ -13,20 +15,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// backends starts n loopback servers that answer with their name; the
-// delays apply per server.
-func backends(t *testing.T, delays ...time.Duration) []upstream.DestinationConfig {
+// backends starts n loopback servers b1, b2, ... that answer with their
+// name.
+func backends(t *testing.T, n int) []upstream.DestinationConfig {
 	t.Helper()
 	var ds []upstream.DestinationConfig
-	for i, delay := range delays {
-		name := "b" + itoa(i+1)
+	for i := range n {
+		name := "b" + strconv.Itoa(i+1)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if delay > 0 {
-				select {
-				case <-time.After(delay):
-				case <-r.Context().Done():
-				}
-			}
 			w.Header().Set("X-Instance", name)
 			io.WriteString(w, name)
 		}))
@@ -36,13 +32,21 @@ func backends(t *testing.T, delays ...time.Duration) []upstream.DestinationConfi
 	return ds
 }
 
-// drive sends total requests over conns parallel clients, each picking with
-// p and counting the request in flight while it runs, as the forwarder does.
-func drive(t *testing.T, c *upstream.Cluster, p Policy, total, conns int) map[string]int {
+// latency answers every request after the delay of its host, on the clock
+// of the synctest bubble it runs in.
+type latency map[string]time.Duration
+
+func (l latency) RoundTrip(r *http.Request) (*http.Response, error) {
+	time.Sleep(l[r.URL.Host])
+	return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+}
+
+// drive sends total requests over conns parallel clients through rt, each
+// picking with p and counting the request in flight while it runs, as the
+// forwarder does, and returns how many each destination got.
+func drive(t *testing.T, c *upstream.Cluster, p Policy, rt http.RoundTripper, total, conns int) map[string]int {
 	t.Helper()
-	tr := &http.Transport{MaxIdleConnsPerHost: conns}
-	t.Cleanup(tr.CloseIdleConnections)
-	client := &http.Client{Transport: tr}
+	client := &http.Client{Transport: rt}
 	var mu sync.Mutex
 	counts := map[string]int{}
 	work := make(chan struct{}, total)
@@ -66,37 +70,40 @@ func drive(t *testing.T, c *upstream.Cluster, p Policy, total, conns int) map[st
 					return
 				}
 				mu.Lock()
-				counts[resp.Header.Get("X-Instance")]++
+				counts[d.ID()]++
 				mu.Unlock()
 			}
 		})
 	}
-	wg.Wait()
+	wg.Wait() // in a bubble: a deadlock fails the test at once
 	return counts
 }
 
 // TestSlowDestinationShare repeats the seed's measurement: three upstreams,
-// the second answering after 50 ms, 600 requests over 20 connections. Under
-// the race detector every fast request costs several times more CPU, so the
-// delay grows by the same factor to keep the slow destination as slow
-// relative to the others as in the measurement.
+// the second answering after 50 ms and the others after 1 ms, 600 requests
+// over 20 connections. The latencies are on the synctest bubble's clock,
+// so the load of the machine running the test cannot change them.
 func TestSlowDestinationShare(t *testing.T) {
-	c := cluster(t, backends(t, 0, raceSlowdown*50*time.Millisecond, 0)...)
+	rt := latency{"h:1": time.Millisecond, "h:2": 50 * time.Millisecond, "h:3": time.Millisecond}
 	for _, tc := range []struct {
 		name     string
 		policy   Policy
 		min, max int
 	}{
-		{"RoundRobin", new(RoundRobin), 190, 210},
+		{"RoundRobin", new(RoundRobin), 200, 200},
 		{"PowerOfTwoChoices", P2C{}, 0, 59},
 		{"LeastRequests", LeastRequests{}, 0, 59},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			counts := drive(t, c, tc.policy, 600, 20)
-			t.Logf("%s: %v", tc.name, counts)
-			require.Equal(t, 600, counts["b1"]+counts["b2"]+counts["b3"])
-			assert.GreaterOrEqual(t, counts["b2"], tc.min)
-			assert.LessOrEqual(t, counts["b2"], tc.max, "the slow destination's share")
+			synctest.Test(t, func(t *testing.T) {
+				c := cluster(t, dest("b1", "h:1", ""), dest("b2", "h:2", ""), dest("b3", "h:3", ""))
+				start := time.Now()
+				counts := drive(t, c, tc.policy, rt, 600, 20)
+				t.Logf("%s: %v in %v", tc.name, counts, time.Since(start))
+				require.Equal(t, 600, counts["b1"]+counts["b2"]+counts["b3"])
+				assert.GreaterOrEqual(t, counts["b2"], tc.min)
+				assert.LessOrEqual(t, counts["b2"], tc.max, "the slow destination's share")
+			})
 		})
 	}
 }

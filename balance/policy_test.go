@@ -3,6 +3,7 @@ package balance
 import (
 	"net/http"
 	"net/netip"
+	"strconv"
 	"testing"
 
 	"github.com/paduraksa/paduraksa/upstream"
@@ -143,14 +144,14 @@ func BenchmarkPick(b *testing.B) {
 	in := Input{Request: req, Client: netip.MustParseAddr("192.0.2.7")}
 	for _, name := range []string{"P2C", "LeastRequests", "RoundRobin", "Random", "FirstAlphabetical", "LocalZone", "Maglev", "SlowStart"} {
 		for _, n := range []int{2, 16, 256} {
-			b.Run("policy="+name+"/n="+itoa(n), func(b *testing.B) {
+			b.Run("policy="+name+"/n="+strconv.Itoa(n), func(b *testing.B) {
 				ds := make([]upstream.DestinationConfig, n)
 				for i := range ds {
 					zone := "a"
 					if i%2 == 1 {
 						zone = "b"
 					}
-					ds[i] = dest("d"+itoa(i), "127.0.0.1:"+itoa(10000+i), zone)
+					ds[i] = dest("d"+strconv.Itoa(i), "127.0.0.1:"+strconv.Itoa(10000+i), zone)
 				}
 				c := cluster(b, ds...)
 				av := c.Members().Available
@@ -168,17 +169,4 @@ func BenchmarkPick(b *testing.B) {
 			})
 		}
 	}
-}
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b [20]byte
-	n := len(b)
-	for ; i > 0; i /= 10 {
-		n--
-		b[n] = byte('0' + i%10)
-	}
-	return string(b[n:])
 }

@@ -20,13 +20,22 @@ func (f fixed) Pick(_ Input, av []*upstream.Destination) *upstream.Destination {
 	return nil
 }
 
-func codes(errs []error) map[string]string {
+// problems returns the path and code of each *ValidationError, and fails the
+// test on an error of another type or two problems at one path, which a
+// map by path would hide.
+func problems(t testing.TB, errs []error) map[string]string {
+	t.Helper()
 	out := map[string]string{}
 	for _, err := range errs {
 		var v *ValidationError
-		if errors.As(err, &v) {
-			out[v.Path] = v.Code
+		if !errors.As(err, &v) {
+			t.Errorf("not a *ValidationError: %T %v", err, err)
+			continue
 		}
+		if prev, dup := out[v.Path]; dup {
+			t.Errorf("two problems at %s: %s and %s", v.Path, prev, v.Code)
+		}
+		out[v.Path] = v.Code
 	}
 	return out
 }
@@ -55,7 +64,7 @@ func TestPoliciesValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := p.Validate(tc.cfg)
-			assert.Equal(t, tc.want, codes(errs))
+			assert.Equal(t, tc.want, problems(t, errs))
 			_, err := p.New(tc.cfg)
 			assert.Equal(t, len(tc.want) == 0, err == nil, "New refuses exactly what Validate reports")
 		})
@@ -66,8 +75,8 @@ func TestPoliciesNew(t *testing.T) {
 	var p Policies
 	p.Zone = "a"
 	require.NoError(t, p.Register("Pinned", func(c Config) (Policy, error) { return fixed{"d001"}, nil }))
-	assert.Error(t, p.Register("Pinned", func(Config) (Policy, error) { return nil, nil }))
-	assert.Error(t, p.Register(PolicyRandom, func(Config) (Policy, error) { return nil, nil }))
+	assert.EqualError(t, p.Register("Pinned", func(Config) (Policy, error) { return nil, nil }), `balance: policy "Pinned" is registered already`)
+	assert.EqualError(t, p.Register(PolicyRandom, func(Config) (Policy, error) { return nil, nil }), `balance: "Random" is a built-in policy`)
 
 	c := nDests(t, 3)
 	pol, err := p.New(Config{Policy: "Pinned"})
@@ -91,7 +100,9 @@ func TestPoliciesNew(t *testing.T) {
 
 	var other Policies
 	_, err = other.New(Config{Policy: "Pinned"})
-	assert.Error(t, err, "registrations belong to one instance")
+	var v *ValidationError
+	require.ErrorAs(t, err, &v)
+	assert.Equal(t, "balance.policy.unknown", v.Code, "registrations belong to one instance")
 }
 
 func TestAffinityValidate(t *testing.T) {
@@ -111,7 +122,7 @@ func TestAffinityValidate(t *testing.T) {
 		{AffinityConfig{Cookie: CookieConfig{Secure: CookieSecureNever, SameSite: CookieSameSiteNone}}, map[string]string{
 			"cookie.sameSite": "balance.affinity.cookie.sameSite.insecure"}},
 	} {
-		assert.Equal(t, tc.want, codes(tc.cfg.Validate()), "%+v", tc.cfg)
+		assert.Equal(t, tc.want, problems(t, tc.cfg.Validate()), "%+v", tc.cfg)
 	}
 	err := (&ValidationError{Code: "c", Path: "p", Msg: "m"}).Error()
 	assert.Equal(t, "balance: p: m (c)", err)

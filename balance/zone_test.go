@@ -8,6 +8,7 @@ import (
 )
 
 func zoneCluster(t *testing.T) *upstream.Cluster {
+	t.Helper()
 	return cluster(t, dest("a1", "h:1", "a"), dest("a2", "h:2", "a"), dest("b1", "h:3", "b"), dest("b2", "h:4", "b"))
 }
 

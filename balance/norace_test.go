@@ -1,5 +1,0 @@
-//go:build !race
-
-package balance
-
-const raceSlowdown = 1
