@@ -100,7 +100,7 @@ func TestChurnUnderLoad(t *testing.T) {
 		publishes++
 	}
 	halt()
-	waitGroup(t, &wg, time.Minute)
+	within(t, time.Minute, wg.Wait)
 	t.Logf("%d publishes, %d requests, %d failures", publishes, requests.Load(), failures.Load())
 	assert.Zero(t, failures.Load(), "first failure: %v", firstFailure.Load())
 	assert.Greater(t, requests.Load(), int64(clients), "the load ran")

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -95,15 +94,15 @@ func newClient(t testing.TB) *http.Client {
 	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
 }
 
-// waitGroup waits for wg, failing the test when that takes over limit.
-func waitGroup(t testing.TB, wg *sync.WaitGroup, limit time.Duration) {
+// within runs f and fails the test when it has not returned after limit.
+func within(t testing.TB, limit time.Duration, f func()) {
 	t.Helper()
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() { defer close(done); f() }()
 	select {
 	case <-done:
 	case <-time.After(limit):
-		t.Fatalf("goroutines still running after %v", limit)
+		t.Fatalf("still waiting after %v", limit)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +27,7 @@ func TestAttachOneWinner(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	within(t, time.Minute, wg.Wait)
 	assert.EqualValues(t, 1, wins.Load())
 	cur := d.Attached().(*int)
 

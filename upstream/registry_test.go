@@ -3,6 +3,7 @@ package upstream
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,6 +15,18 @@ func dest(id, host string) DestinationConfig {
 
 func apply(r *Registry, cfgs ...ClusterConfig) {
 	r.Plan(cfgs).Commit()
+}
+
+// within runs f and fails the test when it has not returned after limit.
+func within(t testing.TB, limit time.Duration, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		t.Fatalf("still waiting after %v", limit)
+	}
 }
 
 func TestRegistryKeepsStateForSameAddress(t *testing.T) {
@@ -182,7 +195,7 @@ func TestConcurrentVerdictsAndPublishes(t *testing.T) {
 	for range 200 {
 		apply(&r, cfg)
 	}
-	wg.Wait()
+	within(t, time.Minute, wg.Wait)
 	for _, d := range c.Members().All {
 		assert.EqualValues(t, 0, d.InFlight())
 	}
