@@ -2,8 +2,6 @@ package snapshot
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -400,15 +398,14 @@ func answer(a *FixedAnswer) gate.Answer {
 	return gate.Answer{Status: a.Status, ContentType: a.ContentType, Body: []byte(a.Body)}
 }
 
+// parsePrefix is [parseAddrPrefix], the one prefix decoder, with its reason
+// as an error.
 func parsePrefix(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		return netip.ParsePrefix(s)
+	p, reason := parseAddrPrefix(s)
+	if reason != "" {
+		return p, fmt.Errorf("prefix %q: %s", s, reason)
 	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	return netip.PrefixFrom(a, a.BitLen()), nil
+	return p, nil
 }
 
 func clientConfig(h *UpstreamHTTP) (proxy.ClientConfig, error) {
@@ -444,18 +441,13 @@ func clientConfig(h *UpstreamHTTP) (proxy.ClientConfig, error) {
 	return c, nil
 }
 
-// decodePin reads a SHA-256 pin in hex or base64 (standard or URL, padded
-// or not).
+// decodePin is [decodeSHA256Pin], the one pin decoder, with an error.
 func decodePin(p string) ([]byte, error) {
-	if b, err := hex.DecodeString(p); err == nil && len(b) == 32 {
-		return b, nil
+	sum, ok := decodeSHA256Pin(p)
+	if !ok {
+		return nil, fmt.Errorf("pin %q is not a SHA-256 digest in hex or base64", p)
 	}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(p); err == nil && len(b) == 32 {
-			return b, nil
-		}
-	}
-	return nil, fmt.Errorf("pin %q is not a SHA-256 digest in hex or base64", p)
+	return sum[:], nil
 }
 
 // compiledUpstream is what one upstream of the document compiles to. It

@@ -563,7 +563,8 @@ func (c *docCheck) upstreamHTTP(i int, h *UpstreamHTTP) {
 }
 
 // decodeSHA256Pin decodes a pin in hex or base64 (standard or URL alphabet,
-// padded or not) into its 32 bytes.
+// padded or not) into its 32 bytes. Line breaks are refused: package
+// base64 would skip them.
 func decodeSHA256Pin(p string) ([32]byte, bool) {
 	var out [32]byte
 	switch len(p) {
@@ -572,6 +573,9 @@ func decodeSHA256Pin(p string) ([32]byte, bool) {
 			return out, true
 		}
 	case 43, 44:
+		if strings.ContainsAny(p, "\r\n") {
+			break
+		}
 		for _, enc := range [...]*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 			var buf [33]byte
 			if n, err := enc.Decode(buf[:], []byte(p)); err == nil && n == 32 {

@@ -658,7 +658,7 @@ func TestValidatePins(t *testing.T) {
 		assert.True(t, ok, p)
 		assert.Equal(t, want, got, p)
 	}
-	for _, p := range []string{"", "abc", testPin[:62], "AQID"} {
+	for _, p := range []string{"", "abc", testPin[:62], "AQID", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU\n", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSu\r\n"} {
 		_, ok := decodeSHA256Pin(p)
 		assert.False(t, ok, p)
 	}
