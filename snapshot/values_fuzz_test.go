@@ -6,11 +6,12 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The fuzz targets of this file check the decoders of the document's
-// values against references written from the documentation, not from the
-// code: they share no helper with it.
+// values (prefixes, pins, durations) against references written from the
+// documentation, not from the code: they share no helper with it.
 
 // FuzzParseAddrPrefix checks parseAddrPrefix, the one decoder of trusted
 // proxies, probe sources and access lists, against refPrefix, and checks
@@ -157,4 +158,117 @@ func refPin(s string) (sum [32]byte, ok bool) {
 		}
 	}
 	return [32]byte{}, false
+}
+
+// FuzzParseDuration checks ParseDuration against refDuration, written
+// from time.ParseDuration's documented grammar with exact arithmetic, and
+// checks that the canonical form of a duration parses back to it exactly.
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{
+		"", "0", "+0", "-0", "00", "0s", "-0s", "10s", "1m30s", "250ms", "1.5h", ".5s", "5.s", ".s", "1", "-1s",
+		"1h2m3s4ms5us6ns", "1µs", "1μs", "3.000000001s", "0.999999999999999999999s", "9223372036854775807ns",
+		"9223372036854775808ns", "-9223372036854775808ns", "2562047h47m16.854775807s", "2562047h47m16.854775808s",
+		"1d", "1 s", "1s ", "+-1s", "1e3s", "0x10s", "1_000s",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		const def = 7 * time.Second
+		got, err := ParseDuration(Duration(s), def)
+		if s == "" {
+			if err != nil || got != def {
+				t.Fatalf(`ParseDuration("") = %v, %v; want the default`, got, err)
+			}
+			return
+		}
+		want, parts, ok := refDuration(s)
+		// The reference is exact; time.ParseDuration computes fractions in
+		// float64, which may end one nanosecond off per unit written. Near
+		// the limit that decides whether a value is accepted.
+		slack := new(big.Int).SetInt64(int64(parts))
+		limit := big.NewInt(1<<63 - 1)
+		if ok && want.Sign() >= 0 && new(big.Int).Sub(limit, want).CmpAbs(slack) <= 0 {
+			return
+		}
+		accepted := ok && want.Cmp(limit) <= 0 && want.Sign() >= 0
+		if (err == nil) != accepted {
+			t.Fatalf("ParseDuration(%q) = %v, %v; the reference: %v, grammar ok %v", s, got, err, want, ok)
+		}
+		// Validation reads duration fields by the same rule: slowStart
+		// takes any duration >= 0.
+		doc := &Document{Upstreams: []Upstream{{ID: "u", Health: HealthCheck{SlowStart: Duration(s)}}}}
+		if probs := Validate(doc, ValidateOptions{}); (len(probs) == 0) != accepted {
+			t.Fatalf("slowStart %q: validation says %v, the reference accepts: %v", s, probs, accepted)
+		}
+		if err != nil {
+			return
+		}
+		if diff := new(big.Int).Sub(big.NewInt(int64(got)), want); diff.CmpAbs(slack) > 0 {
+			t.Fatalf("ParseDuration(%q) = %d ns; the reference: %v ns", s, got, want)
+		}
+		canon := string(appendDuration(nil, got))
+		if canon != got.String() {
+			t.Fatalf("appendDuration(%v) = %q, want %q", got, canon, got.String())
+		}
+		if again, err := ParseDuration(Duration(canon), def); err != nil || again != got {
+			t.Fatalf("%q -> %v -> %q -> %v, %v", s, got, canon, again, err)
+		}
+	})
+}
+
+// refDuration reads s as time.ParseDuration documents it: "a possibly
+// signed sequence of decimal numbers, each with optional fraction and a
+// unit suffix", units ns, us (or µs, μs), ms, s, m and h; "0" alone needs
+// no unit. It returns the value in nanoseconds, each unit's fraction cut
+// to whole nanoseconds, and how many numbers it read.
+func refDuration(s string) (ns *big.Int, parts int, ok bool) {
+	units := map[string]int64{"ns": 1, "us": 1e3, "µs": 1e3, "μs": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9}
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	total := new(big.Rat)
+	if s == "0" {
+		return new(big.Int), 1, true
+	}
+	isDigit := func(c byte) bool { return '0' <= c && c <= '9' }
+	for s != "" {
+		i := 0
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		whole, frac := s[:i], ""
+		if i < len(s) && s[i] == '.' {
+			j := i + 1
+			for j < len(s) && isDigit(s[j]) {
+				j++
+			}
+			frac, i = s[i+1:j], j
+		}
+		if whole == "" && frac == "" {
+			return nil, 0, false
+		}
+		j := i
+		for j < len(s) && !isDigit(s[j]) && s[j] != '.' {
+			j++
+		}
+		unit, known := units[s[i:j]]
+		if !known {
+			return nil, 0, false
+		}
+		s = s[j:]
+		n, _ := new(big.Rat).SetString("0" + whole + "." + frac + "0")
+		v := new(big.Rat).Mul(n, new(big.Rat).SetInt64(unit))
+		cut := new(big.Int).Quo(v.Num(), v.Denom()) // toward zero: v >= 0
+		total.Add(total, new(big.Rat).SetInt(cut))
+		parts++
+	}
+	if parts == 0 {
+		return nil, 0, false
+	}
+	ns = total.Num()
+	if neg {
+		ns.Neg(ns)
+	}
+	return ns, parts, true
 }
