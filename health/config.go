@@ -28,7 +28,8 @@ const (
 	MetadataThreshold = "ConsecutiveFailuresHealthPolicy.Threshold"
 	// MetadataRateLimit is the failure rate, in (0, 1), above which the
 	// passive failure-rate policies mark a destination unhealthy (default
-	// 0.3). PassiveConfig.RateLimit wins when set.
+	// 0.3), written as a decimal number ("0.25", ".5", "5e-1").
+	// PassiveConfig.RateLimit wins when set.
 	MetadataRateLimit = "TransportFailureRateHealthPolicy.RateLimit"
 )
 
@@ -256,8 +257,9 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 		sp.rateLimit = p.RateLimit
 	default:
 		if v, ok := c.Metadata[MetadataRateLimit]; ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil || !(f > 0 && f < 1) {
+			v = strings.TrimSpace(v)
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || !decimal(v) || !(f > 0 && f < 1) {
 				errs = append(errs, problem("metadata["+MetadataRateLimit+"]", "health.passive.rateLimit.invalid", "rate limit must be a number in (0, 1)"))
 			} else {
 				sp.rateLimit = f
@@ -277,6 +279,13 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 		sp.reactivation = sp.window
 	}
 	return s, errs, warns
+}
+
+// decimal reports whether s holds only what a decimal number is written
+// with: digits, sign, point and exponent. strconv.ParseFloat also reads
+// hexadecimal, underscores and words such as "Inf".
+func decimal(s string) bool {
+	return strings.Trim(s, "0123456789+-.eE") == ""
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -50,6 +50,10 @@ func TestConfigValidate(t *testing.T) {
 	assert.Empty(t, errs)
 	assert.Equal(t, 4, s.active.threshold)
 	assert.Equal(t, 0.5, s.passive.rateLimit)
+	for _, v := range []string{"0x1p-1", "0.2_5", "Inf", "0.5%"} {
+		_, errs, _ = resolve(Config{Metadata: map[string]string{MetadataRateLimit: v}}, nil)
+		assert.Equal(t, map[string]string{"metadata[" + MetadataRateLimit + "]": "health.passive.rateLimit.invalid"}, problems(t, errs), "%q is no decimal rate", v)
+	}
 	s, _, _ = resolve(Config{Passive: PassiveConfig{RateLimit: 0.2}, Metadata: map[string]string{MetadataRateLimit: "0.5"}}, nil)
 	assert.Equal(t, 0.2, s.passive.rateLimit, "the field wins over metadata")
 	assert.Equal(t, upstream.Unknown, Config{}.InitialActiveHealth())
