@@ -82,11 +82,11 @@ package snapshot
 //	upstream.health.active.path.invalid             upstreams[i].health.active.path                   not starting with "/"; "?", "#", controls or spaces
 //	upstream.health.active.query.invalid            upstreams[i].health.active.query                  "#", controls or spaces
 //	upstream.health.active.policy.unknown           upstreams[i].health.active.policy                 not ConsecutiveFailures
-//	upstream.health.active.threshold.invalid        upstreams[i].health.active.threshold              negative
+//	upstream.health.active.threshold.invalid        upstreams[i].health.active.threshold              negative; or the metadata key ConsecutiveFailuresHealthPolicy.Threshold (with a health monitor) not a whole number >= 1
 //	upstream.health.passive.policy.unknown          upstreams[i].health.passive.policy                not TransportFailureRate or TransportFailureRateWith5xx
 //	upstream.health.passive.window.invalid          upstreams[i].health.passive.window                not a duration > 0
 //	upstream.health.passive.minRequests.invalid     upstreams[i].health.passive.minRequests           negative
-//	upstream.health.passive.failureRate.invalid     upstreams[i].health.passive.failureRate           not 0 < rate <= 1 (0 is the default)
+//	upstream.health.passive.failureRate.invalid     upstreams[i].health.passive.failureRate           not 0 < rate < 1 (0 is the default); or the metadata key TransportFailureRateHealthPolicy.RateLimit (with a health monitor) not a decimal number in (0, 1)
 //	upstream.health.passive.reactivationPeriod.invalid upstreams[i].health.passive.reactivationPeriod not a duration > 0
 //	upstream.health.availability.unknown            upstreams[i].health.availability                  not HealthyOrPanic or HealthyAndUnknown
 //	upstream.health.probeFirst.needsActive          upstreams[i].health.probeFirst                    probeFirst without active health enabled

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paduraksa/paduraksa/health"
@@ -50,16 +51,27 @@ func healthConfig(u *Upstream) health.Config {
 }
 
 // healthProblems converts the health package's problems into the
-// snapshot's, under the upstream's path.
+// snapshot's: paths into the upstream's health block or its metadata, and
+// the document's names where they differ from the health config's (the
+// rate limit is the document's failureRate).
 func healthProblems(i int, errs []error) []*ValidationError {
 	out := make([]*ValidationError, 0, len(errs))
 	for _, err := range errs {
 		var he *health.ValidationError
-		if errors.As(err, &he) {
-			out = append(out, &ValidationError{Code: "upstream." + he.Code, Path: upPath(i, ".health."+he.Path), Msg: he.Msg})
-		} else {
+		if !errors.As(err, &he) {
 			out = append(out, &ValidationError{Code: "upstream.health.invalid", Path: upPath(i, ".health"), Msg: err.Error()})
+			continue
 		}
+		code, path := "upstream."+he.Code, upPath(i, ".health."+he.Path)
+		if key, ok := strings.CutPrefix(he.Path, "metadata["); ok {
+			path = joinKey(upPath(i, ".metadata"), strings.TrimSuffix(key, "]"))
+		} else if he.Path == "passive.rateLimit" {
+			path = upPath(i, ".health.passive.failureRate")
+		}
+		if he.Code == "health.passive.rateLimit.invalid" {
+			code = CodeUpstreamHealthPassiveFailureRateInvalid
+		}
+		out = append(out, &ValidationError{Code: code, Path: path, Msg: he.Msg})
 	}
 	return out
 }

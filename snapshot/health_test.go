@@ -86,3 +86,26 @@ func TestActiveHealthThroughPublisher(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, upstream.Unhealthy, store.Load().Cluster("u").Upstream.Destination("bad").ActiveHealth())
 }
+
+// TestHealthProblemsUseDocumentPaths: what the health monitor refuses is
+// reported with the document's codes and paths, under the upstream's
+// health block or its metadata.
+func TestHealthProblemsUseDocumentPaths(t *testing.T) {
+	mon := health.New(health.Options{})
+	defer mon.Close()
+	c := Compiler{Health: mon}
+	doc := &Document{Upstreams: []Upstream{
+		{ID: "a", Health: HealthCheck{Passive: PassiveHealth{Enabled: true, FailureRate: 0.5, Window: "1ms"}}},
+		{ID: "b", Metadata: map[string]string{health.MetadataThreshold: "0", health.MetadataRateLimit: "0x1p-1"}},
+	}}
+	_, err := c.Compile(doc)
+	assert.Equal(t, []string{
+		CodeUpstreamHealthPassiveWindowInvalid + " upstreams[0].health.passive.window",
+		CodeUpstreamHealthActiveThresholdInvalid + ` upstreams[1].metadata["ConsecutiveFailuresHealthPolicy.Threshold"]`,
+		CodeUpstreamHealthPassiveFailureRateInvalid + ` upstreams[1].metadata["TransportFailureRateHealthPolicy.RateLimit"]`,
+	}, problemList(t, err))
+
+	// A failure rate of 1 is the document's own refusal, monitor or not.
+	doc = &Document{Upstreams: []Upstream{{ID: "a", Health: HealthCheck{Passive: PassiveHealth{FailureRate: 1}}}}}
+	assert.Equal(t, []string{CodeUpstreamHealthPassiveFailureRateInvalid + " upstreams[0].health.passive.failureRate"}, codePaths(Validate(doc, ValidateOptions{})))
+}

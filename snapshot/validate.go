@@ -621,9 +621,9 @@ func (c *docCheck) health(i int, h *HealthCheck) {
 	if p.MinRequests < 0 {
 		c.add(CodeUpstreamHealthPassiveMinRequestsInvalid, upPath(i, ".health.passive.minRequests"), "must not be negative")
 	}
-	if !(p.FailureRate >= 0 && p.FailureRate <= 1) {
+	if !(p.FailureRate >= 0 && p.FailureRate < 1) {
 		c.add(CodeUpstreamHealthPassiveFailureRateInvalid, upPath(i, ".health.passive.failureRate"),
-			strconv.FormatFloat(p.FailureRate, 'g', -1, 64)+" is not in (0, 1]")
+			strconv.FormatFloat(p.FailureRate, 'g', -1, 64)+" is not in (0, 1)")
 	}
 	c.durationIn(p.ReactivationPeriod, 1, noMax, CodeUpstreamHealthPassiveReactivationInvalid,
 		i, ".health.passive.reactivationPeriod", "must be a duration > 0")
