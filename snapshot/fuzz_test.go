@@ -3,16 +3,24 @@ package snapshot
 import (
 	"bytes"
 	"encoding/json"
+	"net/netip"
+	"net/url"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/paduraksa/paduraksa/gate"
 )
 
 // FuzzDecodeValidate feeds arbitrary bytes through Decode, Validate and
-// Canonical: nothing panics, every problem has a known code, and the
-// canonical form of a valid document decodes to a valid document with the
-// same canonical form.
+// Canonical: nothing panics, every error is a problem with a known code,
+// a decoded document written by encoding/json decodes to a document with
+// the same canonical form (Decode reads back every field json writes), and
+// the canonical form of a valid document decodes to a valid document with
+// the same canonical form.
 func FuzzDecodeValidate(f *testing.F) {
 	for _, name := range []string{"testdata/valid.json", "testdata/valid.yaml", "testdata/canonical.golden"} {
 		data, err := os.ReadFile(name)
@@ -32,6 +40,7 @@ func FuzzDecodeValidate(f *testing.F) {
 		"hosts:\n- names: [bücher.example]\n  kind: redirect\n  redirect: {to: 'https://b.com/', status: 301}\n",
 		"upstreams:\n- id: u\n  http: {connectTimeout: 10000ms, tls: {trust: pinned, pins: [" + testPin + "]}}\n",
 		`{"global":{"trustedProxies":["::ffff:10.0.0.0/104"],"defaultAnswer":{}}}`,
+		`{"global":{"server":"a\\b\u0001\u2028","defaultAnswer":{"body":"\t<\u00e9>\n"}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -42,7 +51,7 @@ func FuzzDecodeValidate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := Decode(data)
 		if err != nil {
-			probs := Problems(err)
+			probs := strictProblems(t, err)
 			if len(probs) == 0 {
 				t.Fatalf("Decode error without problems: %v", err)
 			}
@@ -65,6 +74,17 @@ func FuzzDecodeValidate(f *testing.F) {
 		}
 		if !json.Valid(c1) {
 			t.Fatalf("canonical form is not JSON: %q", c1)
+		}
+		js, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatalf("json.Marshal: %v", err)
+		}
+		back, err := Decode(js)
+		if err != nil {
+			t.Fatalf("%s, as encoding/json writes it, does not decode: %v", js, err)
+		}
+		if cb, err := Canonical(back); err != nil || !bytes.Equal(cb, c1) {
+			t.Fatalf("%s decodes to another document:\n%s\n%s", js, c1, cb)
 		}
 		doc2, err := Decode(c1)
 		if err != nil {
@@ -120,17 +140,27 @@ func FuzzCanonicalHostName(f *testing.F) {
 	})
 }
 
-// FuzzParseAddress checks that a parsed address parses back to itself.
+// FuzzParseAddress checks ParseAddress against refAddress, which reads
+// the URL with net/url, and checks that the canonical form of an address
+// parses back to the same address.
 func FuzzParseAddress(f *testing.F) {
 	for _, s := range []string{
 		"http://example.com", "https://Example.COM:8443/", "http://[2001:db8::1]:81", "http://[::ffff:10.0.0.1]",
-		"http://10.0.0.1:8080", "http://bücher.example", "ftp://x", "http://a.com/x", "http://a@b",
+		"http://10.0.0.1:8080", "http://bücher.example", "ftp://x", "http://a.com/x", "http://a@b", "http://@b",
+		"http://a.com:", "http://[::1]:", "http://[::1]x", "http://a.com:0", "http://a.com:080", "http://a.com:65536", "http://a.com:+80", "http://a.com.",
+		"http://a%41.com", "http://[fe80::1%25eth0]", "http://[1.2.3.4]", "http://*.a.com", "http://a.com?", "http://a.com#",
+		"http://a.com/?", "http:a.com", "http:///a.com", "http://a.com:80:80", "http://a.com\\x", "HTTP://A.COM/",
+		"http://\u00a0a.com", "http://0\xc30", "http:", "http:/", "http://", "http://xn--bcher-kva.example", "http://1.2.3", "http://123",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		scheme, hostport, err := ParseAddress(s)
-		if err != nil {
+		wantScheme, wantHostport, ok := refAddress(s)
+		if (err == nil) != ok || scheme != wantScheme || hostport != wantHostport {
+			t.Fatalf("ParseAddress(%q) = %q, %q, %v; the reference: %q, %q, %v", s, scheme, hostport, err, wantScheme, wantHostport, ok)
+		}
+		if !ok {
 			return
 		}
 		a, reason := parseAddr(s)
@@ -138,9 +168,59 @@ func FuzzParseAddress(f *testing.F) {
 			t.Fatalf("ParseAddress accepts %q, parseAddr does not: %s", s, reason)
 		}
 		again := string(a.appendURL(nil))
+		if again != scheme+"://"+hostport {
+			t.Fatalf("canonical form of %q is %q, want %q", s, again, scheme+"://"+hostport)
+		}
 		scheme2, hostport2, err := ParseAddress(again)
 		if err != nil || scheme2 != scheme || hostport2 != hostport {
 			t.Fatalf("%q -> %q: %q %q %v; want %q %q", s, again, scheme2, hostport2, err, scheme, hostport)
 		}
 	})
+}
+
+// refAddress reads a destination address as ParseAddress documents it:
+// http:// or https:// in any case, a host and an optional port (1-65535,
+// decimal, no leading zero; 80 or 443 by default), no user info, no path
+// but "/", no query, no fragment. The host is an IPv6 literal in brackets
+// (IPv4-mapped ones stand for IPv4) or a host name as gate reads one, in
+// its canonical form, which must be stable; not a wildcard, not ending in
+// a dot, without white space around it, as written (no percent-escapes).
+func refAddress(s string) (scheme, hostport string, ok bool) {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Opaque != "" || u.User != nil ||
+		u.RawQuery != "" || u.ForceQuery || strings.Contains(s, "#") || u.Path != "" && u.Path != "/" || u.RawPath != "" {
+		return "", "", false
+	}
+	_, authority, _ := strings.Cut(s, "://")
+	if i := strings.IndexAny(authority, "/?#"); i >= 0 {
+		authority = authority[:i]
+	}
+	if u.Host == "" || strings.Contains(authority, "%") || strings.HasSuffix(authority, ":") {
+		return "", "", false
+	}
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || port[0] == '0' || port[0] == '+' {
+		return "", "", false
+	}
+	if strings.HasPrefix(authority, "[") {
+		ip, err := netip.ParseAddr(host)
+		if err != nil || !ip.Is6() || ip.Zone() != "" {
+			return "", "", false
+		}
+		if ip.Is4In6() {
+			return u.Scheme, ip.Unmap().String() + ":" + port, true
+		}
+		return u.Scheme, "[" + ip.String() + "]:" + port, true
+	}
+	canon, wildcard, err := gate.CanonicalHostName(host)
+	if err != nil || wildcard || host == "" || strings.HasSuffix(host, ".") || !utf8.ValidString(host) ||
+		strings.TrimFunc(host, unicode.IsSpace) != host {
+		return "", "", false
+	}
+	if again, _, err := gate.CanonicalHostName(canon); err != nil || again != canon {
+		return "", "", false
+	}
+	return u.Scheme, canon + ":" + port, true
 }
