@@ -1,16 +1,20 @@
 package balance
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/paduraksa/paduraksa/upstream"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/http/httpguts"
 )
 
 // FuzzCookieValue checks the allocation-free cookie reader against
-// net/http's.
+// net/http's, for every name that is a token by x/net's reckoning.
 func FuzzCookieValue(f *testing.F) {
 	for _, s := range []string{
 		"sid=abc", "a=1; sid=xyz", ` sid = "q" `, "sid=a\\b; sid=ok", "sid", "sid=;sid=2",
@@ -19,47 +23,110 @@ func FuzzCookieValue(f *testing.F) {
 		f.Add(s, "sid")
 	}
 	f.Fuzz(func(t *testing.T, line, name string) {
-		if !isToken(name) {
+		if !httpguts.ValidHeaderFieldName(name) { // a token: cookieValue's contract
 			return
 		}
 		lines := strings.Split(line, "\n")
 		got, ok := cookieValue(lines, name)
 		r := &http.Request{Header: http.Header{"Cookie": lines}}
-		c, err := r.Cookie(name)
+		want, err := r.Cookie(name)
 		if err != nil {
-			require.False(t, ok, "net/http found no cookie %q, we found %q", name, got)
+			if ok {
+				t.Fatalf("cookie %q in %q: found %q; net/http finds none", name, line, got)
+			}
 			return
 		}
-		require.True(t, ok, "net/http found %q", c.Value)
-		require.Equal(t, c.Value, got)
+		if !ok || got != want.Value {
+			t.Fatalf("cookie %q in %q: %q, %v; net/http finds %q", name, line, got, ok, want.Value)
+		}
 	})
 }
 
-// FuzzAffinityKey feeds arbitrary keys to Find: it never panics, and a key
-// that matches is exactly a destination's key, in either case.
+// FuzzAffinityKey feeds arbitrary keys to Find, in Header mode (64-bit
+// keys) and ArrCookie mode (256-bit keys in a cookie), and requires the
+// answer refKey gives: the destination whose key the value is, hex
+// digits in either case; no key at all when the value is absent; a
+// redistribution for anything else.
 func FuzzAffinityKey(f *testing.F) {
 	c := nDests(f, 4)
-	a, err := NewAffinity(AffinityConfig{Mode: AffinityHeader}, testKey)
-	require.NoError(f, err)
-	for _, d := range c.Members().All {
-		f.Add(a.Key(d))
+	modes := []AffinityMode{AffinityHeader, AffinityArrCookie}
+	var affs []*Affinity
+	for _, m := range modes {
+		a, err := NewAffinity(AffinityConfig{Mode: m}, testKey)
+		require.NoError(f, err)
+		affs = append(affs, a)
 	}
-	f.Add("")
-	f.Add("0123456789abcdeg")
-	f.Add(strings.Repeat("f", 64))
-	f.Fuzz(func(t *testing.T, v string) {
-		r := &http.Request{Header: http.Header{}}
-		r.Header.Set(DefaultAffinityKeyName, v)
-		d, st := a.Find(r, c.Members())
-		if d == nil {
-			require.NotEqual(t, AffinityMatched, st)
-			return
+	for i, m := range modes {
+		for _, d := range c.Members().All {
+			k := refKey(d, m)
+			require.Equal(f, k, affs[i].Key(d), "the key of %s is the documented HMAC", d.ID())
+			f.Add(uint8(i), k)
+			f.Add(uint8(i), strings.ToUpper(k))
 		}
-		require.Equal(t, AffinityMatched, st)
-		require.Equal(t, a.Key(d), strings.ToLower(v))
-
-		var buf [8]byte
-		require.True(t, decodeHex(buf[:], v))
-		require.Equal(t, strings.ToLower(v), hex.EncodeToString(buf[:]))
+		f.Add(uint8(i), "")
+	}
+	f.Add(uint8(0), "0123456789abcdeg")
+	f.Add(uint8(1), strings.Repeat("f", 64))
+	f.Add(uint8(1), `"`+refKey(c.Members().All[0], AffinityArrCookie)+`"`)
+	f.Fuzz(func(t *testing.T, mode uint8, v string) {
+		i := int(mode) % len(modes)
+		r := &http.Request{Header: http.Header{}}
+		value, present := v, v != ""
+		if modes[i] == AffinityHeader {
+			r.Header.Set(DefaultAffinityKeyName, v)
+		} else {
+			r.Header.Set("Cookie", DefaultAffinityKeyName+"="+v)
+			ck, err := r.Cookie(DefaultAffinityKeyName)
+			value, present = "", err == nil
+			if present {
+				value = ck.Value
+			}
+		}
+		var want *upstream.Destination
+		wantStatus := AffinityRedistributed
+		if !present {
+			wantStatus = AffinityNone
+		}
+		for _, d := range c.Members().All {
+			if present && asciiLower(value) == refKey(d, modes[i]) {
+				want, wantStatus = d, AffinityMatched
+			}
+		}
+		d, st := affs[i].Find(r, c.Members())
+		if d != want || st != wantStatus {
+			t.Fatalf("%s %q: Find = %s, %v; want %s, %v", modes[i], v, idOf(d), st, idOf(want), wantStatus)
+		}
 	})
+}
+
+// refKey is the documented affinity key of d: HMAC-SHA-256 under testKey of
+// the cluster ID, a zero byte and the destination ID, in hex, the first 64
+// bits of it except in ArrCookie mode.
+func refKey(d *upstream.Destination, m AffinityMode) string {
+	h := hmac.New(sha256.New, testKey)
+	h.Write([]byte(d.ClusterID() + "\x00" + d.ID()))
+	sum := h.Sum(nil)
+	if m != AffinityArrCookie {
+		sum = sum[:8]
+	}
+	return hex.EncodeToString(sum)
+}
+
+func idOf(d *upstream.Destination) string {
+	if d == nil {
+		return "no destination"
+	}
+	return d.ID()
+}
+
+// asciiLower lowercases ASCII letters only (strings.ToLower would also map
+// other letters, such as the Kelvin sign, onto "k").
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
