@@ -27,7 +27,7 @@ func TestChurnUnderLoad(t *testing.T) {
 	backends := []*backend{startBackend(t, "a"), startBackend(t, "b"), startBackend(t, "c"), startBackend(t, "d")}
 	store, pub := newPublisher(t)
 	doc := fleet(hosts, backends...)
-	_, err := pub.Apply(context.Background(), doc)
+	_, err := pub.Apply(testContext(t), doc)
 	require.NoError(t, err)
 	addr := serve(t, store)
 

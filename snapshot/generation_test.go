@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -38,7 +37,7 @@ func TestGenerationConsistency(t *testing.T) {
 			{ID: "new", Destinations: []Destination{{ID: "d", Address: "http://" + fresh.addr}}},
 		},
 	}
-	_, err := pub.Apply(context.Background(), doc)
+	_, err := pub.Apply(testContext(t), doc)
 	require.NoError(t, err)
 	addr := serve(t, store)
 
@@ -65,7 +64,7 @@ func TestGenerationConsistency(t *testing.T) {
 	next := clone(doc)
 	next.Hosts[0].Routes[0].Upstream = "new"
 	next.Hosts[0].Server = "Generation-2"
-	_, err = pub.Apply(context.Background(), next)
+	_, err = pub.Apply(testContext(t), next)
 	require.NoError(t, err)
 
 	status, body := get(t, client, addr, "app.test", "/")
@@ -84,7 +83,7 @@ func TestHealthContinuityAcrossPublishes(t *testing.T) {
 	a, b := startBackend(t, "a"), startBackend(t, "b")
 	store, pub := newPublisher(t)
 	doc := fleet(3, a, b)
-	_, err := pub.Apply(context.Background(), doc)
+	_, err := pub.Apply(testContext(t), doc)
 	require.NoError(t, err)
 	dest := func(u, d string) *upstream.Destination {
 		return store.Load().Cluster(u).Upstream.Destination(d)
@@ -100,7 +99,7 @@ func TestHealthContinuityAcrossPublishes(t *testing.T) {
 	next.Upstreams[2].Destinations = next.Upstreams[2].Destinations[:1]
 	next.Upstreams[0].LoadBalancing = "RoundRobin"
 	next.Upstreams[0].Health.Active = ActiveHealth{Enabled: true, Interval: "30s"}
-	_, err = pub.Apply(context.Background(), next)
+	_, err = pub.Apply(testContext(t), next)
 	require.NoError(t, err)
 	assert.Same(t, d0, dest("u0", "d0"))
 	assert.Equal(t, upstream.Unhealthy, dest("u0", "d0").ActiveHealth())
@@ -109,7 +108,7 @@ func TestHealthContinuityAcrossPublishes(t *testing.T) {
 	// Address change: fresh state.
 	moved := clone(next)
 	moved.Upstreams[0].Destinations[0].Address = "http://" + b.addr
-	_, err = pub.Apply(context.Background(), moved)
+	_, err = pub.Apply(testContext(t), moved)
 	require.NoError(t, err)
 	assert.NotSame(t, d0, dest("u0", "d0"))
 	assert.Equal(t, upstream.Unknown, dest("u0", "d0").ActiveHealth())
@@ -119,11 +118,11 @@ func TestHealthContinuityAcrossPublishes(t *testing.T) {
 	d1.SetActiveHealth(upstream.Unhealthy)
 	removed := clone(moved)
 	removed.Upstreams[0].Destinations = removed.Upstreams[0].Destinations[:1]
-	_, err = pub.Apply(context.Background(), removed)
+	_, err = pub.Apply(testContext(t), removed)
 	require.NoError(t, err)
 	assert.Nil(t, dest("u0", "d1"))
 	assert.True(t, d1.Removed())
-	_, err = pub.Apply(context.Background(), moved)
+	_, err = pub.Apply(testContext(t), moved)
 	require.NoError(t, err)
 	assert.NotSame(t, d1, dest("u0", "d1"))
 	assert.Equal(t, upstream.Unknown, dest("u0", "d1").ActiveHealth())

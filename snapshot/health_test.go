@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"context"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -30,8 +29,7 @@ func TestActiveHealthThroughPublisher(t *testing.T) {
 	})
 
 	mon := health.New(health.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := testContext(t)
 	require.NoError(t, mon.Start(ctx))
 	defer mon.Close()
 	changes := make(chan health.Change, 16)

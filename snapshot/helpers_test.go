@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -92,6 +93,14 @@ func newClient(t testing.TB) *http.Client {
 	tr := &http.Transport{MaxIdleConnsPerHost: 128, DisableCompression: true}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
+}
+
+// testContext returns a context that ends a minute after it was made or
+// with the test, so that a publish that never completes fails its test.
+func testContext(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 // within runs f and fails the test when it has not returned after limit.

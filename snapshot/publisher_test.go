@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +17,7 @@ func newPublisher(t testing.TB) (*Store, *Publisher) {
 func TestPublishAppliesAndServes(t *testing.T) {
 	a := startBackend(t, "a")
 	store, pub := newPublisher(t)
-	o, err := pub.Apply(context.Background(), fleet(3, a))
+	o, err := pub.Apply(testContext(t), fleet(3, a))
 	require.NoError(t, err)
 	assert.Equal(t, Applied, o.Status)
 	assert.Equal(t, o.Revision, store.Load().Revision())
@@ -36,14 +35,14 @@ func TestPublishAppliesAndServes(t *testing.T) {
 func TestRefusedDocumentKeepsOldSnapshotServing(t *testing.T) {
 	a := startBackend(t, "a")
 	store, pub := newPublisher(t)
-	_, err := pub.Apply(context.Background(), fleet(2, a))
+	_, err := pub.Apply(testContext(t), fleet(2, a))
 	require.NoError(t, err)
 	before := store.Load()
 
 	bad := clone(fleet(2, a))
 	bad.Hosts[1].Routes[0].Upstream = "missing"
 	bad.Hosts[0].Names = []string{"h1.test"} // also a duplicate
-	o, err := pub.Apply(context.Background(), bad)
+	o, err := pub.Apply(testContext(t), bad)
 	require.Error(t, err)
 	assert.Equal(t, Refused, o.Status)
 	assert.Equal(t, []string{
@@ -61,10 +60,10 @@ func TestRefusedDocumentKeepsOldSnapshotServing(t *testing.T) {
 func TestPublishUnchangedIsCheap(t *testing.T) {
 	a := startBackend(t, "a")
 	store, pub := newPublisher(t)
-	_, err := pub.Apply(context.Background(), fleet(2, a))
+	_, err := pub.Apply(testContext(t), fleet(2, a))
 	require.NoError(t, err)
 	before := store.Load()
-	o, err := pub.Apply(context.Background(), clone(fleet(2, a)))
+	o, err := pub.Apply(testContext(t), clone(fleet(2, a)))
 	require.NoError(t, err)
 	assert.Equal(t, Unchanged, o.Status)
 	assert.Same(t, before, store.Load())
@@ -79,6 +78,8 @@ func TestPublishCoalescesToLatest(t *testing.T) {
 
 	// Hold the writer inside the first publish so the next ones queue.
 	entered, release := make(chan struct{}), make(chan struct{})
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	defer releaseOnce() // also when the test fails before it lets go
 	first := true
 	pub.cfg.OnApplied = func(*Snapshot) {
 		if first {
@@ -88,14 +89,13 @@ func TestPublishCoalescesToLatest(t *testing.T) {
 		}
 	}
 	r1 := pub.Publish(fleet(1, a))
-	<-entered
+	receive(t, entered, 10*time.Second)
 	var revs []*Revision
 	for n := 2; n <= 6; n++ {
 		revs = append(revs, pub.Publish(fleet(n, a)))
 	}
-	close(release)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	releaseOnce()
+	ctx := testContext(t)
 	o1, err := r1.Wait(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, Applied, o1.Status)
@@ -117,7 +117,7 @@ func TestPublishCoalescesToLatest(t *testing.T) {
 
 func TestPublishDataRefusesUndecodable(t *testing.T) {
 	_, pub := newPublisher(t)
-	o, err := pub.PublishData([]byte("{not json")).Wait(context.Background())
+	o, err := pub.PublishData([]byte("{not json")).Wait(testContext(t))
 	require.NoError(t, err)
 	assert.Equal(t, Refused, o.Status)
 	assert.Equal(t, []string{CodeDocumentSyntax + " "}, codePaths(o.Errors))

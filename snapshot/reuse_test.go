@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,7 +15,7 @@ import (
 func TestIncrementalCompileReusesOnlyUnchanged(t *testing.T) {
 	a, b := startBackend(t, "a"), startBackend(t, "b")
 	store, pub := newPublisher(t)
-	ctx := context.Background()
+	ctx := testContext(t)
 	doc := fleet(4, a)
 	doc.AccessLists = []AccessList{{ID: "office", Allow: []string{"127.0.0.0/8"}}}
 	doc.Hosts[3].AccessList = "office"
