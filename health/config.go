@@ -260,7 +260,7 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 			v = strings.TrimSpace(v)
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil || !decimal(v) || !(f > 0 && f < 1) {
-				errs = append(errs, problem("metadata["+MetadataRateLimit+"]", "health.passive.rateLimit.invalid", "rate limit must be a number in (0, 1)"))
+				errs = append(errs, problem("metadata["+MetadataRateLimit+"]", "health.passive.rateLimit.invalid", "rate limit must be a decimal number in (0, 1)"))
 			} else {
 				sp.rateLimit = f
 			}

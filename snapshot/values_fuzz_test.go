@@ -55,7 +55,8 @@ func FuzzParseAddrPrefix(f *testing.F) {
 // alone or with "/bits" (decimal, no sign, no leading zero); an
 // IPv4-mapped IPv6 address stands for its IPv4 address, its length minus
 // 96; no zone; no bit set after the length. It returns the address in 4 or
-// 16 bytes and the length. It uses package net, not netip.
+// 16 bytes and the length. The address literal is net.ParseIP's; the rules
+// on top of it are written here.
 func refPrefix(s string) (ip net.IP, bits int, ok bool) {
 	text, bitsText, withBits := strings.Cut(s, "/")
 	ip = net.ParseIP(text) // refuses zones
