@@ -56,7 +56,11 @@ func run(ctx context.Context, args []string, opt options) error {
 		OnOutcome: func(o snapshot.Outcome) {
 			switch o.Status {
 			case snapshot.Refused:
-				log.Error("config refused; the previous config keeps serving", "revision", o.Revision, "problems", len(o.Errors))
+				msg := "config refused; the previous config keeps serving"
+				if store.Load() == nil {
+					msg = "config refused; nothing is serving yet"
+				}
+				log.Error(msg, "revision", o.Revision, "problems", len(o.Errors))
 				for _, e := range o.Errors {
 					log.Error("config problem", "code", e.Code, "path", e.Path, "msg", e.Msg)
 				}
@@ -65,6 +69,8 @@ func run(ctx context.Context, args []string, opt options) error {
 				for _, w := range o.Warnings {
 					log.Warn("config warning", "code", w.Code, "path", w.Path, "msg", w.Msg)
 				}
+			case snapshot.Unchanged:
+				log.Info("config unchanged", "revision", o.Revision)
 			default:
 				log.Debug("config "+o.Status.String(), "revision", o.Revision)
 			}
@@ -93,7 +99,7 @@ func run(ctx context.Context, args []string, opt options) error {
 		return err
 	}
 	if o.Status == snapshot.Refused {
-		return fmt.Errorf("config refused: %w", joinProblems(o.Errors))
+		return fmt.Errorf("config refused, nothing is serving: %w", joinProblems(o.Errors))
 	}
 
 	var limits listenlimits.Limits
@@ -135,19 +141,14 @@ func run(ctx context.Context, args []string, opt options) error {
 		defer t.Stop()
 		tick = t.C
 	}
-	last := data
+	w := watcher{applied: data, log: log, publish: func(b []byte) { pub.PublishData(b) }}
 	reload := func(why string) {
 		data, err := source()
-		if err != nil {
-			log.Error("config unreadable; the previous config keeps serving", "err", err)
-			return
+		if why == "signal" {
+			w.signal(data, err)
+		} else {
+			w.poll(data, err)
 		}
-		if why == "change" && bytes.Equal(data, last) {
-			return
-		}
-		last = data
-		log.Info("reloading config", "why", why)
-		pub.PublishData(data)
 	}
 	for {
 		select {
@@ -166,6 +167,59 @@ func run(ctx context.Context, args []string, opt options) error {
 			reload("change")
 		}
 	}
+}
+
+// watcher decides which reads of the config file to publish. A poll
+// publishes a changed document only once two reads in a row agree, so a
+// file caught half-written (an editor or a copy still writing it) is never
+// applied; writing a new file and renaming it over the old one makes the
+// change visible at once and whole. A signal publishes what it reads
+// (the operator asked). A file that cannot be read is logged once, until
+// that changes.
+type watcher struct {
+	applied []byte // the document last published
+	pending []byte // a changed document seen once, waiting for a second read
+	lastErr string // the read error last logged
+	log     *slog.Logger
+	publish func([]byte)
+}
+
+func (w *watcher) unreadable(err error) bool {
+	if err == nil {
+		w.lastErr = ""
+		return false
+	}
+	if msg := err.Error(); msg != w.lastErr {
+		w.lastErr = msg
+		w.log.Error("config unreadable; the previous config keeps serving", "err", err)
+	}
+	return true
+}
+
+func (w *watcher) poll(data []byte, err error) {
+	if w.unreadable(err) {
+		return
+	}
+	switch {
+	case bytes.Equal(data, w.applied):
+		w.pending = nil
+	case w.pending != nil && bytes.Equal(data, w.pending):
+		w.log.Info("reloading config", "why", "change")
+		w.applied, w.pending = data, nil
+		w.publish(data)
+	default:
+		w.log.Debug("config file changed; publishing when a second read agrees")
+		w.pending = data
+	}
+}
+
+func (w *watcher) signal(data []byte, err error) {
+	if w.unreadable(err) {
+		return
+	}
+	w.log.Info("reloading config", "why", "signal")
+	w.applied, w.pending = data, nil
+	w.publish(data)
 }
 
 // wrapListener puts the connection stage in front of the HTTP server, in
