@@ -190,6 +190,17 @@ type exchange struct {
 	info  informational
 	idle  idleTimer
 	tried [MaxRetryAttempts + 1]*upstream.Destination
+	up    *upstreamConn // the plain HTTP/1.x connection in use, if any
+}
+
+// gotConn is the ClientTrace callback for the connection an attempt uses.
+func (o *exchange) gotConn(info httptrace.GotConnInfo) {
+	if u, ok := info.Conn.(*upstreamConn); ok {
+		u.arm()
+		o.up = u
+	} else {
+		o.up = nil
+	}
 }
 
 // perRequest is what a forward allocates: one object.
@@ -203,6 +214,7 @@ type perRequest struct {
 var exchangePool = sync.Pool{New: func() any {
 	o := &exchange{hdr: make(http.Header, 16)}
 	o.trace.Got1xxResponse = o.info.got1xx
+	o.trace.GotConn = o.gotConn
 	o.info.idle = &o.idle
 	o.idle.init()
 	return o
@@ -215,6 +227,7 @@ func (o *exchange) release() {
 	clear(o.hdr)
 	o.req = http.Request{}
 	o.url = url.URL{}
+	o.up = nil
 	clear(o.tried[:])
 	exchangePool.Put(o)
 }
@@ -644,6 +657,11 @@ func (rt *Route) respond(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 	}
 	defer res.Body.Close()
 	h := res.Header
+	if res.Close && res.ProtoMajor == 1 && h["Connection"] == nil {
+		// net/http deleted a Connection field that said close, with the
+		// names it listed: the connection read them.
+		o.up.removeListed(h)
+	}
 	removeHopByHop(h)
 	delete(h, "Alt-Svc")
 	dst := w.Header()

@@ -65,6 +65,9 @@ func exchange(t *testing.T, addr, raw string, halfClose bool) (res *http.Respons
 	}
 	br := bufio.NewReader(c)
 	res, err = http.ReadResponse(br, nil)
+	for err == nil && res.StatusCode < 200 {
+		res, err = http.ReadResponse(br, nil) // relayed 1xx
+	}
 	require.NoError(t, err)
 	b, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
@@ -190,6 +193,13 @@ func drain(got <-chan seen) {
 // rawUpstream answers every request with raw bytes.
 func rawUpstream(t *testing.T, answer string) string {
 	t.Helper()
+	return rawUpstreamWriting(t, answer, len(answer))
+}
+
+// rawUpstreamWriting answers with raw bytes written in pieces of at most
+// step bytes, each a write of its own.
+func rawUpstreamWriting(t *testing.T, answer string, step int) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { ln.Close() })
@@ -205,7 +215,13 @@ func rawUpstream(t *testing.T, answer string) string {
 				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
 					return
 				}
-				io.WriteString(c, answer)
+				for rest := answer; rest != ""; {
+					n := min(step, len(rest))
+					if _, err := io.WriteString(c, rest[:n]); err != nil {
+						return
+					}
+					rest = rest[n:]
+				}
 			}()
 		}
 	}()
@@ -287,5 +303,32 @@ func TestInformationalResponsesAreBounded(t *testing.T) {
 		}
 		c.Close()
 		assert.Equal(t, tc.want, statuses, tc.proto)
+	}
+}
+
+// TestConnectionListedNamesNeverReachTheClient: the names an upstream's
+// Connection field lists are hop-by-hop, also when it says close (which
+// makes net/http's client delete the field before the forwarder sees it).
+func TestConnectionListedNamesNeverReachTheClient(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer string
+		step   int
+	}{
+		{"close last", "HTTP/1.1 200 OK\r\nConnection: X-Secret, close\r\nX-Secret: 1\r\nX-Public: 1\r\nContent-Length: 2\r\n\r\nok", 1 << 10},
+		{"close first, upper case", "HTTP/1.1 200 OK\r\nCONNECTION: close,x-secret\r\nX-Secret: 1\r\nX-Public: 1\r\nContent-Length: 2\r\n\r\nok", 1 << 10},
+		{"two lines", "HTTP/1.1 200 OK\r\nConnection: close\r\nConnection: X-Secret\r\nX-Secret: 1\r\nX-Public: 1\r\nContent-Length: 2\r\n\r\nok", 1 << 10},
+		{"byte by byte", "HTTP/1.1 200 OK\r\nConnection: X-Secret, close\r\nX-Secret: 1\r\nX-Public: 1\r\nContent-Length: 2\r\n\r\nok", 1},
+		{"after an informational head", "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nConnection: X-Secret, close\r\nX-Secret: 1\r\nX-Public: 1\r\nContent-Length: 2\r\n\r\nok", 7},
+		{"keep-alive", "HTTP/1.1 200 OK\r\nConnection: X-Secret\r\nX-Secret: 1\r\nX-Public: 1\r\nContent-Length: 2\r\n\r\nok", 1 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, _ := setup{}.start(t, rawUpstreamWriting(t, tc.answer, tc.step))
+			res, body, _ := exchange(t, addr, "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n", false)
+			require.Equal(t, 200, res.StatusCode)
+			assert.Equal(t, "ok", body)
+			assert.Empty(t, res.Header.Get("X-Secret"), "a name the upstream listed as hop-by-hop")
+			assert.Equal(t, "1", res.Header.Get("X-Public"))
+		})
 	}
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -161,8 +162,15 @@ func newHTTPTransport(cfg ClientConfig) *http.Transport {
 	if ct <= 0 {
 		ct = DefaultConnectTimeout
 	}
+	dialer := &net.Dialer{Timeout: ct, KeepAlive: 30 * time.Second}
 	t := &http.Transport{
-		DialContext:            (&net.Dialer{Timeout: ct, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return newUpstreamConn(c), nil
+		},
 		TLSHandshakeTimeout:    ct,
 		DisableCompression:     true,
 		MaxIdleConns:           0,
