@@ -4,9 +4,9 @@ STATICCHECK = $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 3s
 RACE ?= -race
 
-.PHONY: test fmt vet staticcheck unit fuzz bench run
+.PHONY: test fmt vet staticcheck unit allocs benchonce fuzz bench run
 
-test: fmt vet staticcheck unit fuzz
+test: fmt vet staticcheck unit allocs benchonce fuzz
 
 fmt:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -19,6 +19,14 @@ staticcheck:
 
 unit:
 	$(GO) test $(RACE) -count=1 -timeout 8m ./...
+
+# The allocation budgets, without the race detector, which changes them.
+allocs:
+	$(GO) test -count=1 -timeout 4m -run 'Alloc' ./...
+
+# Every benchmark once, so that none rots.
+benchonce:
+	$(GO) test -count=1 -timeout 6m -run '^$$' -bench . -benchtime 1x ./...
 
 # Every Fuzz target of every package, briefly.
 fuzz:
