@@ -182,6 +182,7 @@ type Route struct {
 
 	chain    chain
 	owned    []string
+	lower    string // Prefix, ASCII lower case
 	scopeKey uint64
 }
 
@@ -356,6 +357,7 @@ func New(cfg Config) (*Gate, error) {
 					fail("hosts[%d].routes[%d]: negative body limit", i, j)
 				}
 				rt.Prefix = strings.TrimSuffix(rt.Prefix, "/")
+				rt.lower = lowerASCII(rt.Prefix)
 				rt.scopeKey = scopeKeyOf(h.firstName, "route", cmpOr(rt.ID, rt.Prefix+"/"))
 				rt.chain = compileChain(ScopeRoute, rt.Policies, func(format string, args ...any) {
 					fail("hosts[%d].routes[%d].policies: "+format, append([]any{i, j}, args...)...)
@@ -368,7 +370,7 @@ func New(cfg Config) (*Gate, error) {
 			if len(h.Routes) > 1 {
 				seen := make(map[string]int, len(h.Routes))
 				for j := range h.Routes {
-					k := strings.ToLower(h.Routes[j].Prefix)
+					k := h.Routes[j].lower
 					if prev, dup := seen[k]; dup {
 						fail("hosts[%d]: routes with prefixes %q and %q match the same paths (prefixes match ASCII letters in any case)", i, h.Routes[prev].Prefix+"/", h.Routes[j].Prefix+"/")
 					}
@@ -816,7 +818,7 @@ func requestURI(r *http.Request) string {
 // matches path on a segment boundary, ASCII letters in any case.
 func matchRoute(routes []Route, path string) *Route {
 	for i := range routes {
-		if HasPathPrefix(path, routes[i].Prefix) {
+		if underLower(path, routes[i].lower) {
 			return &routes[i]
 		}
 	}

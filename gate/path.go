@@ -170,6 +170,9 @@ func ReadPath(raw string) (PathView, error) {
 	if raw == "" || raw[0] != '/' {
 		return PathView{}, ErrPathNotAbsolute
 	}
+	if plainPath(raw) {
+		return PathView{Match: raw, Forward: raw}, nil
+	}
 	var needs PathAllow
 	rebuild := false
 	params := false         // a ';' was seen in the current segment
@@ -227,6 +230,29 @@ func ReadPath(raw string) (PathView, error) {
 	}
 	return PathView{Match: matchView(raw), Forward: forwardSpelling(raw), Needs: needs}, nil
 }
+
+// plainPath reports whether a path has no byte that needs a second look
+// (escapes, ";", controls, spaces, backslashes, "#") and no segment that
+// starts with a dot or is empty: the common path, its own view.
+func plainPath(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if pathSpecial[p[i]] {
+			return false
+		}
+	}
+	return !strings.Contains(p, "/.") && !strings.Contains(p, "//")
+}
+
+// pathSpecial marks the bytes ReadPath must look at.
+var pathSpecial = func() (t [256]bool) {
+	for c := 0; c <= ' '; c++ {
+		t[c] = true
+	}
+	for _, c := range "%;\\#\x7f" {
+		t[c] = true
+	}
+	return t
+}()
 
 // reservedNeed returns the PathAllow an escaped byte needs, or 0.
 func reservedNeed(v byte) PathAllow {
@@ -401,6 +427,43 @@ func HasPathPrefix(path, prefix string) bool {
 		(len(path) == len(prefix) || path[len(prefix)] == '/')
 }
 
+// lowerASCII returns s with ASCII letters in lower case (and nothing else
+// folded, unlike strings.ToLower).
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// equalLower reports whether s equals lower, a string already in lower
+// case, with ASCII letters of s in any case.
+func equalLower(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// underLower is HasPathPrefix for a prefix already in lower case and
+// without a trailing "/".
+func underLower(path, lower string) bool {
+	return lower == "" || len(path) >= len(lower) && equalLower(path[:len(lower)], lower) &&
+		(len(path) == len(lower) || path[len(lower)] == '/')
+}
+
 // equalFoldASCII reports whether a and b are equal with ASCII letters in
 // any case. Unlike strings.EqualFold it folds nothing else, so lengths in
 // bytes always agree.
@@ -424,10 +487,4 @@ func equalFoldASCII(a, b string) bool {
 		}
 	}
 	return true
-}
-
-// hasPrefixFoldASCII reports whether s starts with prefix, ASCII letters
-// in any case.
-func hasPrefixFoldASCII(s, prefix string) bool {
-	return len(s) >= len(prefix) && equalFoldASCII(s[:len(prefix)], prefix)
 }

@@ -72,7 +72,7 @@ func NewRuleSet(cfg RuleSetConfig) (*RuleSet, error) {
 	var errs []error
 	for i, r := range cfg.Rules {
 		c := &s.rules[i]
-		c.prefix, c.exact = r.PathPrefix, r.PathExact
+		c.prefix, c.exact = lowerASCII(r.PathPrefix), lowerASCII(r.PathExact)
 		c.methods = append([]string(nil), r.Methods...)
 		c.ua = []byte(strings.ToLower(r.UserAgentContains))
 		n := "rule " + strconv.Itoa(i) + ": "
@@ -118,10 +118,10 @@ func (s *RuleSet) Evaluate(r *http.Request, rq *Request) Decision {
 func (s *RuleSet) match(path, method string, ua []string) int {
 	for i := range s.rules {
 		c := &s.rules[i]
-		if c.prefix != "" && !hasPrefixFoldASCII(path, c.prefix) {
+		if c.prefix != "" && (len(path) < len(c.prefix) || !equalLower(path[:len(c.prefix)], c.prefix)) {
 			continue
 		}
-		if c.exact != "" && !equalFoldASCII(path, c.exact) {
+		if c.exact != "" && !equalLower(path, c.exact) {
 			continue
 		}
 		if len(c.methods) > 0 && !contains(c.methods, method) {
