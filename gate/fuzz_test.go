@@ -1,57 +1,83 @@
 package gate
 
 import (
+	"encoding/json"
 	"net/netip"
 	"strings"
 	"testing"
 )
 
+// FuzzRightmostUntrusted checks RightmostUntrusted against its definition:
+// the elements of every line, in order, walked from the right; a trusted
+// element is skipped, the first untrusted one is the client; when all are
+// trusted the leftmost is; a malformed element (or one with a zone) ends
+// the walk, and the last trusted element seen, if any, is the client.
 func FuzzRightmostUntrusted(f *testing.F) {
-	for _, s := range []string{"203.0.113.7", "203.0.113.7, 10.0.0.1", "10.0.0.2,10.0.0.1", " 2001:db8::1 ,\t10.0.0.1", "junk, 10.0.0.1", "", ",", "fe80::1%eth0", "::ffff:10.0.0.1"} {
+	for _, s := range []string{"203.0.113.7", "203.0.113.7, 10.0.0.1", "10.0.0.2,10.0.0.1", " 2001:db8::1 ,\t10.0.0.1", "junk, 10.0.0.1", "", ",", "fe80::1%eth0", "::ffff:10.0.0.1", "198.51.100.1, 203.0.113.7"} {
 		f.Add(s, "10.0.0.3")
+		f.Add("10.0.0.4", s)
 	}
-	trusted := newPrefixSet(mustPrefix("10.0.0.0/8"))
+	trusted := mustPrefix("10.0.0.0/8", "2001:db8::/32")
+	isTrusted := func(a netip.Addr) bool {
+		for _, p := range trusted {
+			if p.Contains(a) {
+				return true
+			}
+		}
+		return false
+	}
 	f.Fuzz(func(t *testing.T, a, b string) {
-		c, ok := RightmostUntrusted([]string{a, b}, trusted.contains)
-		if !ok {
-			if c.IsValid() {
-				t.Fatal("invalid result reported with an address")
-			}
-			return
-		}
-		if !c.IsValid() || c.Is4In6() || c.Zone() != "" {
-			t.Fatalf("bad client %v", c)
-		}
-		// The client is one of the elements.
-		found := false
-		for _, el := range strings.Split(a+","+b, ",") {
-			if x, err := netip.ParseAddr(strings.Trim(el, " \t")); err == nil && x.Unmap() == c {
-				found = true
-			}
-		}
-		if !found {
-			t.Fatalf("client %v is not in %q, %q", c, a, b)
+		lines := []string{a, b}
+		want, wantOK := refRightmostUntrusted(lines, isTrusted)
+		got, ok := RightmostUntrusted(lines, isTrusted)
+		if got != want || ok != wantOK {
+			t.Fatalf("RightmostUntrusted(%q) = %v, %v; want %v, %v", lines, got, ok, want, wantOK)
 		}
 	})
 }
 
+func refRightmostUntrusted(lines []string, trusted func(netip.Addr) bool) (netip.Addr, bool) {
+	var elements []string
+	for _, l := range lines {
+		elements = append(elements, strings.Split(l, ",")...)
+	}
+	var client netip.Addr
+	for i := len(elements) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.Trim(elements[i], " \t"))
+		if err != nil || a.Zone() != "" {
+			break
+		}
+		client = a.Unmap()
+		if !trusted(client) {
+			break
+		}
+	}
+	return client, client.IsValid()
+}
+
+// FuzzCFVisitor checks parseCFVisitor against its documentation: a single
+// value that is exactly the JSON object {"scheme":"https"} or
+// {"scheme":"http"}, byte for byte as Cloudflare sends it, gives the scheme;
+// anything else, one value or several, gives "".
 func FuzzCFVisitor(f *testing.F) {
-	for _, s := range []string{`{"scheme":"https"}`, `{"scheme":"http"}`, `{"scheme": "https"}`, `{"scheme":"ftp"}`, ""} {
+	for _, s := range []string{`{"scheme":"https"}`, `{"scheme":"http"}`, `{"scheme": "https"}`, `{"scheme":"ftp"}`, `{"scheme":"https","x":1}`, `{"scheme":"https"} `, `{"scheme":"\u0068ttps"}`, ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := parseCFVisitor([]string{s})
-		switch {
-		case s == `{"scheme":"https"}`:
-			if got != "https" {
-				t.Fatal(got)
+		want := ""
+		var obj map[string]any
+		if json.Unmarshal([]byte(s), &obj) == nil && len(obj) == 1 {
+			if scheme, ok := obj["scheme"].(string); ok && (scheme == "https" || scheme == "http") {
+				if exact, err := json.Marshal(obj); err == nil && string(exact) == s {
+					want = scheme
+				}
 			}
-		case s == `{"scheme":"http"}`:
-			if got != "http" {
-				t.Fatal(got)
-			}
-		case got != "":
-			t.Fatalf("%q accepted as %q", s, got)
+		}
+		if got := parseCFVisitor([]string{s}); got != want {
+			t.Fatalf("parseCFVisitor(%q) = %q, want %q", s, got, want)
+		}
+		if got := parseCFVisitor([]string{s, s}); got != "" {
+			t.Fatalf("two values %q accepted as %q", s, got)
 		}
 	})
 }
@@ -124,29 +150,69 @@ func FuzzHostKey(f *testing.F) {
 	})
 }
 
+// FuzzPrefixSet checks the set against a plain loop over
+// netip.Prefix.Contains with the documented rule: IPv4-mapped prefixes and
+// addresses are IPv4 (a mapped prefix keeps its bits beyond the first 96).
+// Besides the fuzzed address it asks for every prefix's first and last
+// address and their neighbours, where merging and bisection go wrong.
 func FuzzPrefixSet(f *testing.F) {
-	f.Add("10.0.0.0/8", "192.0.2.0/24", "10.1.2.3")
-	f.Add("2001:db8::/32", "::ffff:198.51.100.0/120", "198.51.100.7")
-	f.Fuzz(func(t *testing.T, p1, p2, addr string) {
-		a, err := netip.ParseAddr(addr)
-		if err != nil || a.Zone() != "" {
-			return
-		}
+	f.Add("10.0.0.0/8 192.0.2.0/24", "10.1.2.3")
+	f.Add("2001:db8::/32 ::ffff:198.51.100.0/120", "198.51.100.7")
+	f.Add("10.0.0.0/9 10.128.0.0/9 11.0.0.0/8", "::ffff:10.200.0.1")
+	f.Add("0.0.0.0/0 ::/0", "255.255.255.255")
+	f.Add("192.0.2.7/32 192.0.2.9/32 2001:db8::/127", "192.0.2.8")
+	f.Add("::ffff:0.0.0.0/80 ::/127 ffff::/16", "::2")
+	f.Fuzz(func(t *testing.T, prefixes, addr string) {
 		var ps []netip.Prefix
-		for _, s := range []string{p1, p2} {
+		for _, s := range strings.Fields(prefixes) {
 			if p, err := netip.ParsePrefix(s); err == nil && p.Addr().Zone() == "" {
 				ps = append(ps, p)
 			}
 		}
 		set := newPrefixSet(ps)
-		want := false
-		for _, p := range ps {
-			if unmapPrefix(p).Contains(a.Unmap()) {
-				want = true
+		check := func(a netip.Addr) {
+			if !a.IsValid() || a.Zone() != "" {
+				return
+			}
+			want := false
+			for _, p := range ps {
+				if p.Addr().Is4In6() {
+					p = netip.PrefixFrom(p.Addr().Unmap(), max(p.Bits()-96, 0))
+				}
+				if p.Contains(a.Unmap()) {
+					want = true
+				}
+			}
+			if got := set.contains(a); got != want {
+				t.Fatalf("contains(%v) = %v, want %v for %v", a, got, want, ps)
 			}
 		}
-		if got := set.contains(a); got != want {
-			t.Fatalf("contains(%v) = %v, want %v for %v", a, got, want, ps)
+		if a, err := netip.ParseAddr(addr); err == nil {
+			check(a)
+		}
+		for _, p := range ps {
+			first, last := refRange(p)
+			check(first)
+			check(first.Prev())
+			check(last)
+			check(last.Next())
 		}
 	})
+}
+
+// refRange returns the first and last address of p.
+func refRange(p netip.Prefix) (netip.Addr, netip.Addr) {
+	b := p.Addr().AsSlice()
+	for i := range b {
+		keep := min(max(p.Bits()-8*i, 0), 8) // bits of this byte in the prefix
+		mask := byte(0xff << (8 - keep))
+		b[i] &= mask
+	}
+	first, _ := netip.AddrFromSlice(b)
+	for i := range b {
+		keep := min(max(p.Bits()-8*i, 0), 8)
+		b[i] |= ^byte(0xff << (8 - keep))
+	}
+	last, _ := netip.AddrFromSlice(b)
+	return first, last
 }
