@@ -2,7 +2,9 @@ package gate
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -82,36 +84,59 @@ func FuzzCFVisitor(f *testing.F) {
 	})
 }
 
+// FuzzRuleMatch checks a one-rule set against the rule's documentation:
+// every condition that is set must hold; a path prefix is a plain string
+// prefix, an exact path is equality, methods compare exactly, and the
+// user-agent text is contained in the User-Agent with ASCII case ignored
+// (and nothing else folded).
 func FuzzRuleMatch(f *testing.F) {
-	f.Add("Mozilla/5.0 BadBot", "badbot", "/wp-admin", "/wp-")
-	f.Add("", "x", "/", "")
-	f.Add("ÄBC", "äbc", "/a", "/a")
-	f.Fuzz(func(t *testing.T, ua, needle, path, prefix string) {
-		needle = strings.ToLower(needle)
-		if needle == "" {
-			return
+	f.Add("/wp-", "", "", "badbot", "GET", "/wp-admin", "Mozilla/5.0 BadBot", true)
+	f.Add("", "", "", "x", "GET", "/", "", false)
+	f.Add("/a", "", "", "ÄBC", "GET", "/a", "ÄBC", true)
+	f.Add("", "/admin", "POST,DELETE", "", "DELETE", "/admin", "", true)
+	f.Add("", "", "GET", "", "get", "/", "", true)
+	f.Add("", "", "", "k", "GET", "/", "\u212a", true)
+	f.Fuzz(func(t *testing.T, prefix, exact, methods, needle, method, path, ua string, hasUA bool) {
+		rule := Rule{PathPrefix: prefix, PathExact: exact, UserAgentContains: needle}
+		if methods != "" {
+			rule.Methods = strings.Split(methods, ",")
 		}
-		want := strings.Contains(asciiLower(ua), asciiLower(needle))
-		if got := containsFold(ua, []byte(asciiLower(needle))); got != want {
-			t.Fatalf("containsFold(%q, %q) = %v", ua, needle, got)
-		}
-		rs, err := NewRuleSet(RuleSetConfig{Rules: []Rule{{PathPrefix: prefix, UserAgentContains: needle}}})
+		rs, err := NewRuleSet(RuleSetConfig{ID: "fuzz", Rules: []Rule{rule}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantRule := want && strings.HasPrefix(path, prefix)
-		if got := rs.match(path, "GET", []string{ua}) == 0; got != wantRule {
-			t.Fatalf("rule match = %v, want %v", got, wantRule)
+		r := &http.Request{Method: method, Header: http.Header{}}
+		var uas []string
+		if hasUA {
+			uas = []string{ua}
+			r.Header["User-Agent"] = uas
+		}
+		want := refRuleMatches(rule, path, method, uas)
+		if got := rs.Evaluate(r, &Request{Path: path}).Verdict == Respond; got != want {
+			t.Fatalf("rule %+v on %s %q, User-Agent %q: match %v, want %v", rule, method, path, uas, got, want)
 		}
 	})
 }
 
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		b[i] = lower(c)
+// asciiFold lowers A-Z and leaves every other byte as it is.
+var asciiFold = strings.NewReplacer("A", "a", "B", "b", "C", "c", "D", "d", "E", "e", "F", "f", "G", "g", "H", "h", "I", "i",
+	"J", "j", "K", "k", "L", "l", "M", "m", "N", "n", "O", "o", "P", "p", "Q", "q", "R", "r", "S", "s", "T", "t", "U", "u",
+	"V", "v", "W", "w", "X", "x", "Y", "y", "Z", "z")
+
+func refRuleMatches(r Rule, path, method string, ua []string) bool {
+	if r.PathPrefix != "" && !strings.HasPrefix(path, r.PathPrefix) {
+		return false
 	}
-	return string(b)
+	if r.PathExact != "" && path != r.PathExact {
+		return false
+	}
+	if len(r.Methods) > 0 && !slices.Contains(r.Methods, method) {
+		return false
+	}
+	if r.UserAgentContains != "" && (len(ua) == 0 || !strings.Contains(asciiFold.Replace(ua[0]), asciiFold.Replace(r.UserAgentContains))) {
+		return false
+	}
+	return true
 }
 
 func FuzzHostKey(f *testing.F) {

@@ -74,7 +74,10 @@ func NewRuleSet(cfg RuleSetConfig) (*RuleSet, error) {
 		c := &s.rules[i]
 		c.prefix, c.exact = lowerASCII(r.PathPrefix), lowerASCII(r.PathExact)
 		c.methods = append([]string(nil), r.Methods...)
-		c.ua = []byte(strings.ToLower(r.UserAgentContains))
+		c.ua = []byte(r.UserAgentContains)
+		for j, b := range c.ua {
+			c.ua[j] = lower(b) // ASCII only: strings.ToLower would change other bytes too
+		}
 		n := "rule " + strconv.Itoa(i) + ": "
 		for _, p := range [...]string{r.PathPrefix, r.PathExact} {
 			if err := CheckPrefix(p); err != nil {
