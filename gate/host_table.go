@@ -156,46 +156,68 @@ func (t *hostTable) lookup(dst []byte, hostport string) (*Host, HostMatch, []byt
 
 // hostKey appends the lookup key of a Host header value to dst: port and
 // IPv6 brackets stripped, ASCII lowercased, one trailing dot dropped. It
-// reports false for values that cannot name a host, empty labels among
-// them ("a..test", ".a.test"), which must not reach a wildcard parent.
+// reports false for values that cannot name a host: anything but
+// host[":" port] of RFC 3986 (port = *DIGIT), an IP literal that is not
+// IPv6 or has a zone, a name with an empty label, longer than 253 bytes,
+// or with a byte outside an RFC 3986 reg-name (percent-encoding is not
+// decoded, so it names no host).
 func hostKey(dst []byte, hostport string) ([]byte, bool) {
 	h := hostport
 	if strings.HasPrefix(h, "[") {
 		end := strings.IndexByte(h, ']')
-		if end < 0 {
+		if end < 0 || !validPort(h[end+1:]) {
 			return dst, false
 		}
-		h = h[1:end]
 		// IPv6 literals are compared in canonical form; parsing allocates
 		// nothing.
-		ip, err := netip.ParseAddr(h)
-		if err != nil {
+		ip, err := netip.ParseAddr(h[1:end])
+		if err != nil || !ip.Is6() || ip.Zone() != "" {
 			return dst, false
 		}
 		return ip.Unmap().AppendTo(dst), true
 	}
 	if i := strings.IndexByte(h, ':'); i >= 0 {
-		// An unbracketed IPv6 literal is not a host.
-		h = h[:i]
-		if strings.IndexByte(hostport[i+1:], ':') >= 0 {
+		// A second colon (an unbracketed IPv6 literal) fails the port.
+		if !validPort(h[i:]) {
 			return dst, false
 		}
+		h = h[:i]
 	}
 	h = strings.TrimSuffix(h, ".")
-	if len(h) == 0 || len(h) > cap(dst)-len(dst) || h[0] == '.' || h[len(h)-1] == '.' {
+	if len(h) == 0 || len(h) > maxHostLen-2 || len(h) > cap(dst)-len(dst) || h[0] == '.' || h[len(h)-1] == '.' {
 		return dst, false
 	}
-	prev := byte(0)
 	for i := 0; i < len(h); i++ {
 		c := h[i]
-		if c == '.' && prev == '.' {
-			return dst, false
-		}
-		prev = c
-		if 'A' <= c && c <= 'Z' {
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-':
+		case 'A' <= c && c <= 'Z':
 			c += 'a' - 'A'
+		case c == '.':
+			if h[i-1] == '.' {
+				return dst, false
+			}
+		case strings.IndexByte("_~!$&'()*+,;=", c) < 0:
+			return dst, false
 		}
 		dst = append(dst, c)
 	}
 	return dst, true
+}
+
+// validPort reports whether p is empty or ":" and digits (RFC 3986 allows
+// an empty port).
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	if p[0] != ':' {
+		return false
+	}
+	for i := 1; i < len(p); i++ {
+		if p[i] < '0' || p[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
