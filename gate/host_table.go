@@ -38,14 +38,18 @@ const maxHostLen = 255
 // CanonicalHostName returns the form of a configured host name that the
 // host table stores: ASCII lowercase, Unicode labels in punycode, no
 // trailing dot, IP literals canonical (IPv6 without brackets, IPv4-mapped
-// IPv6 as IPv4). A wildcard keeps its "*." prefix and reports wildcard. It
-// reports an error for anything a Host header could never match.
+// IPv6 as IPv4). Surrounding white space is ignored. A wildcard keeps its
+// "*." prefix and reports wildcard. It reports an error for anything a
+// Host header could never match: among others an empty label, brackets
+// around anything but an IP literal, and a name too long for a Host
+// header to name it (or, for a wildcard, a name under it).
 func CanonicalHostName(name string) (canon string, wildcard bool, err error) {
 	n := strings.TrimSuffix(strings.TrimSpace(name), ".")
 	if n == "" {
 		return "", false, errors.New("empty name")
 	}
-	if strings.HasPrefix(n, "[") && strings.HasSuffix(n, "]") {
+	bracketed := strings.HasPrefix(n, "[") && strings.HasSuffix(n, "]")
+	if bracketed {
 		n = n[1 : len(n)-1]
 	}
 	if ip, err := netip.ParseAddr(n); err == nil {
@@ -53,6 +57,8 @@ func CanonicalHostName(name string) (canon string, wildcard bool, err error) {
 			return "", false, errors.New("an IP literal with a zone cannot be a host name")
 		}
 		return ip.Unmap().String(), false, nil
+	} else if bracketed {
+		return "", false, errors.New("brackets around something other than an IP literal")
 	}
 	if strings.HasPrefix(n, "*.") {
 		wildcard = true
@@ -70,7 +76,13 @@ func CanonicalHostName(name string) (canon string, wildcard bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	if a == "" || len(a) > maxHostLen-2 {
+	// A Host header names at most 253 bytes (hostKey); a wildcard's
+	// parent needs room for a label and a dot in front.
+	maxLen := maxHostLen - 2
+	if wildcard {
+		maxLen -= 2
+	}
+	if a == "" || len(a) > maxLen {
 		return "", false, errors.New("host name length out of range")
 	}
 	for l := range strings.SplitSeq(a, ".") {
