@@ -215,14 +215,14 @@ func (l *AccessList) checkBasic(values []string, rq *Request) authResult {
 		return authMissing
 	}
 	enc := strings.TrimLeft(v[len(prefix):], " ")
-	var src [maxCredentials / 3 * 4]byte
-	var buf [maxCredentials]byte
+	var src [(maxCredentials + 2) / 3 * 4]byte // the longest encoding of maxCredentials bytes
+	var buf [len(src) / 4 * 3]byte
 	if len(enc) > len(src) {
 		return authBad
 	}
 	copy(src[:], enc)
 	n, err := base64.StdEncoding.Decode(buf[:], src[:len(enc)])
-	if err != nil {
+	if err != nil || n > maxCredentials {
 		return authBad
 	}
 	cred := buf[:n]
