@@ -17,7 +17,8 @@ import "strings"
 //     about itself: it gets the client's scheme and Host, and its path is
 //     mapped.
 //   - Anything else (another host, //cdn/x, /\cdn/x, a relative
-//     reference) is left alone. Scheme and host compare without case.
+//     reference, a path with a tab or a line break) is left alone. Scheme
+//     and host compare without case; the added prefix compares exactly.
 //
 // It allocates only the string it returns.
 func (rw *rewriter) mapLocation(loc, reqHost, sentHost, clientScheme string) (string, bool) {
@@ -76,16 +77,21 @@ func (rw *rewriter) mapPath(loc string) (string, bool) {
 	if i := strings.IndexAny(loc, "?#"); i >= 0 {
 		path, tail = loc[:i], loc[i:]
 	}
+	if strings.ContainsAny(path, "\t\n\r") {
+		// Browsers drop these before they read a URL, so what is left
+		// after the prefix could turn protocol-relative: leave it alone.
+		return "", false
+	}
 	if rw.strip != "" && prefixLen(path, rw.strip) >= 0 {
 		return "", false
 	}
 	rest := path
 	if rw.add != "" {
-		n := prefixLen(path, rw.add)
-		if n < 0 {
+		// The upstream's paths are its own: /Api is not under /api.
+		if !strings.HasPrefix(path, rw.add) || (len(path) > len(rw.add) && path[len(rw.add)] != '/') {
 			return "", false
 		}
-		rest = path[n:]
+		rest = path[len(rw.add):]
 	}
 	out := rw.strip + rest
 	if out == "" {

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -199,13 +201,18 @@ func TestMapLocation(t *testing.T) {
 	assert.False(t, ok, "a route without a rewrite maps nothing")
 }
 
-// FuzzLocation checks the Location mapper never panics, never turns a
-// reference into a protocol-relative one, and never moves a Location to a
-// host other than the request's.
+// FuzzLocation checks the Location mapper as a browser would follow what
+// it returns: a mapped path-absolute reference never becomes
+// protocol-relative, a mapped absolute URL names exactly the request's
+// host by net/url, and the mapping round-trips: the request the client
+// then makes is rewritten to the path the upstream named (or refused as a
+// path the rewriter never forwards).
 func FuzzLocation(f *testing.F) {
-	for _, s := range []string{"/login", "/api/x", "http://backend.internal:8080/api/x", "//evil/x", "/\\evil", "https://app.test/api", "http://backend.internal:8080"} {
+	for _, s := range []string{"/login", "/api/x", "http://backend.internal:8080/api/x", "//evil/x", "/\\evil", "https://app.test/api", "http://backend.internal:8080",
+		"https://app.test.evil/api/x", "https://app.test@evil/api/x", "HTTPS://APP.TEST/api/x?y#z", "/api", "/api/", "/api/\t/evil", "/api?x", "/app/x", "http://backend.internal:8080/app/x"} {
 		f.Add(s)
 	}
+	const reqHost, sentHost = "app.test", "backend.internal:8080"
 	rws := []*rewriter{
 		mustRewriter(f, Rewrite{StripPrefix: "/app"}),
 		mustRewriter(f, Rewrite{StripPrefix: "/app", AddPrefix: "/api"}),
@@ -213,21 +220,73 @@ func FuzzLocation(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, loc string) {
 		for _, rw := range rws {
-			got, ok := rw.mapLocation(loc, "app.test", "backend.internal:8080", "https")
+			got, ok := rw.mapLocation(loc, reqHost, sentHost, "https")
 			if !ok {
 				continue
 			}
-			if strings.HasPrefix(got, "//") || strings.HasPrefix(got, "/\\") {
-				t.Fatalf("%q mapped to protocol-relative %q", loc, got)
-			}
-			if got[0] != '/' {
-				rest := got[strings.Index(got, "://")+3:]
-				if !strings.HasPrefix(strings.ToLower(rest), "app.test") {
-					t.Fatalf("%q mapped to another host: %q", loc, got)
+			v := browserView(got)
+			if strings.HasPrefix(v, "/") {
+				if strings.HasPrefix(v, "//") || strings.HasPrefix(v, "/\\") {
+					t.Fatalf("%q mapped to protocol-relative %q", loc, got)
 				}
+			} else {
+				scheme, rest, _ := strings.Cut(v, "://")
+				authority := rest[:refAuthorityEnd(rest)]
+				u, err := url.Parse("http://" + authority)
+				if (!strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https")) || err != nil || u.User != nil || !strings.EqualFold(u.Host, reqHost) {
+					t.Fatalf("%q mapped to %q, not on %s", loc, got, reqHost)
+				}
+			}
+			upstreamPath, clientPath := refLocationPath(loc), refLocationPath(got)
+			if clientPath == upstreamPath {
+				continue // left as the upstream wrote it (documented cases)
+			}
+			if rw.strip == "" && upstreamPath == rw.add {
+				// No client path is forwarded as the bare added prefix
+				// ("/" becomes "/api/"); "/" is the nearest.
+				continue
+			}
+			cv, err1 := gate.ReadPath(clientPath)
+			uv, err2 := gate.ReadPath(upstreamPath)
+			if err1 != nil || err2 != nil || cv.Needs != 0 {
+				continue // a spelling the gate refuses either way
+			}
+			if back, status := rw.apply(cv.Forward, cv.Match); status == http.StatusNotFound || (status == 0 && back != uv.Forward) {
+				t.Fatalf("%q mapped to %q: the client's %q is forwarded as %q (status %d)", loc, got, clientPath, back, status)
 			}
 		}
 	})
+}
+
+// browserView is a URL as a browser reads it (WHATWG URL): leading and
+// trailing C0 controls and spaces trimmed, tabs and newlines removed.
+func browserView(s string) string {
+	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	return strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(s)
+}
+
+// refAuthorityEnd is where the authority of a URL's rest after "//" ends
+// (a backslash ends it in http and https).
+func refAuthorityEnd(rest string) int {
+	if i := strings.IndexAny(rest, "/?#\\"); i >= 0 {
+		return i
+	}
+	return len(rest)
+}
+
+// refLocationPath is the raw path of a Location: a path-absolute reference
+// or an http(s) URL, without query and fragment; "/" for an empty path.
+func refLocationPath(loc string) string {
+	if _, rest, ok := strings.Cut(loc, "://"); ok && !strings.HasPrefix(loc, "/") {
+		loc = rest[refAuthorityEnd(rest):]
+	}
+	if i := strings.IndexAny(loc, "?#"); i >= 0 {
+		loc = loc[:i]
+	}
+	if loc == "" {
+		return "/"
+	}
+	return loc
 }
 
 func TestNegotiate(t *testing.T) {
