@@ -140,11 +140,11 @@ func negotiate(values []string, order []coding) coding {
 			switch {
 			case name == "*":
 				star = qv
-			case strings.EqualFold(name, "gzip") || strings.EqualFold(name, "x-gzip"):
+			case equalFoldASCII(name, "gzip") || equalFoldASCII(name, "x-gzip"):
 				q[codingGzip] = max(q[codingGzip], qv)
-			case strings.EqualFold(name, "zstd"):
+			case equalFoldASCII(name, "zstd"):
 				q[codingZstd] = max(q[codingZstd], qv)
-			case strings.EqualFold(name, "br"):
+			case equalFoldASCII(name, "br"):
 				q[codingBrotli] = max(q[codingBrotli], qv)
 			}
 		}
@@ -160,6 +160,25 @@ func negotiate(values []string, order []coding) coding {
 		}
 	}
 	return pick
+}
+
+// equalFoldASCII reports whether s equals the lower-case token t with ASCII
+// case ignored, as RFC 9110 compares tokens (strings.EqualFold also folds
+// U+017F to s and U+212A to k).
+func equalFoldASCII(s, t string) bool {
+	if len(s) != len(t) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != t[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // qParam reads the q parameter of an Accept-Encoding element, in
