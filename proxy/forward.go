@@ -125,60 +125,6 @@ func NewRoute(cfg RouteConfig) (*Route, error) {
 
 func quote(s string) string { return `"` + s + `"` }
 
-// ValidHostHeader reports whether h can be a route's custom Host: a host
-// name or IP literal with an optional port.
-func ValidHostHeader(h string) bool { return validHostName(h) }
-
-// validHostName accepts name[:port], [v6]:port and IP literals, in the
-// characters of a registered name.
-func validHostName(h string) bool {
-	if h == "" || len(h) > 260 {
-		return false
-	}
-	name := h
-	if h[0] == '[' {
-		i := strings.IndexByte(h, ']')
-		if i < 0 {
-			return false
-		}
-		name = h[1:i]
-		if rest := h[i+1:]; rest != "" && !validPort(rest) {
-			return false
-		}
-		return strings.IndexFunc(name, func(c rune) bool { return !(c == ':' || c == '.' || isHex(byte(c)) && c < 0x80) }) < 0
-	}
-	if i := strings.LastIndexByte(h, ':'); i >= 0 {
-		if !validPort(h[i:]) {
-			return false
-		}
-		name = h[:i]
-	}
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-func validPort(p string) bool {
-	if len(p) < 2 || len(p) > 6 || p[0] != ':' {
-		return false
-	}
-	n := 0
-	for i := 1; i < len(p); i++ {
-		if p[i] < '0' || p[i] > '9' {
-			return false
-		}
-		n = n*10 + int(p[i]-'0')
-	}
-	return n > 0 && n < 65536
-}
-
 // exchange is the pooled state of one forwarded request: the outgoing
 // request, its URL and header map, the trace context for 1xx responses and
 // the idle timer are reused, so forwarding allocates no structure of ours.
