@@ -67,7 +67,7 @@ func BenchmarkProxyH1(b *testing.B) { BenchmarkForwardH1(b) }
 // BenchmarkForwardH2 is the gate and the forwarder, h2c on both sides.
 func BenchmarkForwardH2(b *testing.B) {
 	addr, _ := setup{h2c: true, client: proxy.ClientConfig{Version: proxy.HTTP2, ExactVersion: true}}.start(b, okUpstream(b, true))
-	runClient(b, addr, h2cClient())
+	runClient(b, addr, h2cClient(b))
 }
 
 type bufferPool struct{ p sync.Pool }
@@ -104,7 +104,7 @@ func BenchmarkHTTPUtilH1(b *testing.B) {
 
 // BenchmarkHTTPUtilH2 is httputil.ReverseProxy, h2c on both sides.
 func BenchmarkHTTPUtilH2(b *testing.B) {
-	runClient(b, listenH2C(b, reverseProxy(okUpstream(b, true), true)), h2cClient())
+	runClient(b, listenH2C(b, reverseProxy(okUpstream(b, true), true)), h2cClient(b))
 }
 
 // BenchmarkForwardGzip16K forwards a 16 KiB HTML page compressed with gzip

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
@@ -18,9 +17,6 @@ import (
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/proxy"
 )
-
-// plainClient neither asks for nor undoes a content encoding by itself.
-var plainClient = &http.Transport{DisableCompression: true}
 
 var page = strings.Repeat("<p>Hello, compressible world.</p>\n", 500)
 
@@ -54,6 +50,7 @@ func TestCompression(t *testing.T) {
 	}))
 	addr, _ := setup{site: &proxy.SiteConfig{Compression: proxy.Compression{Enabled: true}}}.start(t, up)
 	off, _ := setup{}.start(t, up)
+	plainClient := clientTransport(t)
 
 	get := func(addr, method, query, ae string) (*http.Response, []byte) {
 		req := mustReq(method, "/?"+query)
@@ -61,7 +58,7 @@ func TestCompression(t *testing.T) {
 		if ae != "" {
 			req.Header.Set("Accept-Encoding", ae)
 		}
-		res, err := plainClient.RoundTrip(req)
+		res, err := roundTrip(t, plainClient, req)
 		require.NoError(t, err)
 		defer res.Body.Close()
 		b, err := io.ReadAll(res.Body)
@@ -130,7 +127,7 @@ func TestCompression(t *testing.T) {
 		})
 	}
 	t.Run("proxy's own answer", func(t *testing.T) {
-		dead, _ := setup{site: &proxy.SiteConfig{Compression: proxy.Compression{Enabled: true, MinimumSize: 1}}}.start(t, deadAddr(t))
+		dead, _ := setup{site: &proxy.SiteConfig{Compression: proxy.Compression{Enabled: true, MinimumSize: 1}}}.start(t, refusedAddr(t))
 		res, _ := get(dead, "GET", "", "gzip")
 		assert.Equal(t, 502, res.StatusCode)
 		assert.Empty(t, res.Header.Get("Content-Encoding"))
@@ -145,14 +142,18 @@ func TestCompressedStreamIsFlushed(t *testing.T) {
 		w.Header().Set("Content-Type", "application/x-ndjson+json")
 		io.WriteString(w, `{"n":1}`+"\n")
 		w.(http.Flusher).Flush()
-		<-second
+		select {
+		case <-second:
+		case <-r.Context().Done():
+			return
+		}
 		io.WriteString(w, `{"n":2}`+"\n")
 	}))
 	addr, _ := setup{site: &proxy.SiteConfig{Compression: proxy.Compression{Enabled: true}}}.start(t, up)
 	req := mustReq("GET", "/")
 	req.URL.Host, req.URL.Scheme, req.Host = addr, "http", "app.test"
 	req.Header.Set("Accept-Encoding", "gzip")
-	res, err := http.DefaultTransport.RoundTrip(req)
+	res, err := roundTrip(t, clientTransport(t), req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	require.Equal(t, "gzip", res.Header.Get("Content-Encoding"))
@@ -176,19 +177,9 @@ func TestRewriteThroughTheProxy(t *testing.T) {
 		w.WriteHeader(302)
 	}))
 	addr, _ := setup{prefix: "/app", allow: gate.AllowEncodedSlash, route: proxy.RouteConfig{Rewrite: proxy.Rewrite{StripPrefix: "/app", AddPrefix: "/api"}}}.start(t, up)
-	received := func() string {
-		t.Helper()
-		select {
-		case u := <-got:
-			return u
-		case <-time.After(10 * time.Second):
-			t.Fatal("the upstream got no request")
-			return ""
-		}
-	}
 	res, _ := do(t, addr, rawReq(t, "/app/group%2Fproject/a%20b?q=%2F"))
 	assert.Equal(t, 302, res.StatusCode)
-	assert.Equal(t, "/api/group%2Fproject/a%20b?q=%2F", received(), "an allowed %2F is neither decoded nor re-encoded")
+	assert.Equal(t, "/api/group%2Fproject/a%20b?q=%2F", recv(t, got), "an allowed %2F is neither decoded nor re-encoded")
 	assert.Equal(t, "/app/login?next=%2Fx", res.Header.Get("Location"))
 
 	for _, tc := range []struct {
@@ -209,13 +200,14 @@ func TestRewriteThroughTheProxy(t *testing.T) {
 		res, _ := do(t, addr, rawReq(t, tc.target))
 		assert.Equal(t, tc.status, res.StatusCode, tc.target)
 		if tc.status == 302 {
-			assert.Equal(t, tc.sent, received(), tc.target)
+			assert.Equal(t, tc.sent, recv(t, got), tc.target)
 		}
 	}
 }
 
 // rawReq builds a request whose target is sent byte for byte.
 func rawReq(t *testing.T, target string) *http.Request {
+	t.Helper()
 	req := mustReq("GET", "/")
 	req.URL.Opaque = target
 	return req

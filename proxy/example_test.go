@@ -44,7 +44,9 @@ func Example() {
 
 	req, _ := http.NewRequest("GET", "http://"+front.Addr().String()+"/api/users", nil)
 	req.Host = "app.example"
-	res, err := http.DefaultClient.Do(req)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	res, err := client.Do(req)
 	if err != nil {
 		panic(err)
 	}

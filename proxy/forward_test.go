@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -48,14 +49,6 @@ func (r *recorder) kinds() []proxy.ErrorKind {
 	return k
 }
 
-func deadAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	a := ln.Addr().String()
-	ln.Close()
-	return a
-}
-
 func TestHostHeaderModes(t *testing.T) {
 	got := make(chan string, 1)
 	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.Host }))
@@ -73,7 +66,7 @@ func TestHostHeaderModes(t *testing.T) {
 			addr, _ := setup{route: proxy.RouteConfig{HostHeader: tc.mode, HostName: tc.host}}.start(t, up)
 			res, _ := do(t, addr, mustReq("GET", "/"))
 			require.Equal(t, 200, res.StatusCode)
-			assert.Equal(t, tc.want, <-got)
+			assert.Equal(t, tc.want, recv(t, got))
 		})
 	}
 	_, err := proxy.NewRoute(proxy.RouteConfig{Cluster: &proxy.Cluster{}, HostHeader: proxy.HostCustom, HostName: "bad host"})
@@ -106,7 +99,7 @@ func TestForwardingHeadersOnStripAndCustomRules(t *testing.T) {
 	req.Header.Set("X-Multi", "a")
 	res, _ := do(t, addr, req)
 	require.Equal(t, 200, res.StatusCode)
-	r := <-got
+	r := recv(t, got)
 	assert.Equal(t, "/x", r.RequestURI)
 	assert.Equal(t, []string{"/app"}, r.Header["X-Forwarded-Prefix"], "a stripping route sends its own prefix")
 	assert.Equal(t, []string{"prod"}, r.Header["X-Env"], "the route's rule replaces the host's for the same name")
@@ -121,7 +114,7 @@ func TestForwardingHeadersOnStripAndCustomRules(t *testing.T) {
 	// The proxy's own answers carry the response rules too.
 	s.route.Rewrite = proxy.Rewrite{}
 	s.prefix = ""
-	addr, _ = s.start(t, deadAddr(t))
+	addr, _ = s.start(t, refusedAddr(t))
 	res, _ = do(t, addr, mustReq("GET", "/"))
 	assert.Equal(t, 502, res.StatusCode)
 	assert.Equal(t, "DENY", res.Header.Get("X-Frame-Options"))
@@ -170,7 +163,7 @@ func TestCloudflareHeadersRemoved(t *testing.T) {
 		req.Header[k] = []string{"forged"}
 	}
 	do(t, addr, req)
-	for k := range <-got {
+	for k := range recv(t, got) {
 		assert.False(t, strings.HasPrefix(strings.ToLower(k), "cf-") || k == "True-Client-Ip", k)
 	}
 
@@ -181,7 +174,7 @@ func TestCloudflareHeadersRemoved(t *testing.T) {
 	req.Header.Set("CF-Ray", "r")
 	req.Header.Set("True-Client-IP", "203.0.113.5")
 	do(t, addr, req)
-	h := <-got
+	h := recv(t, got)
 	assert.Equal(t, []string{"r"}, h["Cf-Ray"])
 	assert.Equal(t, []string{"203.0.113.5"}, h["True-Client-Ip"])
 	assert.Equal(t, []string{"203.0.113.5"}, h["X-Forwarded-For"], "the client Cloudflare vouched for")
@@ -197,15 +190,15 @@ func TestRequestID(t *testing.T) {
 	req := mustReq("GET", "/")
 	req.Header.Set("X-Request-Id", "client-1")
 	res, _ := do(t, addr, req)
-	assert.Equal(t, "client-1", <-got)
+	assert.Equal(t, "client-1", recv(t, got))
 	assert.Equal(t, "client-1", res.Header.Get("X-Request-Id"), "ours replaces the upstream's")
 
 	res, _ = do(t, addr, mustReq("GET", "/"))
-	id := <-got
+	id := recv(t, got)
 	assert.Len(t, id, 32)
 	assert.Equal(t, id, res.Header.Get("X-Request-Id"))
 
-	addr, _ = setup{site: &proxy.SiteConfig{RequestID: proxy.RequestIDGenerate}}.start(t, deadAddr(t))
+	addr, _ = setup{site: &proxy.SiteConfig{RequestID: proxy.RequestIDGenerate}}.start(t, refusedAddr(t))
 	req = mustReq("GET", "/")
 	req.Header.Set("X-Request-Id", "client-1")
 	res, _ = do(t, addr, req)
@@ -217,22 +210,23 @@ func TestUpgradeH2CIsNeverForwarded(t *testing.T) {
 	got := make(chan http.Header, 1)
 	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.Header }))
 	addr := gateway(t, gate.Config{}, up)
-	conn, err := net.Dial("tcp", addr)
+	conn := dialConn(t, addr)
+	_, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: app.test\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n")
 	require.NoError(t, err)
-	defer conn.Close()
-	io.WriteString(conn, "GET / HTTP/1.1\r\nHost: app.test\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n")
 	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	require.NoError(t, err)
 	res.Body.Close()
 	assert.Equal(t, 200, res.StatusCode)
-	h := <-got
+	h := recv(t, got)
 	assert.Empty(t, h["Upgrade"])
 	assert.Empty(t, h["Http2-Settings"])
 	assert.Empty(t, h["Connection"])
 }
 
-// wsUpstream accepts an Upgrade: websocket and echoes lines.
+// wsUpstream accepts an Upgrade: websocket and echoes lines; it closes
+// closed (when not nil) once the tunnel's far end has gone.
 func wsUpstream(t *testing.T, closed chan<- struct{}) string {
+	t.Helper()
 	return listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") != "websocket" {
 			http.Error(w, "no upgrade", 400)
@@ -243,6 +237,7 @@ func wsUpstream(t *testing.T, closed chan<- struct{}) string {
 			return
 		}
 		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(patience))
 		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-Up: 1\r\n\r\n")
 		brw.Flush()
 		for {
@@ -259,10 +254,11 @@ func wsUpstream(t *testing.T, closed chan<- struct{}) string {
 	}))
 }
 
+// dialUpgrade opens a websocket tunnel through the proxy at addr and checks
+// that the bytes sent with the upgrade request cross it.
 func dialUpgrade(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
-	conn, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { conn.Close() })
+	t.Helper()
+	conn := dialConn(t, addr)
 	io.WriteString(conn, "GET /ws HTTP/1.1\r\nHost: app.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nfirst\n")
 	br := bufio.NewReader(conn)
 	res, err := http.ReadResponse(br, nil)
@@ -281,17 +277,12 @@ func TestUpgradeIdleTimeout(t *testing.T) {
 	t.Run("idle tunnel is cut", func(t *testing.T) {
 		closed := make(chan struct{})
 		addr, _ := setup{idle: idle}.start(t, wsUpstream(t, closed))
-		conn, br := dialUpgrade(t, addr)
+		_, br := dialUpgrade(t, addr)
 		start := time.Now()
 		_, err := br.ReadString('\n')
 		assert.Error(t, err, "the proxy closes the idle tunnel")
 		assert.GreaterOrEqual(t, time.Since(start), idle-50*time.Millisecond)
-		select {
-		case <-closed:
-		case <-time.After(5 * time.Second):
-			t.Fatal("the upstream side stayed open")
-		}
-		conn.Close()
+		recv(t, closed)
 	})
 	t.Run("talking tunnel lives", func(t *testing.T) {
 		addr, _ := setup{idle: idle}.start(t, wsUpstream(t, nil))
@@ -339,13 +330,13 @@ func TestStreamIdleTimeout(t *testing.T) {
 
 	req := mustReq("GET", "/?gap=1h")
 	req.URL.Host, req.URL.Scheme, req.Host = addr, "http", "app.test"
-	res, err := http.DefaultTransport.RoundTrip(req)
+	res, err := roundTrip(t, clientTransport(t), req)
 	require.NoError(t, err)
 	b, err := io.ReadAll(res.Body)
 	res.Body.Close()
 	assert.Error(t, err, "a stream quiet for longer than the idle timeout is cut, visibly")
 	assert.Equal(t, "data: x\n\n", string(b))
-	assert.Eventually(t, func() bool { return stats.Count(proxy.ErrorTimeout) == 1 }, 5*time.Second, 10*time.Millisecond)
+	assert.Eventually(t, func() bool { return stats.Count(proxy.ErrorTimeout) == 1 }, patience, 10*time.Millisecond)
 	assert.Contains(t, obs.kinds(), proxy.ErrorTimeout)
 }
 
@@ -377,7 +368,7 @@ func TestConnectTimeout(t *testing.T) {
 func TestErrorClassificationAndPassiveHealth(t *testing.T) {
 	obs := new(recorder)
 	stats := new(proxy.Stats)
-	addr, _ := setup{observer: obs, stats: stats}.start(t, deadAddr(t))
+	addr, _ := setup{observer: obs, stats: stats}.start(t, refusedAddr(t))
 	res, _ := do(t, addr, mustReq("GET", "/"))
 	assert.Equal(t, 502, res.StatusCode)
 	assert.Equal(t, []proxy.ErrorKind{proxy.ErrorConnect}, obs.kinds())
@@ -394,9 +385,10 @@ func TestErrorClassificationAndPassiveHealth(t *testing.T) {
 				return
 			}
 			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(patience))
 				bufio.NewReader(c).ReadString('\n')
 				io.WriteString(c, "NOT HTTP\r\n\r\n")
-				c.Close()
 			}()
 		}
 	}()
@@ -430,11 +422,11 @@ func TestClientAbortIsNotBlamed(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/", nil)
 	req.Host = "app.test"
-	go func() { <-arrived; cancel() }()
-	_, err := http.DefaultClient.Do(req)
-	require.Error(t, err)
-	<-upDone
-	assert.Eventually(t, func() bool { return stats.Count(proxy.ErrorClientAbort) == 1 }, 5*time.Second, 10*time.Millisecond)
+	go cancelOn(arrived, cancel)
+	_, err := clientTransport(t).RoundTrip(req)
+	require.ErrorIs(t, err, context.Canceled)
+	recv(t, upDone)
+	assert.Eventually(t, func() bool { return stats.Count(proxy.ErrorClientAbort) == 1 }, patience, 10*time.Millisecond)
 	assert.Empty(t, obs.kinds(), "a client abort is never fed to passive health")
 }
 
@@ -449,17 +441,12 @@ func TestClientDisconnectMidBodyReleasesUpstream(t *testing.T) {
 		upErr <- err
 	}))
 	addr := gateway(t, gate.Config{}, up)
-	conn, err := net.Dial("tcp", addr)
+	conn := dialConn(t, addr)
+	_, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: app.test\r\nContent-Length: 100\r\n\r\nhello")
 	require.NoError(t, err)
-	io.WriteString(conn, "POST / HTTP/1.1\r\nHost: app.test\r\nContent-Length: 100\r\n\r\nhello")
-	<-started
+	recv(t, started)
 	conn.Close()
-	select {
-	case err := <-upErr:
-		assert.Error(t, err, "the upstream sees the body cut, not a hang")
-	case <-time.After(10 * time.Second):
-		t.Fatal("the upstream request was not released")
-	}
+	assert.Error(t, recv(t, upErr), "the upstream sees the body cut, not a hang")
 }
 
 func TestEarlyHints(t *testing.T) {
@@ -483,10 +470,11 @@ func TestEarlyHints(t *testing.T) {
 	}}
 	req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", "http://"+addr+"/", nil)
 	req.Host = "app.test"
-	res, err := http.DefaultTransport.RoundTrip(req)
+	res, err := roundTrip(t, clientTransport(t), req)
 	require.NoError(t, err)
-	b, _ := io.ReadAll(res.Body)
+	b, err := io.ReadAll(res.Body)
 	res.Body.Close()
+	require.NoError(t, err)
 	assert.Equal(t, []int{103}, codes)
 	assert.Equal(t, "</style.css>; rel=preload", hints.Get("Link"))
 	assert.Empty(t, hints.Get("X-Hop"), "hop-by-hop fields of a 1xx are stripped too")
@@ -515,24 +503,25 @@ func TestH2CEndToEndWithTrailers(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		rt   http.RoundTripper
-	}{{"client h1", http.DefaultTransport}, {"client h2c", h2cClient()}} {
+	}{{"client h1", clientTransport(t)}, {"client h2c", h2cClient(t)}} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := mustReq("GET", "/")
 			req.URL.Host, req.URL.Scheme, req.Host = addr, "http", "app.test"
-			res, err := tc.rt.RoundTrip(req)
+			res, err := roundTrip(t, tc.rt, req)
 			require.NoError(t, err)
 			b, err := io.ReadAll(res.Body)
 			require.NoError(t, err)
 			res.Body.Close()
 			assert.Equal(t, "body", string(b))
 			assert.Equal(t, "abc", res.Trailer.Get("X-Checksum"), "a length from an h2 upstream does not lose the trailers")
-			assert.Equal(t, "HTTP/2.0", <-protos)
+			assert.Equal(t, "HTTP/2.0", recv(t, protos))
 		})
 	}
 }
 
 // selfSigned returns a certificate for names and the SHA-256 pin of its key.
 func selfSigned(t *testing.T, names ...string) (tls.Certificate, []byte) {
+	t.Helper()
 	cert, err := testcert.New(names...)
 	require.NoError(t, err)
 	pin := sha256.Sum256(cert.Leaf.RawSubjectPublicKeyInfo)
@@ -555,7 +544,7 @@ func TestTLSUpstreamSNIAndPins(t *testing.T) {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		protos <- r.Proto
 		io.WriteString(w, r.Host)
-	})}
+	}), ErrorLog: log.New(io.Discard, "", 0)} // refused handshakes are the point of two cases
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	up := ln.Addr().String()
@@ -568,15 +557,15 @@ func TestTLSUpstreamSNIAndPins(t *testing.T) {
 		res, body := do(t, addr, mustReq("GET", "/"))
 		require.Equal(t, 200, res.StatusCode)
 		assert.Equal(t, "backend.test", body)
-		assert.Equal(t, "backend.test", <-sni)
-		assert.Equal(t, "HTTP/2.0", <-protos, "HTTP/2 over TLS through ALPN")
+		assert.Equal(t, "backend.test", recv(t, sni))
+		assert.Equal(t, "HTTP/2.0", recv(t, protos), "HTTP/2 over TLS through ALPN")
 	})
 	t.Run("client host is the SNI", func(t *testing.T) {
 		addr, _ := setup{scheme: "https", client: proxy.ClientConfig{Trust: proxy.TrustAny}}.start(t, up)
 		res, _ := do(t, addr, mustReq("GET", "/"))
 		require.Equal(t, 200, res.StatusCode)
-		assert.Equal(t, "app.test", <-sni)
-		assert.Equal(t, "HTTP/1.1", <-protos)
+		assert.Equal(t, "app.test", recv(t, sni))
+		assert.Equal(t, "HTTP/1.1", recv(t, protos))
 	})
 	t.Run("pin mismatch", func(t *testing.T) {
 		obs := new(recorder)
@@ -585,7 +574,7 @@ func TestTLSUpstreamSNIAndPins(t *testing.T) {
 		res, _ := do(t, addr, mustReq("GET", "/"))
 		assert.Equal(t, 502, res.StatusCode)
 		assert.Equal(t, []proxy.ErrorKind{proxy.ErrorTLS}, obs.kinds())
-		<-sni
+		recv(t, sni)
 	})
 	t.Run("system trust refuses a self-signed certificate", func(t *testing.T) {
 		obs := new(recorder)
@@ -593,7 +582,7 @@ func TestTLSUpstreamSNIAndPins(t *testing.T) {
 		res, _ := do(t, addr, mustReq("GET", "/"))
 		assert.Equal(t, 502, res.StatusCode)
 		assert.Equal(t, []proxy.ErrorKind{proxy.ErrorTLS}, obs.kinds())
-		assert.Equal(t, "app.test", <-sni, "the certificate is checked against the Host's name")
+		assert.Equal(t, "app.test", recv(t, sni), "the certificate is checked against the Host's name")
 	})
 }
 
@@ -610,7 +599,7 @@ func TestAffinity(t *testing.T) {
 	require.NoError(t, err)
 	addr, cl := setup{affinity: aff}.start(t, a, b)
 	res, _ := do(t, addr, mustReq("GET", "/"))
-	first := <-hits
+	first := recv(t, hits)
 	var key *http.Cookie
 	for _, c := range res.Cookies() {
 		if c.Name == balance.DefaultAffinityKeyName {
@@ -624,7 +613,7 @@ func TestAffinity(t *testing.T) {
 		req := mustReq("GET", "/")
 		req.AddCookie(key)
 		do(t, addr, req)
-		assert.Equal(t, first, <-hits)
+		assert.Equal(t, first, recv(t, hits))
 	}
 }
 
@@ -637,12 +626,12 @@ func TestRetries(t *testing.T) {
 		}))
 		stats := new(proxy.Stats)
 		// FirstAlphabetical tries the dead destination "a" first.
-		addr, _ := setup{stats: stats, route: proxy.RouteConfig{Retry: proxy.Retry{Attempts: 1}}}.start(t, deadAddr(t), up)
+		addr, _ := setup{stats: stats, route: proxy.RouteConfig{Retry: proxy.Retry{Attempts: 1}}}.start(t, refusedAddr(t), up)
 		body := strings.Repeat("payload-", 1000)
 		req, _ := http.NewRequest("POST", "/", strings.NewReader(body))
 		res, _ := do(t, addr, req)
 		assert.Equal(t, 200, res.StatusCode)
-		assert.Equal(t, body, <-got)
+		assert.Equal(t, body, recv(t, got))
 		assert.Equal(t, uint64(1), stats.Retries())
 	})
 	t.Run("POST failing mid-response is not retried", func(t *testing.T) {
@@ -658,7 +647,7 @@ func TestRetries(t *testing.T) {
 		addr, _ := setup{route: proxy.RouteConfig{Retry: proxy.Retry{Attempts: 2}}}.start(t, cut, other)
 		req, _ := http.NewRequest("POST", "http://"+addr+"/", strings.NewReader("x"))
 		req.Host = "app.test"
-		res, err := http.DefaultTransport.RoundTrip(req)
+		res, err := roundTrip(t, clientTransport(t), req)
 		if err == nil {
 			_, err = io.ReadAll(res.Body)
 			res.Body.Close()
@@ -696,7 +685,7 @@ func TestRetries(t *testing.T) {
 		req, _ := http.NewRequest("PUT", "/", strings.NewReader("replayed"))
 		res, _ := do(t, addr, req)
 		assert.Equal(t, 200, res.StatusCode)
-		assert.Equal(t, "replayed", <-got)
+		assert.Equal(t, "replayed", recv(t, got))
 	})
 	assert.ErrorIs(t, proxy.CheckRetry(proxy.Retry{Attempts: 9}), proxy.ErrRetry)
 	assert.ErrorIs(t, proxy.CheckRetry(proxy.Retry{Budget: 2}), proxy.ErrRetry)
@@ -710,7 +699,7 @@ func TestClientAddressIsTheResolvedOne(t *testing.T) {
 	req.Header.Set("X-Forwarded-For", "198.51.100.7, 203.0.113.9")
 	req.Header.Set("X-Forwarded-Proto", "https")
 	do(t, addr, req)
-	h := <-got
+	h := recv(t, got)
 	assert.Equal(t, []string{"203.0.113.9"}, h["X-Forwarded-For"], "one address: the rightmost untrusted")
 	assert.Equal(t, []string{"203.0.113.9"}, h["X-Real-Ip"])
 	assert.Equal(t, []string{"https"}, h["X-Forwarded-Proto"], "the trusted scheme")

@@ -119,13 +119,42 @@ func listenH2C(t testing.TB, h http.Handler) string {
 	return ln.Addr().String()
 }
 
-// h2cClient speaks h2c with prior knowledge.
-func h2cClient() *http.Transport {
+// h2cClient speaks h2c with prior knowledge; its idle connections close
+// when the test ends.
+func h2cClient(t testing.TB) *http.Transport {
+	t.Helper()
 	var p http.Protocols
 	p.SetUnencryptedHTTP2(true)
-	return &http.Transport{Protocols: &p, DisableCompression: true}
+	tr := &http.Transport{Protocols: &p, DisableCompression: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
 }
 
+// clientTransport is a test's own HTTP/1.1 client: it neither asks for nor
+// undoes a content encoding, and its idle connections close when the test
+// ends.
+func clientTransport(t testing.TB) *http.Transport {
+	t.Helper()
+	tr := &http.Transport{DisableCompression: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
+// patience bounds every wait of a test, so that a regression fails that
+// test in seconds rather than hanging the package.
+const patience = 10 * time.Second
+
+// roundTrip sends req with rt, within the test's patience; the caller reads
+// and closes the body.
+func roundTrip(t testing.TB, rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(req.Context(), patience)
+	t.Cleanup(cancel)
+	return rt.RoundTrip(req.WithContext(ctx))
+}
+
+// do sends req to the proxy at addr (Host app.test unless set) on a
+// transport of its own and returns the response with its body read.
 func do(t testing.TB, addr string, req *http.Request) (*http.Response, string) {
 	t.Helper()
 	req.URL.Host = addr
@@ -133,12 +162,46 @@ func do(t testing.TB, addr string, req *http.Request) (*http.Response, string) {
 	if req.Host == "" {
 		req.Host = "app.test"
 	}
-	res, err := http.DefaultTransport.RoundTrip(req)
+	res, err := roundTrip(t, clientTransport(t), req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	return res, string(b)
+}
+
+// recv returns the next value from ch, failing the test when none comes
+// within its patience.
+func recv[T any](t testing.TB, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(patience):
+		t.Fatal("nothing arrived")
+	}
+	var zero T
+	return zero
+}
+
+// dialConn connects to addr; every read and write on the connection has
+// the test's patience as its deadline, and it closes when the test ends.
+func dialConn(t testing.TB, addr string) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, patience)
+	require.NoError(t, err)
+	require.NoError(t, c.SetDeadline(time.Now().Add(patience)))
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// cancelOn cancels when arrived is closed, or after the test's patience.
+func cancelOn(arrived <-chan struct{}, cancel context.CancelFunc) {
+	select {
+	case <-arrived:
+	case <-time.After(patience):
+	}
+	cancel()
 }
 
 func TestForwardingHeaders(t *testing.T) {
@@ -180,7 +243,7 @@ func TestForwardingHeaders(t *testing.T) {
 	assert.Empty(t, res.Header.Get("X-Hop"), "fields named in the response's Connection are hop-by-hop")
 	assert.Empty(t, res.Header.Get("Alt-Svc"))
 
-	h := <-got
+	h := recv(t, got)
 	assert.Equal(t, []string{"127.0.0.1"}, h["X-Forwarded-For"], "exactly one address, the resolved client")
 	assert.Equal(t, []string{"127.0.0.1"}, h["X-Real-Ip"])
 	assert.Equal(t, []string{"http"}, h["X-Forwarded-Proto"], "an untrusted client's proto is overwritten")
@@ -222,12 +285,7 @@ func TestForwardedPathIsTheGatesSpelling(t *testing.T) {
 }
 
 func TestUnreachableIs502AndEmptyClusterIs503(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	dead := ln.Addr().String()
-	ln.Close()
-
-	addr := gateway(t, gate.Config{Server: "Edge"}, dead)
+	addr := gateway(t, gate.Config{Server: "Edge"}, refusedAddr(t))
 	res, body := do(t, addr, mustReq("GET", "/"))
 	assert.Equal(t, 502, res.StatusCode)
 	assert.Equal(t, "Edge", res.Header.Get("Server"), "the proxy's own answers carry the host's headers")
@@ -252,13 +310,17 @@ func TestStreamsAreFlushedAsDataArrives(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, "data: one\n\n")
 		w.(http.Flusher).Flush()
-		<-second
+		select {
+		case <-second:
+		case <-r.Context().Done():
+			return
+		}
 		io.WriteString(w, "data: two\n\n")
 	}))
 	addr := gateway(t, gate.Config{}, up)
 	req := mustReq("GET", "/events")
 	req.URL.Host, req.URL.Scheme, req.Host = addr, "http", "app.test"
-	res, err := http.DefaultTransport.RoundTrip(req)
+	res, err := roundTrip(t, clientTransport(t), req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	br := bufio.NewReader(res.Body)
@@ -300,13 +362,8 @@ func TestClientAbortReleasesTheUpstream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/", nil)
 	req.Host = "app.test"
-	go func() { <-arrived; cancel() }()
-	_, err := http.DefaultClient.Do(req)
-	require.Error(t, err)
-	select {
-	case err := <-upstreamDone:
-		assert.ErrorIs(t, err, context.Canceled)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the upstream request was not released")
-	}
+	go cancelOn(arrived, cancel)
+	_, err := clientTransport(t).RoundTrip(req)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, recv(t, upstreamDone), context.Canceled, "the upstream request is released")
 }
