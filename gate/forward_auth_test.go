@@ -40,18 +40,20 @@ func TestForwardAuth(t *testing.T) {
 	t.Cleanup(auth.Close)
 	t.Cleanup(func() { close(release) })
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	downURL := "http://" + ln.Addr().String()
-	ln.Close()
+	downURL := "http://" + closingListener(t)
 
-	fa, err := NewForwardAuth(ForwardAuthConfig{ID: "auth", URL: auth.URL, Timeout: 200 * time.Millisecond,
+	// The answering service gets the default timeout (5 s, room for a
+	// loaded machine); only the one that never answers has a short one.
+	fa, err := NewForwardAuth(ForwardAuthConfig{ID: "auth", URL: auth.URL, Client: authClient(t),
 		RequestHeaders: []string{"Authorization"}, IdentityHeaders: []string{"x-user"}})
 	require.NoError(t, err)
-	down, err := NewForwardAuth(ForwardAuthConfig{ID: "down", URL: downURL})
+	slow, err := NewForwardAuth(ForwardAuthConfig{ID: "slow", URL: auth.URL, Client: authClient(t), Timeout: 200 * time.Millisecond, RequestHeaders: []string{"Authorization"}})
+	require.NoError(t, err)
+	down, err := NewForwardAuth(ForwardAuthConfig{ID: "down", URL: downURL, Client: authClient(t)})
 	require.NoError(t, err)
 	g, err := New(Config{Hosts: []Host{
 		{Names: []string{"app.test"}, Policies: []PolicyUse{{Policy: fa}}, Routes: []Route{{Prefix: "/", Target: echoTarget}}},
+		{Names: []string{"slow.test"}, Policies: []PolicyUse{{Policy: slow}}, Routes: []Route{{Prefix: "/", Target: echoTarget}}},
 		{Names: []string{"down.test"}, Policies: []PolicyUse{{Policy: down}}, Routes: []Route{{Prefix: "/", Target: echoTarget}}},
 	}})
 	require.NoError(t, err)
@@ -77,7 +79,7 @@ func TestForwardAuth(t *testing.T) {
 		assert.Empty(t, resp.Header.Get("X-User"))
 	})
 	t.Run("slow", func(t *testing.T) {
-		resp := do(t, addr, call{host: "app.test", target: "/", header: http.Header{"Authorization": {"Bearer slow"}}})
+		resp := do(t, addr, call{host: "slow.test", target: "/", header: http.Header{"Authorization": {"Bearer slow"}}})
 		assert.Equal(t, 504, resp.StatusCode)
 	})
 	t.Run("down", func(t *testing.T) {
@@ -97,4 +99,33 @@ func TestForwardAuth(t *testing.T) {
 		assert.Equal(t, []string{"defer: would call " + downURL[len("http://"):]}, reasons)
 		assert.Equal(t, StepHandOver, (*steps)[len(*steps)-1].Kind)
 	})
+}
+
+// authClient is a forward-auth client like the default one (no redirects
+// followed) on a transport of the test's own.
+func authClient(t *testing.T) *http.Client {
+	t.Helper()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// closingListener returns the address of a listener that closes every
+// connection it accepts at once: a call to it fails without a timeout, and
+// the port stays taken while the test runs.
+func closingListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return ln.Addr().String()
 }

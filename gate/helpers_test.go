@@ -14,6 +14,10 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
+// patience bounds every wait of a test, so that a regression fails that
+// test in seconds rather than hanging the package.
+const patience = 10 * time.Second
+
 // nopWriter is a ResponseWriter that keeps its header map across requests
 // (cleared by reset) and remembers the status.
 type nopWriter struct {

@@ -56,7 +56,7 @@ func TestTLSPolicy421(t *testing.T) {
 			tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 		}
 		t.Cleanup(tr.CloseIdleConnections)
-		return &http.Client{Transport: tr}
+		return &http.Client{Transport: tr, Timeout: patience}
 	}
 	tests := []struct {
 		name       string
