@@ -48,43 +48,6 @@ func BenchmarkGateDecideTraced(b *testing.B) {
 	}
 }
 
-// BenchmarkTracerOverhead compares a function making the decision's
-// nil-checked tracer calls with a nil tracer against the same function
-// without any tracer calls.
-func BenchmarkTracerOverhead(b *testing.B) {
-	var sink int
-	b.Run("no-calls", func(b *testing.B) {
-		for b.Loop() {
-			sink += stepsWithout(sink)
-		}
-	})
-	b.Run("nil-tracer", func(b *testing.B) {
-		var tr *Tracer
-		for b.Loop() {
-			sink += stepsWith(tr, sink)
-		}
-	})
-}
-
-//go:noinline
-func stepsWithout(x int) int {
-	for i := range 8 {
-		x += i
-	}
-	return x
-}
-
-//go:noinline
-func stepsWith(tr *Tracer, x int) int {
-	for i := range 8 {
-		x += i
-		if tr != nil {
-			tr.OnStep(Step{Kind: StepPolicy, Index: i, Reason: "x"})
-		}
-	}
-	return x
-}
-
 func BenchmarkHostLookup(b *testing.B) {
 	g := benchGate(b, &forwarded{})
 	for _, host := range []string{"App.Example:8080", "deep.Sub.APP.example:443", "nope.example"} {
