@@ -75,7 +75,7 @@
 // host match kind, TLS check, each policy with scope, index, mode, verdict
 // and reason, redirects, limits, the route with its canonical path, the
 // hand-over. The production setting is a nil *Tracer, one predictable
-// branch per step (BenchmarkTracerOverhead, BenchmarkGateDecideTraced).
+// branch per step (BenchmarkGateDecide against BenchmarkGateDecideTraced).
 // [Gate.Simulate] runs the same code with [Request.DryRun]: stateful
 // policies only look, forward-auth is not called, drops are not carried
 // out, counters do not move and the target is not called.

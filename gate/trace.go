@@ -75,8 +75,9 @@ type Step struct {
 }
 
 // Tracer receives the steps of each decision. A nil *Tracer is the
-// production setting and costs one predictable branch per step (see
-// BenchmarkTracerOverhead); the simulator passes a recording one. OnStep
+// production setting and costs one predictable branch per step (compare
+// BenchmarkGateDecide with BenchmarkGateDecideTraced); the simulator passes
+// a recording one. OnStep
 // must be safe for concurrent use when the gate serves concurrent requests.
 type Tracer struct {
 	OnStep func(Step)
