@@ -1,0 +1,208 @@
+package gate
+
+import (
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"time"
+)
+
+// Target is what a route hands a request to: the proxy's forwarder, or any
+// handler of the embedder's. rq lives until Forward returns and must not be
+// kept after that.
+type Target interface {
+	Forward(w http.ResponseWriter, r *http.Request, rq *Request)
+}
+
+// TargetFunc adapts a function to [Target].
+type TargetFunc func(w http.ResponseWriter, r *http.Request, rq *Request)
+
+// Forward calls f(w, r, rq).
+func (f TargetFunc) Forward(w http.ResponseWriter, r *http.Request, rq *Request) { f(w, r, rq) }
+
+// HostKind says what a host does with its requests.
+type HostKind uint8
+
+const (
+	// HostProxy routes requests to targets (the zero value).
+	HostProxy HostKind = iota
+	// HostRedirect answers every request with a redirect.
+	HostRedirect
+	// HostFixed answers every request with a fixed answer.
+	HostFixed
+)
+
+// Config describes a gate. It is a plain value: build it by hand to embed
+// the gate, or let the snapshot compiler build it from a document. [New]
+// validates it and copies what it keeps.
+type Config struct {
+	// Hosts are the virtual hosts.
+	Hosts []Host
+	// Default answers requests for unknown hosts; the zero value is a 404
+	// with a short text body.
+	Default Answer
+	// TrustedProxies are the peers allowed to supply the client address in
+	// X-Forwarded-For (and, in Cloudflare mode, CF-Connecting-IP).
+	// IPv4-mapped IPv6 prefixes are normalised.
+	TrustedProxies []netip.Prefix
+	// TrustForwardedProto lets a trusted proxy supply the scheme in
+	// X-Forwarded-Proto.
+	TrustForwardedProto bool
+	// Cloudflare mode: the trusted proxies are Cloudflare's edge (or a
+	// local cloudflared). From them the client comes from
+	// CF-Connecting-IP (else X-Forwarded-For, counted as a fallback), the
+	// scheme from CF-Visitor (else X-Forwarded-Proto), and
+	// [Request.CloudflareTrusted] tells the forwarder to keep the cf-*
+	// headers. From anyone else those headers are ignored.
+	Cloudflare bool
+	// ProbeSources are the addresses of health checkers (a load
+	// balancer's probes); rate limits with ExemptProbes let them through.
+	ProbeSources []netip.Prefix
+	// Challenges answers ACME HTTP-01 challenges on plain HTTP; nil
+	// means none.
+	Challenges *ChallengeStore
+	// State keeps policy state and counters across gates; nil means a
+	// private one.
+	State *State
+	// Server is the default Server header; empty means "Paduraksa".
+	Server string
+	// Logger receives the "would have blocked" lines of shadowed
+	// policies; nil means none.
+	Logger *slog.Logger
+	// Tracer, when not nil, receives every step of every decision. Leave
+	// it nil in production: the disabled path costs one branch per step.
+	Tracer *Tracer
+	// MaxPasswordChecks bounds the bcrypt checks of basic auth running at
+	// once across the gateway (the State's count); a check over the bound
+	// is answered 503 with Retry-After. 0 means half the CPUs the Go
+	// runtime uses, at least 1.
+	MaxPasswordChecks int
+	// Reuse lists hosts compiled by an earlier Gate, taken as they are
+	// after the hosts of Hosts: a publish that changes a few hosts of
+	// thousands then costs little more than the changed ones. The caller
+	// vouches that each came from [Gate.Host] of a Gate whose config was
+	// equal for that host: same host, same Server, same policy instances
+	// and targets.
+	Reuse []*Host
+}
+
+// Host is one virtual host.
+type Host struct {
+	// Names are exact names, "*.parent" wildcards or IP literals, in any
+	// case and in Unicode or punycode.
+	Names []string
+	Kind  HostKind
+	// Redirect is the answer of a HostRedirect host.
+	Redirect Redirect
+	// Fixed is the answer of a HostFixed host.
+	Fixed Answer
+	// Routes are matched most specific prefix first, whatever their order.
+	Routes []Route
+	// Server overrides Config.Server.
+	Server string
+	// TLS is re-checked per request (421 when the connection is weaker).
+	TLS TLSPolicy
+	// HSTS is sent on HTTPS answers; the zero value sends none.
+	HSTS HSTS
+	// Policies is the host's chain; it also guards the redirect, robots
+	// and fixed answers.
+	Policies []PolicyUse
+	// Limits bounds the host's requests.
+	Limits Limits
+	// HTTPSRedirect sends plain-HTTP requests to HTTPS.
+	HTTPSRedirect HTTPSRedirect
+	// Robots, when not nil, is served for GET and HEAD /robots.txt as
+	// text/plain, before redirect and fixed answers and route matching.
+	Robots []byte
+
+	server    []string
+	answers   *answerSet // the gate's own answers, with this host's headers
+	fixed     *answer
+	chain     chain
+	altSvc    []string
+	hsts      []string
+	robots    *Page
+	scopeKey  uint64
+	httpsLoc  map[string]*location // exact names
+	httpsPort string               // ":8443" or ""
+	rootLoc   []string             // a HostRedirect's Location for "/"
+	dropLoc   []string             // a DropPath HostRedirect's Location
+	httpsPage *Page
+	redirPage *Page
+	firstName string
+	owned     []string // headers the host's policies set for the upstream
+}
+
+// HSTS configures Strict-Transport-Security. It is sent only when the
+// trusted scheme is HTTPS, and never for IP literals or loopback names
+// (localhost, *.localhost).
+type HSTS struct {
+	// MaxAge is the policy's lifetime; 0 sends no header.
+	MaxAge            time.Duration
+	IncludeSubdomains bool
+	Preload           bool
+}
+
+// HTTPSRedirect configures the plain-HTTP to HTTPS redirect, decided on
+// the trusted scheme, so a TLS-terminating proxy in front cannot loop it.
+type HTTPSRedirect struct {
+	Enabled bool
+	// Status is 301, 302, 307 or 308; 0 means 308.
+	Status int
+	// Port is the HTTPS port in the Location; 0 means 443.
+	Port int
+}
+
+// Route sends requests under a path prefix to a target.
+type Route struct {
+	// ID names the route in traces; optional.
+	ID string
+	// Prefix matches the path view ([PathView.Match]) on segment
+	// boundaries, ASCII letters in any case: "/api" matches "/api",
+	// "/API/x" and "/api;v=1/x" but not "/apix"; "/" and "" match
+	// everything. It is spelled as the view spells paths ([CheckPrefix]).
+	Prefix string
+	Target Target
+	// Policies is the route's own chain, after the host's.
+	Policies []PolicyUse
+	// MaxBodyBytes overrides the host's Limits.MaxBodyBytes; 0 means the
+	// host's.
+	MaxBodyBytes int64
+	// PathAllow lists the path spellings the gate refuses by default that
+	// this route accepts (see [PathAllow] for what each one asks of the
+	// upstream).
+	PathAllow PathAllow
+
+	chain    chain
+	owned    []string
+	lower    string // Prefix, ASCII lower case
+	scopeKey uint64
+}
+
+// Redirect is a precomputed redirect answer.
+type Redirect struct {
+	// To is an absolute URL prefix.
+	To string
+	// Status is 301, 302, 303, 307 or 308; 0 means 308.
+	Status int
+	// DropPath sends every request to To itself instead of appending the
+	// request's path and query.
+	DropPath bool
+}
+
+// Answer is a response the gate writes itself.
+type Answer struct {
+	// Status is the status code; 0 means 200 for fixed hosts and 404 for
+	// the default answer.
+	Status int
+	// ContentType defaults to "text/plain; charset=utf-8".
+	ContentType string
+	// Body is sent as is.
+	Body []byte
+}
+
+// location holds a precomputed HTTPS redirect for one exact name.
+type location struct {
+	prefix string   // "https://example.com[:port]"
+	root   []string // prefix + "/"
+}
