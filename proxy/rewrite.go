@@ -145,7 +145,3 @@ func prefixLen(s, prefix string) int {
 	}
 	return len(prefix)
 }
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
