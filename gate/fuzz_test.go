@@ -194,14 +194,15 @@ func refLookup(names []string, hostport string) (int, HostMatch) {
 	return best, HostWildcard
 }
 
-var refHostPort = regexp.MustCompile(`^(?:\[([^\]]*)\]|([A-Za-z0-9._~!$&'()*+,;=-]*))(?::[0-9]*)?$`)
+var refHostPort = regexp.MustCompile(`^(?:\[([^\]]*)\]|([A-Za-z0-9._-]*))(?::[0-9]*)?$`)
 
 // refHostName returns the name a Host header value gives by RFC 3986: an
 // IPv6 literal in brackets (no zone) in canonical form, IPv4-mapped as
 // IPv4; or a registered name (which includes IPv4 addresses) in ASCII
 // lower case without one trailing dot, at most 253 bytes of non-empty
-// labels. A value that does not fit the grammar names no host, and neither
-// does a percent-encoded name (the table does not decode).
+// labels of letters, digits, "-" and "_" (no sub-delims: upstreams read a
+// list "a.test,b.test" each their own way). A value that does not fit the
+// grammar names no host, and neither does a percent-encoded name.
 func refHostName(hostport string) (string, bool) {
 	m := refHostPort.FindStringSubmatch(hostport)
 	if m == nil {

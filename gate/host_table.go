@@ -171,8 +171,8 @@ func (t *hostTable) lookup(dst []byte, hostport string) (*Host, HostMatch, []byt
 // reports false for values that cannot name a host: anything but
 // host[":" port] of RFC 3986 (port = *DIGIT), an IP literal that is not
 // IPv6 or has a zone, a name with an empty label, longer than 253 bytes,
-// or with a byte outside an RFC 3986 reg-name (percent-encoding is not
-// decoded, so it names no host).
+// or with a byte other than letters, digits, "-", "_" and "." (RFC 3986's
+// sub-delims and percent-encoding name no host here).
 func hostKey(dst []byte, hostport string) ([]byte, bool) {
 	h := hostport
 	if strings.HasPrefix(h, "[") {
@@ -209,7 +209,10 @@ func hostKey(dst []byte, hostport string) ([]byte, bool) {
 			if h[i-1] == '.' {
 				return dst, false
 			}
-		case strings.IndexByte("_~!$&'()*+,;=", c) < 0:
+		case c != '_':
+			// RFC 3986 lets a reg-name hold sub-delims, but none is a
+			// host name, and upstreams split a list such as
+			// "secret.test,www.test" each their own way.
 			return dst, false
 		}
 		dst = append(dst, c)

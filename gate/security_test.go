@@ -65,6 +65,10 @@ func TestHostSpellingsAtScale(t *testing.T) {
 	for _, tc := range []struct{ name, request string }{
 		{"double trailing dot", "GET / HTTP/1.1\r\nHost: secret.test..\r\n\r\n"},
 		{"empty label", "GET / HTTP/1.1\r\nHost: secret..test\r\n\r\n"},
+		{"leading dot", "GET / HTTP/1.1\r\nHost: .secret.test\r\n\r\n"},
+		{"a list", "GET / HTTP/1.1\r\nHost: secret.test,www.test\r\n\r\n"},
+		{"a list the other way", "GET / HTTP/1.1\r\nHost: www.test,SECRET.TEST.\r\n\r\n"},
+		{"sub-delims", "GET / HTTP/1.1\r\nHost: secret.test;x.test\r\n\r\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := rawExchange(t, addr, tc.request)
