@@ -26,8 +26,8 @@ import (
 //     again after the gate matched it;
 //   - empty segments ("//") by default: nginx and others merge them;
 //   - control characters and NUL, raw or escaped; raw spaces and "#";
-//     malformed escapes; %C0 and %C1 (overlong UTF-8, decoded by some
-//     servers as "/" and ".").
+//     malformed escapes; overlong UTF-8 (%C0, %C1, %E0%80-%9F,
+//     %F0%80-%8F), which lax decoders read as "/" and ".".
 //
 // A route may allow the default refusals one by one ([PathAllow]); the
 // upstream behind it then has to guarantee what each name says.
@@ -41,10 +41,12 @@ import (
 // "/secret/", which is how Tomcat, Jetty and Spring resolve it; servers
 // that read ";" as a plain character resolve it to a path that is not
 // under "/secret" at all, so the view is the most privileged reading of
-// every upstream. Route prefixes and rule paths match ASCII letters in
-// any case ("/ADMIN" is under "/admin"), because case-insensitive
-// upstreams (Windows, IIS, some frameworks) resolve them so; the forwarded
-// spelling keeps the client's case.
+// every upstream. For the same reason the view drops what Windows drops
+// from a name: trailing dots and spaces ("/secret./" is "/secret/") and
+// the default NTFS stream ("/secret::$DATA"). Route prefixes and rule
+// paths match ASCII letters in any case ("/ADMIN" is under "/admin"),
+// because case-insensitive upstreams (Windows, IIS, some frameworks)
+// resolve them so; the forwarded spelling keeps the client's case.
 
 // PathAllow is a set of path spellings the gate refuses by default and a
 // route may accept. The zero value accepts none of them.
@@ -177,6 +179,7 @@ func ReadPath(raw string) (PathView, error) {
 	rebuild := false
 	params := false         // a ';' was seen in the current segment
 	dots, other := 0, false // what the current segment's name holds
+	var last, prev byte     // the name's last byte; the byte before (decoded)
 	for i := 1; ; i++ {
 		if i == len(raw) || raw[i] == '/' {
 			if dots > 0 && !other {
@@ -185,20 +188,26 @@ func ReadPath(raw string) (PathView, error) {
 			if i < len(raw) && dots == 0 && !other {
 				needs |= AllowEmptySegments // "//" or "/;x/"
 			}
+			if last == '.' || last == ' ' {
+				rebuild = true // Windows drops the name's trailing dots and spaces
+			}
 			if i == len(raw) {
 				break
 			}
-			dots, other, params = 0, false, false
+			dots, other, params, last, prev = 0, false, false, 0, 0
 			continue
 		}
-		switch c := raw[i]; {
+		c := raw[i]
+		v := c
+		switch {
 		case c == ';':
 			params, rebuild = true, true
+			continue
 		case c == '%':
 			if i+2 >= len(raw) || !isHex(raw[i+1]) || !isHex(raw[i+2]) {
 				return PathView{}, ErrPathEscape
 			}
-			v := unhex(raw[i+1])<<4 | unhex(raw[i+2])
+			v = unhex(raw[i+1])<<4 | unhex(raw[i+2])
 			switch {
 			case v < 0x20, v == 0x7f, v == '.', v == 0xc0, v == 0xc1:
 				return PathView{}, ErrPathEscape
@@ -223,24 +232,45 @@ func ReadPath(raw string) (PathView, error) {
 			if !params {
 				other = true
 			}
+			if c == '$' {
+				rebuild = true // perhaps an NTFS "::$DATA" stream
+			}
+		}
+		if overlong(prev, v) {
+			return PathView{}, ErrPathEscape
+		}
+		prev = v
+		if !params {
+			last = v
 		}
 	}
 	if !rebuild {
 		return PathView{Match: raw, Forward: raw, Needs: needs}, nil
 	}
-	return PathView{Match: matchView(raw), Forward: forwardSpelling(raw), Needs: needs}, nil
+	match := matchView(raw)
+	if strings.Contains(match, "//") {
+		needs |= AllowEmptySegments // a name Windows reads as empty
+	}
+	return PathView{Match: match, Forward: forwardSpelling(raw), Needs: needs}, nil
+}
+
+// overlong reports whether the bytes b1 b2 start an overlong UTF-8
+// sequence of three or four bytes (%E0%80%AE is "." to a lax decoder).
+func overlong(b1, b2 byte) bool {
+	return b1 == 0xe0 && b2 >= 0x80 && b2 < 0xa0 || b1 == 0xf0 && b2 >= 0x80 && b2 < 0x90
 }
 
 // plainPath reports whether a path has no byte that needs a second look
-// (escapes, ";", controls, spaces, backslashes, "#") and no segment that
-// starts with a dot or is empty: the common path, its own view.
+// (escapes, ";", controls, spaces, backslashes, "#", "$", non-ASCII) and no
+// segment that starts or ends with a dot or is empty: the common path, its
+// own view.
 func plainPath(p string) bool {
 	for i := 0; i < len(p); i++ {
 		if pathSpecial[p[i]] {
 			return false
 		}
 	}
-	return !strings.Contains(p, "/.") && !strings.Contains(p, "//")
+	return !strings.Contains(p, "/.") && !strings.Contains(p, "./") && p[len(p)-1] != '.' && !strings.Contains(p, "//")
 }
 
 // pathSpecial marks the bytes ReadPath must look at.
@@ -248,6 +278,10 @@ var pathSpecial = func() (t [256]bool) {
 	for c := 0; c <= ' '; c++ {
 		t[c] = true
 	}
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = true
+	}
+	t['$'] = true
 	for _, c := range "%;\\#\x7f" {
 		t[c] = true
 	}
@@ -315,17 +349,23 @@ func forwardSpelling(raw string) string {
 }
 
 // matchView drops segment parameters, keeps escapes of reserved
-// characters (upper case) and decodes the others. raw has passed
-// ReadPath's checks.
+// characters (upper case) and decodes the others, and drops what Windows
+// drops from a name: trailing dots and spaces, and the "::$DATA" of the
+// default NTFS stream. raw has passed ReadPath's checks.
 func matchView(raw string) string {
 	b := make([]byte, 0, len(raw))
 	params := false
+	start := 1 // of the current name in b
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
 		switch {
 		case c == '/':
+			if i > 0 {
+				b = windowsName(b, start)
+			}
 			params = false
 			b = append(b, c)
+			start = len(b)
 		case params:
 		case c == ';':
 			params = true
@@ -341,7 +381,24 @@ func matchView(raw string) string {
 			b = append(b, c)
 		}
 	}
-	return string(b)
+	return string(windowsName(b, start))
+}
+
+// windowsName trims the name b[start:] as Windows reads it ("::$DATA"
+// alone becomes empty).
+func windowsName(b []byte, start int) []byte {
+	for {
+		n := len(b)
+		for n > start && (b[n-1] == '.' || b[n-1] == ' ') {
+			n--
+		}
+		const stream = "::$data"
+		if n-start >= len(stream) && equalLower(string(b[n-len(stream):n]), stream) {
+			b = b[:n-len(stream)]
+			continue
+		}
+		return b[:n]
+	}
 }
 
 func isHex(c byte) bool {

@@ -14,7 +14,9 @@ import (
 // forwards to the open route, no upstream that resolves paths the way
 // net/http's ServeMux, Tomcat (segment parameters stripped before
 // decoding), nginx (decoded, slashes merged) or a server that decodes twice
-// and takes "\" for "/" does may resolve it under /secret, in any case.
+// and takes "\" for "/", or Windows (which also drops trailing dots and
+// spaces and the "::$DATA" stream from names) does may resolve it under
+// /secret, in any case.
 // The resolvers are written from each server's documented behaviour, not
 // from the gate's code.
 func FuzzPathConfusion(f *testing.F) {
@@ -86,6 +88,7 @@ var pathTokens = [...]string{
 	"/", "secret", "Secret", "%73ecret", "%53ECRET", "s", "ecret", "%2F", "%2f", "%5C", "\\",
 	"..", ".", "%2e", "%2E", ";", ";x", "%3B", "%25", "%252F", "%252e", "%00", "#", "?",
 	"%3F", "%23", "%20", "a", "//", "%c0%ae", "%u002e", "~", "%7E", "x", "%", "%2",
+	"::$DATA", "::$data", ".", " ", "%e0%80%ae",
 }
 
 // sameBytes reports whether a and b decode to the same bytes once.
@@ -128,6 +131,27 @@ var resolvers = []struct {
 			return "", false
 		}
 		return mergeAndResolve(d), true
+	}},
+	{"Windows", func(p string) (string, bool) {
+		d, err := url.PathUnescape(p)
+		if err != nil {
+			return "", false
+		}
+		segs := strings.Split(strings.ReplaceAll(d, "\\", "/"), "/")
+		for i, s := range segs {
+			for {
+				t := strings.TrimRight(s, ". ")
+				if u, ok := strings.CutSuffix(strings.ToLower(t), "::$data"); ok {
+					t = t[:len(u)]
+				}
+				if t == s {
+					break
+				}
+				s = t
+			}
+			segs[i] = s
+		}
+		return mergeAndResolve(strings.Join(segs, "/")), true
 	}},
 	{"double-decoding", func(p string) (string, bool) {
 		d, err := url.PathUnescape(p)

@@ -17,7 +17,17 @@ func TestReadPath(t *testing.T) {
 	}{
 		{raw: "/", match: "/", forward: "/"},
 		{raw: "/a/b/", match: "/a/b/", forward: "/a/b/"},
-		{raw: "/a.b/...x/.well-known/x.", match: "/a.b/...x/.well-known/x.", forward: "/a.b/...x/.well-known/x."},
+		{raw: "/a.b/...x/.well-known/x", match: "/a.b/...x/.well-known/x", forward: "/a.b/...x/.well-known/x"},
+		// What Windows drops from a name is dropped from the view.
+		{raw: "/secret./x", match: "/secret/x", forward: "/secret./x"},
+		{raw: "/secret.%20.", match: "/secret", forward: "/secret.%20."},
+		{raw: "/secret%20", match: "/secret", forward: "/secret%20"},
+		{raw: "/secret::$DATA", match: "/secret", forward: "/secret::$DATA"},
+		{raw: "/secret::$data./x", match: "/secret/x", forward: "/secret::$data./x"},
+		{raw: "/secret.;x/", match: "/secret/", forward: "/secret.;x/"},
+		{raw: "/a$b", match: "/a$b", forward: "/a$b"},
+		{raw: "/%E2%82%AC", match: "/€", forward: "/%E2%82%AC"},
+		{raw: "/\xe2\x82\xac", match: "/\xe2\x82\xac", forward: "/\xe2\x82\xac"},
 		// Unreserved escapes are decoded both ways; other escapes get
 		// upper case hex, decoded in the view unless reserved.
 		{raw: "/%73ecret/%7Euser", match: "/secret/~user", forward: "/secret/~user"},
@@ -38,7 +48,8 @@ func TestReadPath(t *testing.T) {
 		{raw: "//a", match: "//a", forward: "//a", needs: AllowEmptySegments},
 		{raw: "/a//b", match: "/a//b", forward: "/a//b", needs: AllowEmptySegments},
 		{raw: "/;x/secret", match: "//secret", forward: "/;x/secret", needs: AllowEmptySegments},
-		{raw: "/a/%20/b", match: "/a/ /b", forward: "/a/%20/b", needs: AllowEmptySegments},
+		{raw: "/a/%20/b", match: "/a//b", forward: "/a/%20/b", needs: AllowEmptySegments},
+		{raw: "/::$DATA/secret", match: "//secret", forward: "/::$DATA/secret", needs: AllowEmptySegments},
 		// Refused on every route.
 		{raw: "", err: ErrPathNotAbsolute},
 		{raw: "a/b", err: ErrPathNotAbsolute},
@@ -58,6 +69,9 @@ func TestReadPath(t *testing.T) {
 		{raw: "/a%7f", err: ErrPathEscape},
 		{raw: "/%c0%ae%c0%ae/", err: ErrPathEscape},
 		{raw: "/%C1%9C", err: ErrPathEscape},
+		{raw: "/%e0%80%ae%e0%80%ae/", err: ErrPathEscape},
+		{raw: "/%F0%80%80%AF", err: ErrPathEscape},
+		{raw: "/\xe0\x80\xae", err: ErrPathEscape},
 		{raw: "/a%", err: ErrPathEscape},
 		{raw: "/a%2", err: ErrPathEscape},
 		{raw: "/a%zz", err: ErrPathEscape},
