@@ -97,14 +97,19 @@ func FuzzRuleMatch(f *testing.F) {
 	f.Add("", "/admin", "POST,DELETE", "", "DELETE", "/admin", "", true)
 	f.Add("", "", "GET", "", "get", "/", "", true)
 	f.Add("", "", "", "k", "GET", "/", "\u212a", true)
+	f.Add("/...", "/a.", "", "", "GET", "/", "", false)
+	f.Add("/a::$DATA", "/x\xe0\x80\xae", "", "", "GET", "/", "", false)
 	f.Fuzz(func(t *testing.T, prefix, exact, methods, needle, method, path, ua string, hasUA bool) {
 		rule := Rule{PathPrefix: prefix, PathExact: exact, UserAgentContains: needle}
 		if methods != "" {
 			rule.Methods = strings.Split(methods, ",")
 		}
 		rs, err := NewRuleSet(RuleSetConfig{ID: "fuzz", Rules: []Rule{rule}})
+		if valid := refRulePath(prefix) && refRulePath(exact); (err == nil) != valid {
+			t.Fatalf("rule paths %q, %q: error %v, want valid %v", prefix, exact, err, valid)
+		}
 		if err != nil {
-			t.Fatal(err)
+			return
 		}
 		r := &http.Request{Method: method, Header: http.Header{}}
 		var uas []string
@@ -124,11 +129,43 @@ var asciiFold = strings.NewReplacer("A", "a", "B", "b", "C", "c", "D", "d", "E",
 	"J", "j", "K", "k", "L", "l", "M", "m", "N", "n", "O", "o", "P", "p", "Q", "q", "R", "r", "S", "s", "T", "t", "U", "u",
 	"V", "v", "W", "w", "X", "x", "Y", "y", "Z", "z")
 
-func refRuleMatches(r Rule, path, method string, ua []string) bool {
-	if r.PathPrefix != "" && !strings.HasPrefix(path, r.PathPrefix) {
+// refRulePath reports whether a rule path is spelled as the path view
+// spells paths: empty, or "/" then segments of bytes other than controls,
+// space, %, ;, ?, #, \, none empty (but a last one), none of dots only,
+// none ending with a dot or "::$DATA" (Windows drops those from names),
+// and no overlong UTF-8 start.
+func refRulePath(p string) bool {
+	if p == "" {
+		return true
+	}
+	if p[0] != '/' || strings.ContainsAny(p, "%;?#\\ \x7f") {
 		return false
 	}
-	if r.PathExact != "" && path != r.PathExact {
+	for _, bad := range []string{"\xc0", "\xc1", "\xe0\x80", "\xe0\x90", "\xf0\x80"} {
+		if strings.Contains(p, bad) {
+			return false // coarse: any overlong start refuses the path
+		}
+	}
+	segs := strings.Split(p[1:], "/")
+	for i, s := range segs {
+		if (s == "" && i < len(segs)-1) || (s != "" && strings.Trim(s, ".") == "") ||
+			strings.HasSuffix(s, ".") || strings.HasSuffix(strings.ToLower(s), "::$data") {
+			return false
+		}
+		for _, c := range []byte(s) {
+			if c < 0x20 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func refRuleMatches(r Rule, path, method string, ua []string) bool {
+	if r.PathPrefix != "" && !strings.HasPrefix(asciiFold.Replace(path), asciiFold.Replace(r.PathPrefix)) {
+		return false
+	}
+	if r.PathExact != "" && asciiFold.Replace(path) != asciiFold.Replace(r.PathExact) {
 		return false
 	}
 	if len(r.Methods) > 0 && !slices.Contains(r.Methods, method) {

@@ -209,7 +209,7 @@ func ReadPath(raw string) (PathView, error) {
 			}
 			v = unhex(raw[i+1])<<4 | unhex(raw[i+2])
 			switch {
-			case v < 0x20, v == 0x7f, v == '.', v == 0xc0, v == 0xc1:
+			case v < 0x20, v == 0x7f, v == '.':
 				return PathView{}, ErrPathEscape
 			case v == ' ':
 				// A space counts as neither a dot nor a name: Windows
@@ -236,7 +236,7 @@ func ReadPath(raw string) (PathView, error) {
 				rebuild = true // perhaps an NTFS "::$DATA" stream
 			}
 		}
-		if overlong(prev, v) {
+		if v == 0xc0 || v == 0xc1 || overlong(prev, v) {
 			return PathView{}, ErrPathEscape
 		}
 		prev = v
@@ -461,15 +461,15 @@ func CheckPrefix(p string) error {
 	if err != nil {
 		return err
 	}
-	if v.Needs != 0 {
+	if v.Needs != 0 || v.Match != p {
 		return ErrPrefixSpelling
 	}
 	return nil
 }
 
 // ErrPrefixSpelling reports a route prefix or rule path that requests can
-// never match: it holds an escape, ";", "?" or an empty segment, none of
-// which the view ever has.
+// never match: it holds an escape, ";", "?", an empty segment, or a name
+// that ends with a dot or "::$DATA", none of which the view ever has.
 var ErrPrefixSpelling = errors.New("gate: a prefix is written as the view spells paths: no %, ;, ? or //")
 
 // HasPathPrefix reports whether a path view is under prefix, as routes

@@ -72,6 +72,7 @@ func TestReadPath(t *testing.T) {
 		{raw: "/%e0%80%ae%e0%80%ae/", err: ErrPathEscape},
 		{raw: "/%F0%80%80%AF", err: ErrPathEscape},
 		{raw: "/\xe0\x80\xae", err: ErrPathEscape},
+		{raw: "/\xc0\xae", err: ErrPathEscape},
 		{raw: "/a%", err: ErrPathEscape},
 		{raw: "/a%2", err: ErrPathEscape},
 		{raw: "/a%zz", err: ErrPathEscape},
