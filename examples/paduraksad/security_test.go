@@ -200,3 +200,95 @@ func checkPathAttack(t *testing.T, d *daemon, up *recorder, host, target string)
 	assert.NotEqual(t, "secret", r.body)
 	assert.NotEqual(t, "admin", r.body)
 }
+
+// TestSecurityHosts: a guarded exact host is found in every spelling of
+// its name beside a wildcard catch-all, in a table of more than 100 hosts
+// (where some gateways switch to another matcher). Each spelling reaches
+// the guard (403) or is refused (400, or the unknown-host 404); none
+// reaches the catch-all's upstream.
+func TestSecurityHosts(t *testing.T) {
+	t.Parallel()
+	up := startRecorder(t, map[string]string{"/": "open"})
+	doc := snapshot.Document{
+		Upstreams:   []snapshot.Upstream{upstreamOf("app", up.addr)},
+		AccessLists: []snapshot.AccessList{noLoopback},
+		Hosts: []snapshot.Host{
+			{Names: []string{"*.test"}, Routes: []snapshot.Route{{Upstream: "app"}}},
+			{Names: []string{"secret.test"}, AccessList: "no-loopback", Routes: []snapshot.Route{{Upstream: "app"}}},
+		},
+	}
+	for i := range 150 {
+		doc.Hosts = append(doc.Hosts, snapshot.Host{
+			Names:    []string{fmt.Sprintf("h%03d.test", i)},
+			Policies: []string{"no-loopback"},
+			Routes:   []snapshot.Route{{Upstream: "app"}},
+		})
+	}
+	d := startWithDoc(t, doc)
+
+	t.Run("catch-all serves other names", func(t *testing.T) {
+		// So a spelling that fell through would show.
+		for _, h := range []string{"www.test", "WWW.TEST.", "h150.test", "x.secret.test"} {
+			r := roundTrip(t, d.addr, get(h, "/"))
+			assert.Equal(t, "open", r.body, h)
+			got := up.take()
+			require.Len(t, got, 1)
+			assert.Equal(t, h, got[0].host)
+		}
+	})
+
+	const guard, refused = "guard", "refused"
+	spellings := []struct{ host, want string }{
+		{"{n}", guard}, {"{N}", guard}, {"{T}", guard}, {"{n}.", guard}, {"{N}.", guard},
+		{"{n}:80", guard}, {"{n}:8080", guard}, {"{N}.:8080", guard}, {"{n}:", guard}, {"{n}:0080", guard},
+		{"{n}..", refused}, {"{n}:80:80", refused}, {"[{n}]", refused}, {"[{n}]:80", refused},
+		{"{n}/x", refused}, {"{n}%00", refused}, {"{n}%2e", refused}, {"{n};x", refused},
+		{"{n}@www.test", refused}, {"www.test@{n}", refused}, {"{n} www.test", refused},
+	}
+	for _, name := range []string{"secret.test", "h000.test", "h077.test", "h149.test"} {
+		for _, s := range spellings {
+			host := spell(s.host, name)
+			t.Run("Host: "+host, func(t *testing.T) { checkHostAttack(t, d, up, get(host, "/"), s.want == guard) })
+		}
+		for _, s := range []string{"{n}", "{N}.", "{n}:8080"} {
+			target := "http://" + spell(s, name) + "/"
+			// Absolute form names the host; the Host header is ignored.
+			t.Run("GET "+target+" Host: www.test", func(t *testing.T) {
+				checkHostAttack(t, d, up, get("www.test", target), true)
+			})
+		}
+	}
+	t.Run("Host: secret.test twice", func(t *testing.T) {
+		checkHostAttack(t, d, up, "GET / HTTP/1.1\r\nHost: www.test\r\nHost: secret.test\r\n\r\n", false)
+	})
+	t.Run("absolute form over a guarded Host", func(t *testing.T) {
+		// The target wins: the request is for www.test, and its upstream
+		// is told so, never secret.test.
+		r := roundTrip(t, d.addr, get("secret.test", "http://www.test/"))
+		assert.Equal(t, "open", r.body)
+		got := up.take()
+		require.Len(t, got, 1)
+		assert.Equal(t, "www.test", got[0].host)
+		assert.Equal(t, []string{"www.test"}, got[0].header["X-Forwarded-Host"])
+	})
+	t.Run("X-Forwarded-Host", func(t *testing.T) {
+		r := roundTrip(t, d.addr, "GET / HTTP/1.1\r\nHost: www.test\r\nX-Forwarded-Host: secret.test\r\nX-Host: secret.test\r\nConnection: close\r\n\r\n")
+		assert.Equal(t, "open", r.body)
+		got := up.take()
+		require.Len(t, got, 1)
+		assert.Equal(t, []string{"www.test"}, got[0].header["X-Forwarded-Host"])
+	})
+}
+
+// checkHostAttack sends raw and checks that it got the guard's 403 (or,
+// when !guarded, a refusal: 400 or 404) and reached no upstream.
+func checkHostAttack(t *testing.T, d *daemon, up *recorder, raw string, guarded bool) {
+	t.Helper()
+	r := roundTrip(t, d.addr, raw)
+	if guarded {
+		assert.Equal(t, http.StatusForbidden, r.status, "answer %q", r.body)
+	} else {
+		assert.Contains(t, []int{http.StatusBadRequest, http.StatusNotFound}, r.status, "answer %d %q", r.status, r.body)
+	}
+	assert.Empty(t, up.take(), "reached the catch-all's upstream")
+}
