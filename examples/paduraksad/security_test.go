@@ -292,3 +292,137 @@ func checkHostAttack(t *testing.T, d *daemon, up *recorder, raw string, guarded 
 	}
 	assert.Empty(t, up.take(), "reached the catch-all's upstream")
 }
+
+// identityCase is one request to a host behind a forward-auth.
+type identityCase struct {
+	name, host string
+	auth       string // the Authorization value; empty: none
+	headers    string // more header lines, each ending in CRLF
+	trailers   string // when set, the body is chunked and ends with these trailer lines, all declared in Trailer
+	status     int
+	user       []string // the X-Auth-User the upstream must see; nil: none
+}
+
+func (c identityCase) request() string {
+	b := "POST / HTTP/1.1\r\nHost: " + c.host + "\r\nConnection: close\r\n"
+	if c.auth != "" {
+		b += "Authorization: " + c.auth + "\r\n"
+	}
+	b += c.headers
+	if c.trailers == "" {
+		return b + "Content-Length: 3\r\n\r\nabc"
+	}
+	var names []string
+	for _, line := range strings.Split(strings.TrimSuffix(c.trailers, "\r\n"), "\r\n") {
+		name, _, _ := strings.Cut(line, ":")
+		names = append(names, name)
+	}
+	return b + "Transfer-Encoding: chunked\r\nTrailer: " + strings.Join(names, ", ") + "\r\n\r\n3\r\nabc\r\n0\r\n" + c.trailers + "\r\n"
+}
+
+// TestSecurityIdentity: the upstream sees exactly the identity the
+// forward-auth service gave, or none, whatever the client sends: the
+// identity header itself, its underscore spellings (which CGI, WSGI, Rack
+// and PHP read as the same variable), a Connection header naming it, a
+// request trailer, and the same for the forwarding headers; and on hosts
+// whose forward-auth is off or shadowed. No underscore header reaches the
+// upstream, except unrelated ones on a host that keeps them.
+func TestSecurityIdentity(t *testing.T) {
+	t.Parallel()
+	auth := serve(t, &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer good" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("X-Auth-User", "alice")
+	})})
+	up := startRecorder(t, map[string]string{"/": "open"})
+	forwardAuth := func(id, mode string) snapshot.ForwardAuth {
+		return snapshot.ForwardAuth{ID: id, Mode: mode, URL: "http://" + auth + "/check",
+			RequestHeaders: []string{"Authorization"}, IdentityHeaders: []string{"X-Auth-User"}}
+	}
+	host := func(name, policy string) snapshot.Host {
+		return snapshot.Host{Names: []string{name}, Policies: []string{policy}, Routes: []snapshot.Route{{Upstream: "app"}}}
+	}
+	keep := host("keep.test", "auth")
+	keep.KeepUnderscoreHeaders = true
+	d := startWithDoc(t, snapshot.Document{
+		Upstreams:    []snapshot.Upstream{upstreamOf("app", up.addr)},
+		ForwardAuths: []snapshot.ForwardAuth{forwardAuth("auth", ""), forwardAuth("auth-off", "off"), forwardAuth("auth-shadow", "shadow")},
+		Hosts:        []snapshot.Host{host("id.test", "auth"), host("off.test", "auth-off"), host("shadow.test", "auth-shadow"), keep},
+	})
+
+	const good, bad = "Bearer good", "Bearer bad"
+	alice := []string{"alice"}
+	cases := []identityCase{
+		{name: "no forgery", host: "id.test", auth: good, user: alice},
+		{name: "X-Auth-User", host: "id.test", auth: good, headers: "X-Auth-User: admin\r\n", user: alice},
+		{name: "X-AUTH-USER", host: "id.test", auth: good, headers: "X-AUTH-USER: admin\r\n", user: alice},
+		{name: "X-Auth-User twice", host: "id.test", auth: good, headers: "X-Auth-User: admin\r\nx-auth-user: root\r\n", user: alice},
+		{name: "X_Auth_User", host: "id.test", auth: good, headers: "X_Auth_User: admin\r\n", user: alice},
+		{name: "x_auth_user", host: "id.test", auth: good, headers: "x_auth_user: admin\r\n", user: alice},
+		{name: "X_AUTH_USER", host: "id.test", auth: good, headers: "X_AUTH_USER: admin\r\n", user: alice},
+		{name: "X-Auth_User", host: "id.test", auth: good, headers: "X-Auth_User: admin\r\n", user: alice},
+		{name: "Connection: X-Auth-User", host: "id.test", auth: good, headers: "Connection: X-Auth-User\r\n", user: alice},
+		{name: "Connection: keep-alive, x-auth-user", host: "id.test", auth: good, headers: "Connection: keep-alive, x-auth-user\r\nX-Auth-User: admin\r\n", user: alice},
+		{name: "Connection: X-Forwarded-For, X-Real-Ip", host: "id.test", auth: good, headers: "Connection: X-Forwarded-For, X-Real-Ip\r\n", user: alice},
+		{name: "trailer X-Auth-User", host: "id.test", auth: good, trailers: "X-Auth-User: admin\r\nX-Checksum: 42\r\n", user: alice},
+		{name: "trailer X_Auth_User", host: "id.test", auth: good, trailers: "X_Auth_User: admin\r\nX-Checksum: 42\r\n", user: alice},
+		{name: "trailer X-Forwarded-For", host: "id.test", auth: good, trailers: "X-Forwarded-For: 203.0.113.9\r\nX-Checksum: 42\r\n", user: alice},
+		{name: "trailer X-Real-Ip", host: "id.test", auth: good, trailers: "X-Real-Ip: 203.0.113.9\r\nX-Checksum: 42\r\n", user: alice},
+		{name: "X-Forwarded-For", host: "id.test", auth: good, headers: "X-Forwarded-For: 203.0.113.9\r\nX-Real-IP: 203.0.113.9\r\n", user: alice},
+		{name: "X_Forwarded_For", host: "id.test", auth: good, headers: "X_Forwarded_For: 203.0.113.9\r\n", user: alice},
+		{name: "X_Real_IP", host: "id.test", auth: good, headers: "X_Real_IP: 203.0.113.9\r\n", user: alice},
+		{name: "CF_Connecting_IP", host: "id.test", auth: good, headers: "CF_Connecting_IP: 203.0.113.9\r\nCF-Connecting-IP: 203.0.113.9\r\nTrue-Client-IP: 203.0.113.9\r\n", user: alice},
+		{name: "no credentials", host: "id.test", headers: "X-Auth-User: admin\r\n", status: http.StatusUnauthorized},
+		{name: "bad credentials", host: "id.test", auth: bad, headers: "X_Auth_User: admin\r\n", status: http.StatusUnauthorized},
+
+		// A forward-auth that is off strips the identity all the same.
+		{name: "off: X-Auth-User", host: "off.test", auth: good, headers: "X-Auth-User: admin\r\n"},
+		{name: "off: X_Auth_User", host: "off.test", headers: "X_Auth_User: admin\r\n"},
+		{name: "off: Connection", host: "off.test", headers: "Connection: X-Auth-User\r\nX-Auth-User: admin\r\n"},
+		{name: "off: trailer", host: "off.test", trailers: "X-Auth-User: admin\r\nX-Checksum: 42\r\n"},
+		// A shadowed one lets a refused request through, without identity.
+		{name: "shadow: bad credentials", host: "shadow.test", auth: bad, headers: "X-Auth-User: admin\r\n"},
+		{name: "shadow: x_auth_user", host: "shadow.test", headers: "x_auth_user: admin\r\n"},
+		{name: "shadow: good credentials", host: "shadow.test", auth: good, headers: "X-Auth-User: admin\r\n", user: alice},
+		// keepUnderscoreHeaders keeps only names the gateway does not own.
+		{name: "keep: owned underscore names", host: "keep.test", auth: good, user: alice, headers: "X_Custom: 1\r\n" +
+			"X_Auth_User: admin\r\nx_forwarded_for: 203.0.113.9\r\nX_Real_IP: 203.0.113.9\r\n" +
+			"CF_Connecting_IP: 203.0.113.9\r\nX_Forwarded_Host: secret.test\r\nX_Request_Id: forged\r\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := roundTrip(t, d.addr, c.request())
+			got := up.take()
+			if c.status != 0 {
+				assert.Equal(t, c.status, r.status)
+				assert.Empty(t, got, "a refused request reached the upstream")
+				return
+			}
+			require.Equal(t, http.StatusOK, r.status, "answer %q", r.body)
+			require.Len(t, got, 1)
+			s := got[0]
+			assert.Equal(t, c.user, s.header["X-Auth-User"], "identity")
+			assert.Equal(t, []string{"127.0.0.1"}, s.header["X-Forwarded-For"])
+			assert.Equal(t, []string{"127.0.0.1"}, s.header["X-Real-Ip"])
+			assert.Equal(t, []string{c.host}, s.header["X-Forwarded-Host"])
+			for _, k := range []string{"Cf-Connecting-Ip", "True-Client-Ip", "X-Request-Id"} {
+				assert.NotContains(t, s.header, k)
+			}
+			for k, v := range s.header {
+				if strings.Contains(k, "_") {
+					assert.True(t, c.host == "keep.test" && strings.EqualFold(k, "X_Custom") && v[0] == "1", "underscore header %s: %q reached the upstream", k, v)
+				}
+			}
+			if c.host == "keep.test" {
+				assert.Equal(t, []string{"1"}, s.header["X_custom"], "an unrelated underscore name is kept")
+			}
+			if c.trailers != "" {
+				require.NoError(t, s.bodyErr)
+				// The trailers are forwarded: the owned ones are not.
+				assert.Equal(t, http.Header{"X-Checksum": {"42"}}, s.trailer)
+			}
+		})
+	}
+}
