@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -120,6 +122,15 @@ func (w *wire) readFinal(method string) (*reply, int, error) {
 			return r, n, err
 		}
 	}
+}
+
+// closed reports whether the daemon closed the connection: EOF or a reset
+// before any further byte.
+func (w *wire) closed() bool {
+	w.t.Helper()
+	require.NoError(w.t, w.c.SetReadDeadline(time.Now().Add(wireTimeout)))
+	n, err := w.br.Read(make([]byte, 1))
+	return n == 0 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET))
 }
 
 // roundTrip sends raw on a new connection and reads the final response
