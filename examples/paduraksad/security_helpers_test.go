@@ -77,6 +77,12 @@ func (w *wire) send(s string) {
 	require.NoError(w.t, err)
 }
 
+// closeWrite half-closes the connection: the daemon reads EOF.
+func (w *wire) closeWrite() {
+	w.t.Helper()
+	require.NoError(w.t, w.c.CloseWrite())
+}
+
 // reply is one response as the client read it.
 type reply struct {
 	status  int
@@ -239,6 +245,27 @@ func serve(t *testing.T, srv *http.Server) string {
 	srv.ReadHeaderTimeout = wireTimeout
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+// closingListener accepts connections and closes them at once: a
+// destination that fails every exchange.
+func closingListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
 	return ln.Addr().String()
 }
 
