@@ -248,6 +248,56 @@ func serve(t *testing.T, srv *http.Server) string {
 	return ln.Addr().String()
 }
 
+// cannedUpstream is an upstream written on a bare listener: for each
+// connection it reads one request and writes answers[its path] as raw
+// bytes, or for "/ok" a 200 whose body is name, then closes.
+func cannedUpstream(t *testing.T, name string, answers map[string]string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	conns := map[net.Conn]bool{}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns[c] = true
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { mu.Lock(); delete(conns, c); mu.Unlock(); c.Close() }()
+				c.SetDeadline(time.Now().Add(wireTimeout))
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					return
+				}
+				answer, ok := answers[req.URL.Path]
+				if req.URL.Path == "/ok" || !ok {
+					answer = "HTTP/1.1 200 OK\r\nContent-Length: " + strconv.Itoa(len(name)) + "\r\nConnection: close\r\n\r\n" + name
+				}
+				io.WriteString(c, answer)
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.Addr().String()
+}
+
 // closingListener accepts connections and closes them at once: a
 // destination that fails every exchange.
 func closingListener(t *testing.T) string {

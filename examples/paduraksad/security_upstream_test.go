@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -108,4 +109,119 @@ func TestSecurityBlame(t *testing.T) {
 		}
 		assert.Equal(t, map[string]int{"a": 5, "b": 5}, served)
 	})
+}
+
+// TestSecurityUpstreamAnswers: what an upstream answers cannot panic the
+// handler, reach the client as something other than a clear status (502,
+// or a response whose truncation the client sees), or leak the
+// destination's in-flight count. Two destinations written on bare
+// listeners give the same answers; the cluster balances by least requests
+// in flight, so after each answer both must still be picked: a count
+// left behind on one would send every request to the other.
+func TestSecurityUpstreamAnswers(t *testing.T) {
+	t.Parallel()
+	const ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+	const hint = "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+	answers := map[string]string{
+		"/status000":  "HTTP/1.1 000 Zero\r\nContent-Length: 2\r\n\r\nok",
+		"/status099":  "HTTP/1.1 099 Low\r\nContent-Length: 2\r\n\r\nok",
+		"/status600":  "HTTP/1.1 600 High\r\nContent-Length: 2\r\n\r\nok",
+		"/status999":  "HTTP/1.1 999 Nine\r\nContent-Length: 2\r\n\r\nok",
+		"/switching":  "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nraw bytes",
+		"/early10":    strings.Repeat(hint, 10) + ok,
+		"/early":      hint + ok,
+		"/connection": "HTTP/1.1 200 OK\r\nConnection: X-Secret\r\nX-Secret: 1\r\nContent-Length: 2\r\n\r\nok",
+		"/short":      "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc",
+		"/huge":       "HTTP/1.1 200 OK\r\nContent-Length: 2147483648\r\n\r\nthe first bytes of two gigabytes",
+		"/bad-chunk":  "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\nzz\r\n",
+		"/garbage":    "this is not HTTP\r\n\r\n",
+		"/cut-header": "HTTP/1.1 200 OK\r\nContent-Le",
+		"/nothing":    "",
+	}
+	ra, rb := cannedUpstream(t, "ra", answers), cannedUpstream(t, "rb", answers)
+	raw := upstreamOf("raw", ra, rb)
+	raw.LoadBalancing = "LeastRequests"
+	d := startWithDoc(t, snapshot.Document{
+		Upstreams: []snapshot.Upstream{raw},
+		Hosts:     []snapshot.Host{{Names: []string{"raw.test"}, Routes: []snapshot.Route{{Upstream: "raw"}}}},
+	})
+	balanced := func(t *testing.T) {
+		t.Helper()
+		served := map[string]int{}
+		for range 20 {
+			r := roundTrip(t, d.addr, get("raw.test", "/ok"))
+			require.Equal(t, http.StatusOK, r.status)
+			served[r.body]++
+		}
+		assert.Len(t, served, 2, "one destination is never picked: its in-flight count leaked (%v)", served)
+	}
+	t.Run("balanced", balanced)
+
+	gateway := func(t *testing.T, w *wire) {
+		r, _ := w.final("GET")
+		assert.Equal(t, http.StatusBadGateway, r.status, "answer %q", r.body)
+	}
+	// A body cut short is never passed off as whole: the client gets a
+	// 502, or a response it sees aborted (the connection closed before
+	// the declared length, or before the header was flushed).
+	truncated := func(t *testing.T, w *wire) {
+		r, _, err := w.readFinal("GET")
+		switch {
+		case err != nil:
+			assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+		case r.status == http.StatusBadGateway:
+			return
+		default:
+			assert.Equal(t, http.StatusOK, r.status)
+			assert.Error(t, r.bodyErr, "a truncated body looks complete: %q", r.body)
+		}
+		assert.True(t, w.closed(), "the connection of a truncated response stays open")
+	}
+	withoutSecret := func(t *testing.T, w *wire) {
+		r, _ := w.final("GET")
+		assert.Equal(t, http.StatusOK, r.status)
+		assert.Equal(t, "ok", r.body)
+		assert.NotContains(t, r.header, "X-Secret", "a field the upstream's Connection named reached the client")
+	}
+	cases := []struct {
+		path  string
+		check func(*testing.T, *wire)
+	}{
+		{"/status000", gateway},
+		{"/status099", gateway},
+		{"/status600", gateway},
+		{"/status999", gateway},
+		{"/switching", gateway},
+		{"/garbage", gateway},
+		{"/cut-header", gateway},
+		{"/nothing", gateway},
+		{"/early10", func(t *testing.T, w *wire) {
+			r, hints := w.final("GET")
+			assert.Equal(t, http.StatusOK, r.status)
+			assert.Equal(t, "ok", r.body)
+			assert.Positive(t, hints, "no 103 was relayed")
+			assert.LessOrEqual(t, hints, 2, "1xx responses relayed without a bound")
+		}},
+		{"/connection", withoutSecret},
+		{"/short", truncated},
+		{"/huge", truncated},
+		{"/bad-chunk", truncated},
+	}
+	for _, c := range cases {
+		t.Run(c.path, func(t *testing.T) {
+			w := dialWire(t, d.addr)
+			w.send(get("raw.test", c.path))
+			c.check(t, w)
+			balanced(t)
+		})
+	}
+	t.Run("103 to an HTTP/1.0 client", func(t *testing.T) {
+		w := dialWire(t, d.addr)
+		w.send("GET /early HTTP/1.0\r\nHost: raw.test\r\n\r\n")
+		r := w.next("GET")
+		assert.Equal(t, http.StatusOK, r.status, "HTTP/1.0 has no 1xx")
+		assert.Equal(t, "ok", r.body)
+		balanced(t)
+	})
+	assert.NotContains(t, d.logs.String(), "panic")
 }
