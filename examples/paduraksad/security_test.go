@@ -244,6 +244,9 @@ func TestSecurityHosts(t *testing.T) {
 		{"{n}..", refused}, {"{n}:80:80", refused}, {"[{n}]", refused}, {"[{n}]:80", refused},
 		{"{n}/x", refused}, {"{n}%00", refused}, {"{n}%2e", refused}, {"{n};x", refused},
 		{"{n}@www.test", refused}, {"www.test@{n}", refused}, {"{n} www.test", refused},
+		// A list: frameworks that take the first or the last element of
+		// X-Forwarded-Host (Express, Rails) would read the guarded name.
+		{"{n},www.test", refused}, {"www.test,{n}", refused}, {"{N}.,www.test", refused},
 	}
 	for _, name := range []string{"secret.test", "h000.test", "h077.test", "h149.test"} {
 		for _, s := range spellings {
