@@ -197,3 +197,50 @@ func mergeAndResolve(p string) string {
 	}
 	return "/" + strings.Join(out, "/")
 }
+
+// FuzzRouteMatch checks route matching against a reference written from
+// the Route docs: the longest prefix whose segments equal the path's
+// first segments, ASCII letters in any case; "/" matches everything.
+func FuzzRouteMatch(f *testing.F) {
+	f.Add("/api /API/v1 /a", "/api/V1/x")
+	f.Add("/ /app /apple", "/apple")
+	f.Add("/api", "/apix")
+	f.Add("/café /b", "/CAFé/x")
+	f.Fuzz(func(t *testing.T, prefixes, path string) {
+		if !strings.HasPrefix(path, "/") {
+			return // ReadPath refuses it before any route
+		}
+		var routes []Route
+		seen := map[string]bool{}
+		for _, p := range strings.Fields(prefixes) {
+			if CheckPrefix(p) != nil || seen[strings.ToLower(strings.TrimSuffix(p, "/"))] {
+				continue
+			}
+			seen[strings.ToLower(strings.TrimSuffix(p, "/"))] = true
+			routes = append(routes, Route{ID: p, Prefix: p, Target: TargetFunc(func(http.ResponseWriter, *http.Request, *Request) {})})
+		}
+		g, err := New(Config{Hosts: []Host{{Names: []string{"a.test"}, Routes: routes}}})
+		if err != nil {
+			t.Fatalf("%q: %v", prefixes, err)
+		}
+		got := matchRoute(g.Host(0).Routes, path)
+		want, wantLen := "", -1
+		for _, rt := range routes {
+			pre := strings.Split(strings.TrimSuffix(rt.Prefix, "/"), "/")
+			segs := strings.Split(path, "/")
+			ok := len(segs) >= len(pre)
+			for i := 0; ok && i < len(pre); i++ {
+				ok = asciiFold.Replace(segs[i]) == asciiFold.Replace(pre[i])
+			}
+			if ok && len(pre) > wantLen {
+				want, wantLen = rt.ID, len(pre)
+			}
+		}
+		switch {
+		case got == nil && want != "":
+			t.Fatalf("%q on %q: no route, want %q", path, prefixes, want)
+		case got != nil && got.ID != want:
+			t.Fatalf("%q on %q: route %q, want %q", path, prefixes, got.ID, want)
+		}
+	})
+}
