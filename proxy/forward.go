@@ -142,16 +142,19 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 			c.observe(d, kind, 0)
 		}
 		tried = append(tried, d)
-		if retrying && attempt < rt.retry.attempts && retryable(kind, rb != nil && rb.touched.Load(), replayable, idem) && rt.retry.acquire() {
+		free := attempt == 0 && dropped(kind, err) // outside the budget
+		if retrying && attempt < rt.retry.attempts && retryable(kind, rb != nil && rb.touched.Load(), replayable, idem) && (free || rt.retry.acquire()) {
 			if next := policy.Pick(in, exclude(m.Available, tried)); next != nil {
-				held = true
+				held = !free
 				if c.Stats != nil {
 					c.Stats.retries.Add(1)
 				}
 				d = next
 				continue
 			}
-			rt.retry.release()
+			if !free {
+				rt.retry.release()
+			}
 		}
 		o.info.done()
 		o.idle.stop()

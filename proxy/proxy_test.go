@@ -55,7 +55,8 @@ type setup struct {
 	observer proxy.Observer
 	affinity *balance.Affinity
 	stats    *proxy.Stats
-	h2c      bool // the gateway also serves h2c
+	h2c      bool           // the gateway also serves h2c
+	policy   balance.Policy // default FirstAlphabetical
 }
 
 func (s setup) start(t testing.TB, addrs ...string) (string, *proxy.Cluster) {
@@ -70,6 +71,9 @@ func (s setup) start(t testing.TB, addrs ...string) (string, *proxy.Cluster) {
 		cc.Destinations = append(cc.Destinations, upstream.DestinationConfig{ID: string(rune('a' + i)), Scheme: scheme, Host: a})
 	}
 	reg.Plan([]upstream.ClusterConfig{cc}).Commit()
+	if s.policy == nil {
+		s.policy = balance.FirstAlphabetical{}
+	}
 	if s.client.ConnectTimeout == 0 {
 		s.client.ConnectTimeout = 2 * time.Second
 	}
@@ -80,7 +84,7 @@ func (s setup) start(t testing.TB, addrs ...string) (string, *proxy.Cluster) {
 		Observer:    s.observer,
 		Affinity:    s.affinity,
 		Stats:       s.stats,
-		Policy:      balance.FirstAlphabetical{},
+		Policy:      s.policy,
 	}
 	rc := s.route
 	rc.Cluster = cl

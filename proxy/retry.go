@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/paduraksa/paduraksa/upstream"
 )
@@ -18,9 +19,17 @@ import (
 // handshake failed, before a byte of the body was read), or when the method
 // is idempotent and the body can be replayed (none, or at most BodyLimit
 // bytes, buffered before the first attempt). An attempt whose response
-// header arrived is never retried, and neither is an upgrade. A budget
-// keeps retries to a share of the route's live requests, so that they
-// cannot multiply an outage.
+// header arrived is never retried, and neither is an upgrade.
+//
+// A budget keeps retries to a share of the route's live requests, so that
+// they cannot multiply an outage: timeouts, the sign of an overloaded
+// cluster, retry only within it. A request's first retry after its
+// destination refused the connection or dropped it before answering does
+// not count against the budget: a dead destination costs its siblings no
+// more than the requests it was given, and one such retry per request
+// bounds what a cluster that refuses everything can cost at twice its
+// traffic. So one destination dying under load costs no idempotent
+// request its answer.
 type Retry struct {
 	// Attempts is the most retries after the first attempt, 0 to 5.
 	Attempts int
@@ -99,6 +108,20 @@ func idempotent(method string) bool {
 	switch method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
 		return true
+	}
+	return false
+}
+
+// dropped reports whether a failed attempt ended at the connection: the
+// destination refused it, or closed or reset it before any answer (it
+// crashed, or is going away). A timeout is not: it is how overload shows.
+func dropped(kind ErrorKind, err error) bool {
+	switch kind {
+	case ErrorConnect:
+		return true
+	case ErrorResponse:
+		return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+			errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 	}
 	return false
 }
