@@ -2,7 +2,6 @@ package gate
 
 import (
 	"net/netip"
-	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -67,9 +66,9 @@ func FuzzCanonicalHostName(f *testing.F) {
 // refCanonicalHostName is CanonicalHostName by its documentation: white
 // space around and one trailing dot ignored; an IP address, bracketed or
 // not, without a zone, in canonical form with IPv4-mapped as IPv4;
-// otherwise valid UTF-8 that idna's lookup profile takes, of non-empty
-// labels, at most 253 bytes, and for a wildcard ("*." then such a name) at
-// most 251 bytes after the "*.".
+// otherwise valid UTF-8 that idna's lookup profile takes, of labels of 1
+// to 63 bytes (DNS), at most 253 bytes, and for a wildcard ("*." then such
+// a name) at most 251 bytes after the "*.".
 func refCanonicalHostName(name string) (canon string, wildcard, ok bool) {
 	n := strings.TrimSuffix(strings.TrimSpace(name), ".")
 	if inner, found := strings.CutPrefix(n, "["); found {
@@ -95,8 +94,13 @@ func refCanonicalHostName(name string) (canon string, wildcard, ok bool) {
 	if wildcard {
 		limit = 251
 	}
-	if err != nil || a == "" || len(a) > limit || slices.Contains(strings.Split(a, "."), "") {
+	if err != nil || a == "" || len(a) > limit {
 		return "", false, false
+	}
+	for _, l := range strings.Split(a, ".") {
+		if l == "" || len(l) > 63 {
+			return "", false, false
+		}
 	}
 	if wildcard {
 		return "*." + a, true, true
