@@ -263,28 +263,55 @@ func overlong(b1, b2 byte) bool {
 // plainPath reports whether a path has no byte that needs a second look
 // (escapes, ";", controls, spaces, backslashes, "#", "$", non-ASCII) and no
 // segment that starts or ends with a dot or is empty: the common path, its
-// own view.
+// own view. It reads each byte once.
 func plainPath(p string) bool {
-	for i := 0; i < len(p); i++ {
-		if pathSpecial[p[i]] {
-			return false
-		}
-	}
-	return !strings.Contains(p, "/.") && !strings.Contains(p, "./") && p[len(p)-1] != '.' && !strings.Contains(p, "//")
+	n, ok := plainPrefix(p)
+	return ok && n == len(p)
 }
 
-// pathSpecial marks the bytes ReadPath must look at.
-var pathSpecial = func() (t [256]bool) {
+// plainPrefix is plainPath for an origin-form request target: it stops at
+// a "?" and returns the length of the path before it.
+func plainPrefix(p string) (int, bool) {
+	for i := 0; i < len(p); i++ {
+		switch pathClass[p[i]] {
+		case pathPlain:
+		case pathSlash:
+			if i+1 < len(p) && (p[i+1] == '/' || p[i+1] == '.') {
+				return 0, false // "//", or a name that starts with a dot
+			}
+		case pathDot:
+			if i+1 == len(p) || p[i+1] == '/' || p[i+1] == '?' {
+				return 0, false // a name that ends with a dot
+			}
+		case pathQuery:
+			return i, true
+		default:
+			return 0, false
+		}
+	}
+	return len(p), true
+}
+
+// Byte classes of plainPath.
+const (
+	pathPlain = iota
+	pathSlash
+	pathDot
+	pathQuery   // "?": plainPrefix stops there
+	pathSpecial // ReadPath must look at it
+)
+
+var pathClass = func() (t [256]uint8) {
 	for c := 0; c <= ' '; c++ {
-		t[c] = true
+		t[c] = pathSpecial
 	}
-	for c := 0x80; c < 0x100; c++ {
-		t[c] = true
+	for c := 0x7f; c < 0x100; c++ {
+		t[c] = pathSpecial
 	}
-	t['$'] = true
-	for _, c := range "%;\\#\x7f" {
-		t[c] = true
+	for _, c := range "%;\\#$" {
+		t[c] = pathSpecial
 	}
+	t['/'], t['.'], t['?'] = pathSlash, pathDot, pathQuery
 	return t
 }()
 
@@ -413,6 +440,18 @@ func unhex(c byte) byte {
 		return c - 'a' + 10
 	}
 	return c - 'A' + 10
+}
+
+// readRequestPath reads the path of r's request target: the common
+// origin-form target without anything to look at is its own view, read in
+// one pass.
+func readRequestPath(r *http.Request) (PathView, error) {
+	if u := r.RequestURI; len(u) > 0 && u[0] == '/' {
+		if n, ok := plainPrefix(u); ok {
+			return PathView{Match: u[:n], Forward: u[:n]}, nil
+		}
+	}
+	return ReadPath(RequestPath(r))
 }
 
 // RequestPath returns the path of r's request target as the client sent

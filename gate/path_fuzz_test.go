@@ -244,3 +244,27 @@ func FuzzRouteMatch(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlainPrefix checks the one-pass reading of common request targets
+// against ReadPath: what it takes as its own view, ReadPath reads so too.
+func FuzzPlainPrefix(f *testing.F) {
+	for _, s := range []string{"/a/b?x", "/a./b", "/a?b/..", "/.x", "/a//b", "/x.?y", "/a%2e"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, target string) {
+		if !strings.HasPrefix(target, "/") {
+			return
+		}
+		n, ok := plainPrefix(target)
+		if !ok {
+			return
+		}
+		p, _, _ := strings.Cut(target, "?")
+		if target[:n] != p {
+			t.Fatalf("%q: path %q, want %q", target, target[:n], p)
+		}
+		if v, err := ReadPath(p); err != nil || v != (PathView{Match: p, Forward: p}) {
+			t.Fatalf("%q: taken as its own view, ReadPath says %+v, %v", target, v, err)
+		}
+	})
+}

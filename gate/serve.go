@@ -83,7 +83,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 	}
 	g.responseHeaders(hdr, r, rq, h, key)
 
-	view, err := ReadPath(RequestPath(r))
+	view, err := readRequestPath(r)
 	if err != nil {
 		if tr != nil {
 			tr.OnStep(Step{Kind: StepPath, Status: http.StatusBadRequest, Reason: err.Error()})
