@@ -18,6 +18,10 @@
 //   - [github.com/paduraksa/paduraksa/gate]: the per-request decision pipeline:
 //     client address, host lookup, policies, route match, hand-over.
 //   - [github.com/paduraksa/paduraksa/proxy]: the forwarder to upstreams.
+//   - [github.com/paduraksa/paduraksa/edge]: the listeners assembled: PROXY
+//     protocol, deny list and per-address cap, listener limits, TLS and
+//     net/http on TCP; the QUIC connection stage and HTTP/3 on UDP; one
+//     handler, one graceful shutdown.
 //   - [github.com/paduraksa/paduraksa/snapshot]: the config document, its
 //     validation and compilation into an immutable snapshot, the store and the
 //     single-writer publisher.

@@ -14,6 +14,7 @@ require (
 )
 
 require (
+	github.com/quic-go/qpack v0.6.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.50.0 // indirect

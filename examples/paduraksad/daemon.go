@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/paduraksa/paduraksa/connlimit"
-	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/edge"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/listenlimits"
 	"github.com/paduraksa/paduraksa/proxyproto"
@@ -103,28 +103,29 @@ func run(ctx context.Context, args []string, opt options) error {
 	}
 
 	var limits listenlimits.Limits
-	tcp, err := net.Listen("tcp", *listen)
+	trusted, err := parsePrefixes(*proxyFrom)
+	if err != nil {
+		return fmt.Errorf("-proxy-protocol-from: %w", err)
+	}
+	denied, err := parsePrefixes(*deny)
+	if err != nil {
+		return fmt.Errorf("-deny: %w", err)
+	}
+	if *perIP < 0 {
+		*perIP = connlimit.Off
+	}
+	srv, err := edge.Start(edge.Config{
+		Handler:       store,
+		HTTP:          *listen,
+		ProxyProtocol: proxyproto.Config{TrustedProxies: trusted},
+		Connections:   connlimit.Config{PerAddress: *perIP, Deny: denied},
+		Limits:        limits,
+		Logger:        log,
+	})
 	if err != nil {
 		return err
 	}
-	ln, err := wrapListener(tcp, limits, *proxyFrom, *perIP, *deny, log)
-	if err != nil {
-		tcp.Close()
-		return err
-	}
-	srv := &http.Server{
-		Handler:     limits.Handler(store),
-		ConnContext: gate.ConnContext, // the peer once per connection, PROXY source included
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	if err := limits.Apply(srv); err != nil {
-		ln.Close()
-		return err
-	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-
-	addr := tcp.Addr().String()
+	addr := srv.Addr("http").String()
 	log.Info("serving", "addr", addr, "config", cmpOr(*configPath, "embedded demo"))
 	if *configPath == "" {
 		fmt.Fprintf(opt.stdout, "paduraksad listening on http://%s\ntry: curl -i http://%s/hello\n", addr, addr)
@@ -159,7 +160,7 @@ func run(ctx context.Context, args []string, opt options) error {
 			err := srv.Shutdown(sctx)
 			pub.Flush()
 			return err
-		case err := <-serveErr:
+		case err := <-srv.Err():
 			return err
 		case <-opt.reload:
 			reload("signal")
@@ -220,37 +221,6 @@ func (w *watcher) signal(data []byte, err error) {
 	w.log.Info("reloading config", "why", "signal")
 	w.applied, w.pending = data, nil
 	w.publish(data)
-}
-
-// wrapListener puts the connection stage in front of the HTTP server, in
-// the order the request path needs: the PROXY header first (so the real
-// client is the address every later stage sees), then the deny list and
-// the per-address cap, then the listener limits (connection count and the
-// TLS handshake deadline).
-func wrapListener(ln net.Listener, limits listenlimits.Limits, proxyFrom string, perIP int, deny string, log *slog.Logger) (net.Listener, error) {
-	if proxyFrom != "" {
-		trusted, err := parsePrefixes(proxyFrom)
-		if err != nil {
-			return nil, fmt.Errorf("-proxy-protocol-from: %w", err)
-		}
-		pln, err := proxyproto.NewListener(ln, proxyproto.Config{TrustedProxies: trusted, Logger: log})
-		if err != nil {
-			return nil, err
-		}
-		ln = pln
-	}
-	denied, err := parsePrefixes(deny)
-	if err != nil {
-		return nil, fmt.Errorf("-deny: %w", err)
-	}
-	if perIP < 0 {
-		perIP = connlimit.Off
-	}
-	lim, err := connlimit.New(connlimit.Config{PerAddress: perIP, Deny: denied, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	return limits.Listener(&connlimit.Listener{Listener: ln, Limiter: lim}), nil
 }
 
 func parsePrefixes(list string) ([]netip.Prefix, error) {

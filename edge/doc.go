@@ -1,0 +1,49 @@
+// Package edge assembles a gateway's listeners: the whole connection stage
+// in front of one http.Handler (usually a [snapshot.Store]), for TCP and
+// for QUIC, with one graceful shutdown. It is what the reference daemon
+// serves through, so an embedder gets the same edge in a few lines:
+//
+//	srv, err := edge.Start(edge.Config{
+//		Handler: store,
+//		HTTP:    ":80",
+//		HTTPS:   ":443",
+//		TLS:     &tls.Config{GetConfigForClient: selector.GetConfigForClient},
+//		HTTP3:   true,
+//	})
+//	...
+//	srv.Shutdown(ctx)
+//
+// TCP, plain and TLS alike:
+//
+//	accept -> proxyproto.Listener   (when Config.ProxyProtocol names load balancers)
+//	       -> connlimit.Listener    deny list, per-address cap
+//	       -> listenlimits.Listener connection cap, TLS handshake deadline, framing guard
+//	       -> crypto/tls            the config GetConfigForClient picks by SNI
+//	       -> net/http              HTTP/1.1 and HTTP/2 with listenlimits' timeouts,
+//	                                header and stream limits; the minimum data rates
+//	-> handler, with gate.ConnContext recording each connection's peer once.
+//
+// UDP on the HTTPS port, with HTTP3 on:
+//
+//	quic.Transport   ConnContext: connlimit refuses a denied or capped source
+//	                 before any crypto (CONNECTION_REFUSED)
+//	-> TLS 1.3       the same GetConfigForClient; quic-go clones what it
+//	                 returns and sets h3
+//	-> http3.Server  ConnContext: connlimit counts the connection once its
+//	                 handshake completed (refused ones are closed with
+//	                 H3_EXCESSIVE_LOAD); gate.ConnInfo with HTTP3 set
+//	-> the same handler.
+//
+// The package imports the connection-stage leaves (proxyproto, connlimit,
+// listenlimits), gate for its ConnInfo, and quic-go: it is the one place
+// that knows them all, which keeps each leaf usable alone (the design's
+// layering puts no leaf above another).
+//
+// Alt-Svc is the gate's (per host, with the public port from config):
+// nothing here advertises HTTP/3. A PROXY header is read on TCP only.
+//
+// A Server is safe for concurrent use. Start binds every address before it
+// returns, so a bind failure is Start's error; Shutdown stops accepting on
+// all of them, lets requests in flight finish until its context ends, and
+// then closes what is left.
+package edge
