@@ -332,10 +332,10 @@ func TestStreamIdleTimeout(t *testing.T) {
 		}
 	}))
 	long := new(proxy.Stats)
-	addr, _ := setup{idle: 2 * time.Second, stats: long}.start(t, up)
-	res, body := do(t, addr, mustReq("GET", "/?gap=100ms&n=26"))
+	addr, _ := setup{idle: 5 * time.Second, stats: long}.start(t, up)
+	res, body := do(t, addr, mustReq("GET", "/?gap=100ms&n=60"))
 	assert.Equal(t, 200, res.StatusCode)
-	assert.Equal(t, strings.Repeat("data: x\n\n", 26), body, "gaps under the idle timeout are kept, past the timeout")
+	assert.Equal(t, strings.Repeat("data: x\n\n", 60), body, "gaps under the idle timeout are kept, past the timeout")
 	assert.Zero(t, long.Count(proxy.ErrorTimeout))
 
 	stats := new(proxy.Stats)
