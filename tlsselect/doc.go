@@ -1,0 +1,75 @@
+// Package tlsselect chooses the TLS configuration of each handshake by its
+// server name (SNI), for TLS over TCP and for QUIC alike.
+//
+// A [Table] maps names to prebuilt [crypto/tls.Config] values, one per
+// certificate, host TLS [Policy] and [Transport], built once by [New] from
+// a [Config] and never modified after (but for session ticket keys, see
+// below). A [Selector] holds the current Table in one atomic pointer and
+// serves it from GetConfigForClient: [Selector.TLSConfig] is the base
+// config of a TCP listener (tls.NewListener, http.Server.TLSConfig) and
+// [Selector.QUICConfig] that of a QUIC listener (quic-go's
+// Transport.ListenEarly, then http3.Server.ServeListener). Publishing a
+// new configuration is New then [Selector.Swap].
+//
+// # Names
+//
+// Hosts name exact names and single-label wildcards ("*.example.com"
+// matches "a.example.com", not "example.com" nor "a.b.example.com"); an
+// exact name wins over a wildcard. Names are compared without regard to
+// ASCII case, with one trailing dot ignored; Unicode names in a Config are
+// served as their punycode, which is what clients send. A handshake
+// without a server name (a client that dialled an IP address) follows
+// Config.NoSNI, one whose name matches no host Config.UnknownSNI: the
+// default certificate, or a refusal. A refusal returns a config without
+// certificates, on which crypto/tls ends the handshake with the TLS alert
+// unrecognized_name (112; QUIC's CRYPTO_ERROR 0x170), and is counted by
+// reason in [Selector.Stats].
+//
+// # Policies and transports
+//
+// Each prebuilt config sets its ALPN list explicitly: "h2" and "http/1.1",
+// or "http/1.1" alone for [Policy.HTTP1Only], on TCP; "h3" alone on QUIC.
+// TCP and QUIC never share a config. A QUIC handshake is served only for a
+// host with [Policy.HTTP3] (for the fallbacks: Config.DefaultTLS.HTTP3);
+// for any other it is refused like an unknown name. The minimum TLS
+// version and client certificates (required or optional, verified against
+// the policy's CAs with crypto/x509, which fetches nothing: no AIA, CRL or
+// OCSP) are per policy. The handshake only sees the name it was made for,
+// and clients reuse a connection for every name its certificate covers,
+// so the request gate re-checks the host's policy per request (421
+// Misdirected Request).
+//
+// # Session tickets
+//
+// Every prebuilt config has session ticket keys of its own, derived with
+// HKDF-SHA256 from Config.TicketSecret, the config's identity (transport,
+// certificate, policy) and the number of the current key period
+// (Config.TicketKeyPeriod): a ticket opens only on a config of the same
+// identity, so a ticket one host issued never resumes a session on a host
+// of another certificate or policy. Hosts of the same certificate and
+// policy share a config, and with it tickets, as they share connections.
+// Keys rotate lazily: a handshake that selects a config whose keys are of
+// an earlier period installs the current key (which seals) and the one of
+// the period before (which also opens), so a ticket resumes for at least
+// one period and at most two. Tables and instances with the same secret
+// derive the same keys, so tickets survive publishes and work across a
+// fleet.
+//
+// # Certificates
+//
+// A [Certificate] comes from PEM files (chain and key) or from a
+// [Source]: the embedder's own store, an ACME client. New loads every
+// certificate and refuses, with a stable code and the path of the field,
+// a file missing or unreadable, a key that does not match, a certificate
+// not yet valid or expired; a certificate that ends within
+// [ExpiryWarning] is served and reported by [Table.Warnings]. A file
+// replaced on disk is read by the next New: publishing that Table serves
+// it to new handshakes, and open connections are untouched.
+//
+// # Concurrency
+//
+// A Table and a Selector are safe for concurrent use. A handshake reads
+// the Selector's Table once; Select and GetConfigForClient allocate
+// nothing. A Source is called only from New. The package starts no
+// goroutines.
+package tlsselect

@@ -1,0 +1,184 @@
+package tlsselect
+
+import (
+	"crypto"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+)
+
+// Source supplies a certificate when a Table is built: the embedder's own
+// store, an ACME client, a vault. New calls it once per Table, from the
+// goroutine that calls New, and checks what it returns as it checks PEM
+// files (a key that matches the leaf, the validity period).
+type Source interface {
+	// Certificate returns the chain (leaf first, no root) and private
+	// key. The Table keeps a copy of the struct (with Leaf filled in when
+	// nil) and does not modify it; the caller must not modify it either
+	// while any Table built from it is in use.
+	Certificate(SourceRequest) (*tls.Certificate, error)
+}
+
+// SourceRequest is what New tells a Source about the certificate it wants.
+type SourceRequest struct {
+	// ID is the certificate's Config ID.
+	ID string
+	// Names are the canonical names ("a.example", "*.example") of the
+	// hosts that use the certificate, in Config order; empty when only
+	// the fallbacks do.
+	Names []string
+}
+
+// loadCertificate loads and checks certificates[i], adding its problems to
+// p; it returns nil when the certificate cannot be served.
+func loadCertificate(p *problems, i int, ct *Certificate, names []string, now time.Time) *tls.Certificate {
+	path := index("certificates", i)
+	if ct.Source != nil {
+		cert, err := ct.Source.Certificate(SourceRequest{ID: ct.ID, Names: names})
+		if err != nil {
+			p.add(CodeCertificateSourceFailed, path+".source", "%v", err)
+			return nil
+		}
+		if cert == nil || len(cert.Certificate) == 0 {
+			p.add(CodeCertificateInvalid, path+".source", "the source returned no certificate")
+			return nil
+		}
+		c := *cert
+		if c.Leaf == nil {
+			leaf, err := x509.ParseCertificate(c.Certificate[0])
+			if err != nil {
+				p.add(CodeCertificateInvalid, path+".source", "leaf: %v", err)
+				return nil
+			}
+			c.Leaf = leaf
+		}
+		if !checkKey(p, path+".source", "", c.Leaf, c.PrivateKey) || !checkValidity(p, path+".source", c.Leaf, now) {
+			return nil
+		}
+		return &c
+	}
+	certPEM, ok := readFile(p, path+".certFile", ct.CertFile)
+	keyPEM, keyOK := readFile(p, path+".keyFile", ct.KeyFile)
+	if !ok || !keyOK {
+		return nil
+	}
+	chain, leaf, err := parseChain(certPEM)
+	if err != nil {
+		p.add(CodeCertificateInvalid, path+".certFile", "%s: %v", ct.CertFile, err)
+	}
+	key, keyErr := parseKey(keyPEM)
+	if keyErr != nil {
+		p.add(CodeCertificateKeyInvalid, path+".keyFile", "%s: %v", ct.KeyFile, keyErr)
+	}
+	if err != nil || keyErr != nil {
+		return nil
+	}
+	if !checkKey(p, path+".keyFile", ct.KeyFile+": ", leaf, key) || !checkValidity(p, path+".certFile", leaf, now) {
+		return nil
+	}
+	return &tls.Certificate{Certificate: chain, PrivateKey: key, Leaf: leaf}
+}
+
+func readFile(p *problems, path, name string) ([]byte, bool) {
+	b, err := os.ReadFile(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		p.add(CodeCertificateFileMissing, path, "%s does not exist", name)
+	case err != nil:
+		p.add(CodeCertificateFileUnreadable, path, "%v", err)
+	}
+	return b, err == nil
+}
+
+// parseChain returns the DER of every CERTIFICATE block of a PEM file and
+// the parsed first one.
+func parseChain(b []byte) ([][]byte, *x509.Certificate, error) {
+	var chain [][]byte
+	for {
+		var block *pem.Block
+		block, b = pem.Decode(b)
+		if block == nil {
+			break
+		}
+		if block.Type == "CERTIFICATE" {
+			chain = append(chain, block.Bytes)
+		}
+	}
+	if len(chain) == 0 {
+		return nil, nil, errors.New("no CERTIFICATE block")
+	}
+	leaf, err := x509.ParseCertificate(chain[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	return chain, leaf, nil
+}
+
+// parseKey returns the first private key of a PEM file.
+func parseKey(b []byte) (crypto.Signer, error) {
+	for {
+		var block *pem.Block
+		block, b = pem.Decode(b)
+		if block == nil {
+			return nil, errors.New("no PRIVATE KEY block")
+		}
+		if !strings.HasSuffix(block.Type, "PRIVATE KEY") {
+			continue
+		}
+		var key any
+		var err error
+		switch block.Type {
+		case "RSA PRIVATE KEY":
+			key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
+		case "EC PRIVATE KEY":
+			key, err = x509.ParseECPrivateKey(block.Bytes)
+		default:
+			key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+		}
+		if err != nil {
+			return nil, err
+		}
+		s, ok := key.(crypto.Signer)
+		if !ok {
+			return nil, errors.New("the key cannot sign")
+		}
+		return s, nil
+	}
+}
+
+// checkKey reports whether key is a signer for leaf's public key.
+func checkKey(p *problems, path, prefix string, leaf *x509.Certificate, key crypto.PrivateKey) bool {
+	s, ok := key.(crypto.Signer)
+	if !ok {
+		p.add(CodeCertificateKeyInvalid, path, "%sno private key that can sign", prefix)
+		return false
+	}
+	pub, ok := s.Public().(interface{ Equal(crypto.PublicKey) bool })
+	if !ok || !pub.Equal(leaf.PublicKey) {
+		p.add(CodeCertificateKeyMismatch, path, "%sthe private key does not match the certificate's public key", prefix)
+		return false
+	}
+	return true
+}
+
+// checkValidity reports whether leaf is valid at now, and warns when it
+// ends within ExpiryWarning.
+func checkValidity(p *problems, path string, leaf *x509.Certificate, now time.Time) bool {
+	const layout = time.RFC3339
+	switch {
+	case now.Before(leaf.NotBefore):
+		p.add(CodeCertificateNotYetValid, path, "%q is valid from %s", leaf.Subject.CommonName, leaf.NotBefore.UTC().Format(layout))
+		return false
+	case now.After(leaf.NotAfter):
+		p.add(CodeCertificateExpired, path, "%q expired at %s", leaf.Subject.CommonName, leaf.NotAfter.UTC().Format(layout))
+		return false
+	case leaf.NotAfter.Sub(now) < ExpiryWarning:
+		p.warn(CodeCertificateExpiring, path, "%q expires at %s", leaf.Subject.CommonName, leaf.NotAfter.UTC().Format(layout))
+	}
+	return true
+}

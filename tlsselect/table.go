@@ -1,0 +1,388 @@
+package tlsselect
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/paduraksa/paduraksa/internal/hostname"
+)
+
+// Transport is the transport a handshake arrives on.
+type Transport uint8
+
+const (
+	// TCP is TLS over TCP: HTTP/1.1 and HTTP/2.
+	TCP Transport = iota
+	// QUIC is QUIC's TLS 1.3: HTTP/3.
+	QUIC
+	numTransports
+)
+
+// String returns "tcp" or "quic".
+func (t Transport) String() string {
+	if t == QUIC {
+		return "quic"
+	}
+	return "tcp"
+}
+
+// Match says how a handshake's server name was matched.
+type Match uint8
+
+const (
+	// MatchRefused: the handshake is refused (see Reason).
+	MatchRefused Match = iota
+	// MatchExact: an exact host name matched.
+	MatchExact
+	// MatchWildcard: a "*.parent" host name matched.
+	MatchWildcard
+	// MatchDefault: no host matched and the default certificate serves
+	// the handshake (see Reason).
+	MatchDefault
+)
+
+// String returns the match kind's name.
+func (m Match) String() string {
+	switch m {
+	case MatchExact:
+		return "exact"
+	case MatchWildcard:
+		return "wildcard"
+	case MatchDefault:
+		return "default"
+	}
+	return "refused"
+}
+
+// Reason says why a handshake was refused or fell back to the default
+// certificate.
+type Reason uint8
+
+const (
+	// ReasonNone: a host matched and serves the handshake.
+	ReasonNone Reason = iota
+	// ReasonNoSNI: the client sent no server name.
+	ReasonNoSNI
+	// ReasonUnknownSNI: the server name matches no host.
+	ReasonUnknownSNI
+	// ReasonNoHTTP3: a QUIC handshake for a host without HTTP/3.
+	ReasonNoHTTP3
+	numReasons
+)
+
+// String returns the reason's name.
+func (r Reason) String() string {
+	switch r {
+	case ReasonNoSNI:
+		return "noSni"
+	case ReasonUnknownSNI:
+		return "unknownSni"
+	case ReasonNoHTTP3:
+		return "noHttp3"
+	}
+	return "none"
+}
+
+// Selection is what a Table chose for a handshake.
+type Selection struct {
+	// Config is the prebuilt config to return from GetConfigForClient;
+	// never nil. A refused handshake gets a config without certificates,
+	// on which crypto/tls ends the handshake with an unrecognized_name
+	// alert.
+	Config *tls.Config
+	// Host is the index in Config.Hosts of the matched host, or -1.
+	Host int
+	// Match says how the name matched.
+	Match Match
+	// Reason says why the handshake fell back or was refused.
+	Reason Reason
+
+	built *prebuilt // nil when refused
+}
+
+// Table is an immutable map from server names to prebuilt TLS configs, one
+// per certificate, host TLS policy and transport. Build it with New, once
+// per configuration change, and publish it through a Selector. A Table is
+// safe for concurrent use.
+type Table struct {
+	exact    map[string]*hostEntry
+	wildcard map[string]*hostEntry // keyed by the parent: "example.com" for "*.example.com"
+	// fallback holds the selections of handshakes that match no host,
+	// by the fallback's reason (no SNI, unknown SNI) and transport.
+	fallback [numReasons][numTransports]Selection
+	configs  []*prebuilt
+	warnings []*ValidationError
+	clock    func() time.Time
+}
+
+// hostEntry is a host's selection per transport.
+type hostEntry struct {
+	sel [numTransports]Selection // Match of served ones left for the lookup
+}
+
+// New builds a Table from cfg: it checks cfg, loads every certificate,
+// and prebuilds one *tls.Config per certificate, policy and transport. It
+// returns every problem at once, each a *ValidationError, joined with
+// errors.Join; problems that do not refuse cfg (a certificate that expires
+// soon) are the Table's Warnings.
+func New(cfg Config) (*Table, error) {
+	var p problems
+	ids := cfg.check(&p)
+	if len(p.errs) > 0 {
+		return nil, errors.Join(p.errs...)
+	}
+	var secret []byte
+	if len(cfg.TicketSecret) == 0 {
+		secret = make([]byte, MinTicketSecretLen)
+		rand.Read(secret)
+	}
+	s := cfg.resolve(secret)
+	now := s.clock()
+	b := builder{
+		keys:  &ticketKeys{secret: s.secret, period: int64(s.period)},
+		dedup: make(map[[32]byte]*prebuilt),
+	}
+	t := &Table{
+		exact:    make(map[string]*hostEntry),
+		wildcard: make(map[string]*hostEntry),
+		clock:    s.clock,
+	}
+
+	// Names per certificate, for the sources and the coverage warnings.
+	canon := make([][]string, len(cfg.Hosts))
+	byCert := make(map[string][]string, len(cfg.Certificates))
+	for i := range cfg.Hosts {
+		h := &cfg.Hosts[i]
+		id := h.Certificate
+		if id == "" {
+			id = cfg.DefaultCertificate
+		}
+		for _, n := range h.Names {
+			c, _, _ := hostname.Canonical(n)
+			canon[i] = append(canon[i], c)
+			byCert[id] = append(byCert[id], c)
+		}
+	}
+	certs := make([]*tls.Certificate, len(cfg.Certificates))
+	for i := range cfg.Certificates {
+		ct := &cfg.Certificates[i]
+		certs[i] = loadCertificate(&p, i, ct, byCert[ct.ID], now)
+	}
+	if len(p.errs) > 0 {
+		return nil, errors.Join(p.errs...)
+	}
+	certOf := func(id string) *tls.Certificate { return certs[ids[id]] }
+
+	refuse := &tls.Config{SessionTicketsDisabled: true, Time: s.clock}
+	refused := func(host int, r Reason) Selection {
+		return Selection{Config: refuse, Host: host, Match: MatchRefused, Reason: r}
+	}
+	for i := range cfg.Hosts {
+		h := &cfg.Hosts[i]
+		path := index("hosts", i)
+		id := h.Certificate
+		if id == "" {
+			id = cfg.DefaultCertificate
+		}
+		cert := certOf(id)
+		pol := h.TLS.resolve()
+		e := &hostEntry{}
+		for tr := range numTransports {
+			if tr == QUIC && !pol.http3 {
+				e.sel[tr] = refused(i, ReasonNoHTTP3)
+				continue
+			}
+			pb := b.config(cert, pol, tr, s.clock, now)
+			e.sel[tr] = Selection{Config: pb.config, Host: i, built: pb}
+		}
+		for j, c := range canon[i] {
+			npath := index(path+".names", j)
+			if hostname.IsIP(c) {
+				p.warn(CodeHostNameIPLiteral, npath, "%q: no server name is an IP literal; noSni decides handshakes to IP addresses", h.Names[j])
+				continue
+			}
+			m, key := t.exact, c
+			if strings.HasPrefix(c, "*.") {
+				m, key = t.wildcard, c[2:]
+			}
+			if _, dup := m[key]; dup {
+				p.add(CodeHostNameDuplicate, npath, "%q is taken by another host", h.Names[j])
+				continue
+			}
+			m[key] = e
+			if !covers(cert.Leaf, c) {
+				p.warn(CodeHostNameNotCovered, npath, "certificate %q does not cover %q", id, c)
+			}
+		}
+	}
+	if len(p.errs) > 0 {
+		return nil, errors.Join(p.errs...)
+	}
+
+	var dflt *tls.Certificate
+	if cfg.DefaultCertificate != "" {
+		dflt = certOf(cfg.DefaultCertificate)
+	}
+	pol := cfg.DefaultTLS.resolve()
+	for _, f := range []struct {
+		r    Reason
+		mode Fallback
+	}{{ReasonNoSNI, s.noSNI}, {ReasonUnknownSNI, s.unknownSNI}} {
+		for tr := range numTransports {
+			if f.mode == FallbackRefuse || dflt == nil || (tr == QUIC && !pol.http3) {
+				t.fallback[f.r][tr] = refused(-1, f.r)
+				continue
+			}
+			pb := b.config(dflt, pol, tr, s.clock, now)
+			t.fallback[f.r][tr] = Selection{Config: pb.config, Host: -1, Match: MatchDefault, Reason: f.r, built: pb}
+		}
+	}
+	t.configs = b.all
+	t.warnings = p.warns
+	return t, nil
+}
+
+// Warnings returns the problems of the Config that did not refuse it:
+// certificates that expire within ExpiryWarning, names a certificate does
+// not cover, IP literals among host names.
+func (t *Table) Warnings() []*ValidationError { return slices.Clone(t.warnings) }
+
+// Select returns the selection for a handshake with server name name on
+// transport tr. Names are matched without regard to ASCII case and with
+// one trailing dot ignored; a name that matches no host, and the empty
+// name, get the configured fallback. Select allocates nothing.
+func (t *Table) Select(name string, tr Transport) Selection {
+	tr = min(tr, QUIC)
+	if name == "" {
+		return t.fallback[ReasonNoSNI][tr]
+	}
+	var buf [hostname.MaxLen]byte
+	key, ok := lookupKey(buf[:0], name)
+	if ok {
+		if e := t.exact[string(key)]; e != nil {
+			return e.selection(tr, MatchExact)
+		}
+		// A single-label wildcard: the name's first label is dropped.
+		if i := bytes.IndexByte(key, '.'); i > 0 && len(t.wildcard) > 0 {
+			if e := t.wildcard[string(key[i+1:])]; e != nil {
+				return e.selection(tr, MatchWildcard)
+			}
+		}
+	}
+	return t.fallback[ReasonUnknownSNI][tr]
+}
+
+func (e *hostEntry) selection(tr Transport, m Match) Selection {
+	s := e.sel[tr]
+	if s.built != nil {
+		s.Match = m
+	}
+	return s
+}
+
+// lookupKey appends name, ASCII-lowercased and without one trailing dot,
+// to dst (which has room for hostname.MaxLen bytes). It reports false for
+// names no host can have: empty, or too long.
+func lookupKey(dst []byte, name string) ([]byte, bool) {
+	name = strings.TrimSuffix(name, ".")
+	if name == "" || len(name) > cap(dst)-len(dst) {
+		return dst, false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst, true
+}
+
+// covers reports whether leaf is valid for a canonical host name: for a
+// wildcard, whether it names that wildcard.
+func covers(leaf *x509.Certificate, name string) bool {
+	if !strings.HasPrefix(name, "*.") {
+		return leaf.VerifyHostname(name) == nil
+	}
+	for _, n := range leaf.DNSNames {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// builder prebuilds configs, one per identity.
+type builder struct {
+	keys  *ticketKeys
+	dedup map[[32]byte]*prebuilt
+	all   []*prebuilt
+}
+
+// config returns the prebuilt config for cert under pol on tr, building
+// it on first use.
+func (b *builder) config(cert *tls.Certificate, pol resolvedPolicy, tr Transport, clock func() time.Time, now time.Time) *prebuilt {
+	protos := []string{"h2", "http/1.1"}
+	switch {
+	case tr == QUIC:
+		protos = []string{"h3"}
+		pol.minVersion = tls.VersionTLS13
+	case pol.http1Only:
+		protos = []string{"http/1.1"}
+	}
+	id := identity(cert, pol, protos, tr)
+	if pb := b.dedup[id]; pb != nil {
+		return pb
+	}
+	c := &tls.Config{
+		Certificates: []tls.Certificate{*cert},
+		NextProtos:   protos,
+		MinVersion:   pol.minVersion,
+		ClientAuth:   pol.clientAuth,
+		Time:         clock,
+	}
+	if len(pol.clientCAs) > 0 {
+		c.ClientCAs = x509.NewCertPool()
+		for _, ca := range pol.clientCAs {
+			c.ClientCAs.AddCert(ca)
+		}
+	}
+	pb := &prebuilt{config: c, id: id, keys: b.keys}
+	pb.setKeys(b.keys.epoch(now))
+	b.dedup[id] = pb
+	b.all = append(b.all, pb)
+	return pb
+}
+
+// identity hashes what makes a prebuilt config what it is: the transport,
+// the leaf certificate and the policy as the config applies it. Session
+// ticket keys are derived from it, so a ticket opens only on a config
+// with the same identity.
+func identity(cert *tls.Certificate, pol resolvedPolicy, protos []string, tr Transport) [32]byte {
+	h := sha256.New()
+	var buf []byte
+	buf = append(buf, byte(tr))
+	leaf := sha256.Sum256(cert.Leaf.Raw)
+	buf = append(buf, leaf[:]...)
+	buf = binary.BigEndian.AppendUint16(buf, pol.minVersion)
+	buf = append(buf, byte(pol.clientAuth))
+	for _, p := range protos {
+		buf = append(buf, byte(len(p)))
+		buf = append(buf, p...)
+	}
+	buf = append(buf, 0)
+	h.Write(buf)
+	for _, ca := range pol.clientCAs {
+		sum := sha256.Sum256(ca.Raw)
+		h.Write(sum[:])
+	}
+	return [32]byte(h.Sum(nil))
+}
