@@ -275,6 +275,7 @@ func (c Config) check(p *problems) map[string]int {
 	if d := c.TicketKeyPeriod; d != 0 && (d < MinTicketKeyPeriod || d > MaxTicketKeyPeriod) {
 		p.add(CodeTicketKeyPeriodInvalid, "ticketKeyPeriod", "%v is not between %v and %v", d, MinTicketKeyPeriod, MaxTicketKeyPeriod)
 	}
+	names := make(map[string]string) // canonical name to the path of its first use
 	for i := range c.Hosts {
 		h := &c.Hosts[i]
 		path := index("hosts", i)
@@ -282,9 +283,17 @@ func (c Config) check(p *problems) map[string]int {
 			p.add(CodeHostNamesMissing, path+".names", "a host needs at least one name")
 		}
 		for j, n := range h.Names {
-			if _, _, err := hostname.Canonical(n); err != nil {
-				p.add(CodeHostNameInvalid, index(path+".names", j), "%q: %v", n, err)
+			npath := index(path+".names", j)
+			canon, _, err := hostname.Canonical(n)
+			if err != nil {
+				p.add(CodeHostNameInvalid, npath, "%q: %v", n, err)
+				continue
 			}
+			if first, dup := names[canon]; dup {
+				p.add(CodeHostNameDuplicate, npath, "%q is also %s", n, first)
+				continue
+			}
+			names[canon] = npath
 		}
 		switch _, ok := ids[h.Certificate]; {
 		case h.Certificate != "" && !ok:

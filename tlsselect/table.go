@@ -213,18 +213,11 @@ func New(cfg Config) (*Table, error) {
 			if strings.HasPrefix(c, "*.") {
 				m, key = t.wildcard, c[2:]
 			}
-			if _, dup := m[key]; dup {
-				p.add(CodeHostNameDuplicate, npath, "%q is taken by another host", h.Names[j])
-				continue
-			}
-			m[key] = e
+			m[key] = e // no duplicates: check refused them
 			if !covers(cert.Leaf, c) {
 				p.warn(CodeHostNameNotCovered, npath, "certificate %q does not cover %q", id, c)
 			}
 		}
-	}
-	if len(p.errs) > 0 {
-		return nil, errors.Join(p.errs...)
 	}
 
 	var dflt *tls.Certificate

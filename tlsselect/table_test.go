@@ -73,12 +73,13 @@ func TestValidate(t *testing.T) {
 }
 
 // TestDuplicateNames: a name two hosts claim is refused, whatever its
-// spelling.
+// spelling, by Validate and New alike.
 func TestDuplicateNames(t *testing.T) {
 	f := newFixture(t)
 	cfg := f.config("", "")
 	cfg.Hosts = append(cfg.Hosts, Host{Names: []string{"A.test.", "*.WILD.test", "xn--bcher-kva.test"}, Certificate: "a"})
 	_, err := New(cfg)
+	assert.Equal(t, cfg.Validate().Error(), err.Error())
 	var got []string
 	for _, p := range problemsOf(err) {
 		got = append(got, p.Code+" "+p.Path)
