@@ -10,6 +10,10 @@
 //   - [github.com/paduraksa/paduraksa/listenlimits]: the listener's limits
 //     for an http.Server: header, idle and handshake timeouts, a shedding
 //     connection cap, upgraded-connection cap, minimum data rates.
+//   - [github.com/paduraksa/paduraksa/tlsselect]: SNI to prebuilt TLS configs
+//     per certificate, host policy and transport (TCP or QUIC): wildcards,
+//     unknown-SNI policy, ALPN and minimum version per host, client
+//     certificates, session tickets that never resume across policies.
 //   - [github.com/paduraksa/paduraksa/upstream]: runtime state of clusters and
 //     destinations (in-flight counts, health verdicts, available set) and the
 //     registry that keeps it across config publishes.

@@ -7,7 +7,8 @@
 //		Handler: store,
 //		HTTP:    ":80",
 //		HTTPS:   ":443",
-//		TLS:     &tls.Config{GetConfigForClient: selector.GetConfigForClient},
+//		TLS:     selector.TLSConfig(),  // a tlsselect.Selector
+//		QUICTLS: selector.QUICConfig(),
 //		HTTP3:   true,
 //	})
 //	...

@@ -40,6 +40,11 @@ type Config struct {
 	TLS *tls.Config
 	// HTTP3 serves QUIC on the HTTPS port.
 	HTTP3 bool
+	// QUICTLS is the TLS config of the QUIC listener; nil means TLS. A
+	// per-SNI table keeps QUIC's configs apart from TCP's (a host without
+	// HTTP/3 is refused there): pass tlsselect.Selector's QUICConfig. The
+	// listener sets h3 on whatever it returns.
+	QUICTLS *tls.Config
 	// ProxyProtocol, when its TrustedProxies is not empty, makes the
 	// load balancers it names send a PROXY header on every TCP
 	// connection (plain and TLS), and refuses every other peer.
@@ -216,7 +221,11 @@ func (s *Server) quic(cfg Config, at *net.TCPAddr) (*quic.EarlyListener, error) 
 	if qc == nil {
 		qc = DefaultQUICConfig(cfg.Limits)
 	}
-	ql, err := s.quicTr.ListenEarly(http3.ConfigureTLSConfig(cfg.TLS.Clone()), qc)
+	tc := cfg.QUICTLS
+	if tc == nil {
+		tc = cfg.TLS
+	}
+	ql, err := s.quicTr.ListenEarly(http3.ConfigureTLSConfig(tc.Clone()), qc)
 	if err != nil {
 		return nil, err
 	}

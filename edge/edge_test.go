@@ -25,6 +25,7 @@ import (
 	"github.com/paduraksa/paduraksa/internal/testcert"
 	"github.com/paduraksa/paduraksa/listenlimits"
 	"github.com/paduraksa/paduraksa/proxyproto"
+	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
 const patience = 10 * time.Second
@@ -249,4 +250,52 @@ func openFiles(t *testing.T) int {
 	fds, err := os.ReadDir("/proc/self/fd")
 	require.NoError(t, err, "the test reads /proc (Linux)")
 	return len(fds)
+}
+
+// certSource hands a prepared certificate to tlsselect.
+type certSource struct{ c tls.Certificate }
+
+func (s certSource) Certificate(tlsselect.SourceRequest) (*tls.Certificate, error) { return &s.c, nil }
+
+// TestTLSSelectionOnBothTransports serves two hosts from a tlsselect
+// table: both over TCP, only the HTTP/3 one over QUIC.
+func TestTLSSelectionOnBothTransports(t *testing.T) {
+	shop, err := testcert.New("shop.test")
+	require.NoError(t, err)
+	api, err := testcert.New("api.test")
+	require.NoError(t, err)
+	roots := x509.NewCertPool()
+	roots.AddCert(shop.Leaf)
+	roots.AddCert(api.Leaf)
+	table, err := tlsselect.New(tlsselect.Config{
+		Certificates: []tlsselect.Certificate{{ID: "shop", Source: certSource{shop}}, {ID: "api", Source: certSource{api}}},
+		Hosts: []tlsselect.Host{
+			{Names: []string{"shop.test"}, Certificate: "shop", TLS: tlsselect.Policy{HTTP3: true}},
+			{Names: []string{"api.test"}, Certificate: "api"},
+		},
+		UnknownSNI: tlsselect.FallbackRefuse,
+	})
+	require.NoError(t, err)
+	sel := tlsselect.NewSelector(table)
+	srv := start(t, edge.Config{Handler: whoAmI, HTTPS: "127.0.0.1:0", TLS: sel.TLSConfig(), QUICTLS: sel.QUICConfig(), HTTP3: true})
+	addr := srv.Addr("https").String()
+	for _, name := range []string{"shop.test", "api.test"} {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: name}, ForceAttemptHTTP2: true}
+		t.Cleanup(tr.CloseIdleConnections)
+		body, err := get(t, tr, "https://"+addr+"/")
+		require.NoError(t, err, name)
+		assert.Equal(t, "HTTP/2.0 tls=true h3=false peer=127.0.0.1", body, name)
+	}
+	h3 := func(name string) (string, error) {
+		tr := &http3.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: name}}
+		t.Cleanup(func() { tr.Close() })
+		return get(t, tr, "https://"+addr+"/")
+	}
+	body, err := h3("shop.test")
+	require.NoError(t, err)
+	assert.Equal(t, "HTTP/3.0 tls=true h3=true peer=127.0.0.1", body)
+	_, err = h3("api.test")
+	var te *quic.TransportError
+	require.ErrorAs(t, err, &te, "a host without HTTP/3 is refused on QUIC")
+	assert.Equal(t, uint64(1), sel.Stats().Refused.NoHTTP3)
 }

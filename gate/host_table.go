@@ -1,12 +1,10 @@
 package gate
 
 import (
-	"errors"
 	"net/netip"
 	"strings"
-	"unicode/utf8"
 
-	"golang.org/x/net/idna"
+	"github.com/paduraksa/paduraksa/internal/hostname"
 )
 
 // HostMatch says how a request's host name was matched.
@@ -33,7 +31,7 @@ func (m HostMatch) String() string {
 }
 
 // maxHostLen bounds the names the table looks up; longer names are unknown.
-const maxHostLen = 255
+const maxHostLen = hostname.MaxLen
 
 // CanonicalHostName returns the form of a configured host name that the
 // host table stores: ASCII lowercase, Unicode labels in punycode, no
@@ -44,58 +42,7 @@ const maxHostLen = 255
 // around anything but an IP literal, and a name too long for a Host
 // header to name it (or, for a wildcard, a name under it).
 func CanonicalHostName(name string) (canon string, wildcard bool, err error) {
-	n := strings.TrimSuffix(strings.TrimSpace(name), ".")
-	if n == "" {
-		return "", false, errors.New("empty name")
-	}
-	bracketed := strings.HasPrefix(n, "[") && strings.HasSuffix(n, "]")
-	if bracketed {
-		n = n[1 : len(n)-1]
-	}
-	if ip, err := netip.ParseAddr(n); err == nil {
-		if ip.Zone() != "" {
-			return "", false, errors.New("an IP literal with a zone cannot be a host name")
-		}
-		return ip.Unmap().String(), false, nil
-	} else if bracketed {
-		return "", false, errors.New("brackets around something other than an IP literal")
-	}
-	if strings.HasPrefix(n, "*.") {
-		wildcard = true
-		n = n[2:]
-	}
-	if strings.ContainsAny(n, "*:/[] ") {
-		return "", false, errors.New("invalid character in host name")
-	}
-	if !utf8.ValidString(n) {
-		// IDNA would map the invalid bytes to U+FFFD and encode that: a
-		// name no client can send.
-		return "", false, errors.New("host name is not valid UTF-8")
-	}
-	a, err := idna.Lookup.ToASCII(n)
-	if err != nil {
-		return "", false, err
-	}
-	// A Host header names at most 253 bytes (hostKey); a wildcard's
-	// parent needs room for a label and a dot in front.
-	maxLen := maxHostLen - 2
-	if wildcard {
-		maxLen -= 2
-	}
-	if a == "" || len(a) > maxLen {
-		return "", false, errors.New("host name length out of range")
-	}
-	for l := range strings.SplitSeq(a, ".") {
-		if l == "" || len(l) > 63 {
-			// "a..test", ".a.test", "a.test..": no client sends them, and
-			// each would be a second spelling of some other name.
-			return "", false, errors.New("host name has an empty or over-long label")
-		}
-	}
-	if wildcard {
-		return "*." + a, true, nil
-	}
-	return a, false, nil
+	return hostname.Canonical(name)
 }
 
 // hostTable maps canonical names to hosts. It is immutable once built.
