@@ -1,10 +1,7 @@
 package health
 
 import (
-	"context"
-	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/paduraksa/paduraksa/upstream"
 )
@@ -16,27 +13,6 @@ import (
 // Implementations must be safe for concurrent use.
 type ActivePolicy interface {
 	Evaluate(r ProbeResult) (state upstream.HealthState, reason string)
-}
-
-// ProbeResult is the outcome of one active probe.
-type ProbeResult struct {
-	Cluster     *upstream.Cluster
-	Destination *upstream.Destination
-	// StatusCode is the probe response's status, or 0 when Err is set.
-	StatusCode int
-	// Err is the transport error, if the probe got no response.
-	Err error
-	// OK reports whether the probe passed: a 2xx response.
-	OK bool
-	// ConsecutiveFailures counts the failed probes in a row, this one
-	// included; it is 0 after a pass.
-	ConsecutiveFailures int
-	// Threshold is the cluster's [MetadataThreshold] (default 2).
-	Threshold int
-	// Metadata is the cluster's metadata, for custom policies.
-	Metadata map[string]string
-	// Duration is how long the probe took.
-	Duration time.Duration
 }
 
 // ConsecutiveFailures is the built-in active policy: a destination becomes
@@ -62,35 +38,4 @@ func describe(r ProbeResult) string {
 		return r.Err.Error()
 	}
 	return "status " + strconv.Itoa(r.StatusCode)
-}
-
-// ProbeTarget is what a probe request is built for.
-type ProbeTarget struct {
-	Cluster     *upstream.Cluster
-	Destination *upstream.Destination
-	// Path and Query are the cluster's probe path (default "/") and query
-	// (without "?", possibly empty).
-	Path, Query string
-}
-
-// ProbeRequestFactory builds probe requests. The default sends
-// GET <scheme>://<health host><path>?<query> with the User-Agent
-// "paduraksa-health". Implementations must be safe for concurrent use.
-type ProbeRequestFactory interface {
-	NewProbeRequest(ctx context.Context, t ProbeTarget) (*http.Request, error)
-}
-
-type defaultProbeRequests struct{}
-
-func (defaultProbeRequests) NewProbeRequest(ctx context.Context, t ProbeTarget) (*http.Request, error) {
-	u := t.Destination.Scheme() + "://" + t.Destination.HealthHost() + t.Path
-	if t.Query != "" {
-		u += "?" + t.Query
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("User-Agent", "paduraksa-health")
-	return req, nil
 }

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"net/http"
-	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,36 +45,6 @@ type ClusterHealth struct {
 	Transport http.RoundTripper
 }
 
-// CheckKind says which check changed a verdict.
-type CheckKind uint8
-
-const (
-	CheckActive CheckKind = iota + 1
-	CheckPassive
-)
-
-// String returns "active" or "passive".
-func (k CheckKind) String() string {
-	switch k {
-	case CheckActive:
-		return "active"
-	case CheckPassive:
-		return "passive"
-	}
-	return "CheckKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Change is a health verdict that changed.
-type Change struct {
-	ClusterID     string
-	DestinationID string
-	Destination   *upstream.Destination
-	Check         CheckKind
-	Old, New      upstream.HealthState
-	Reason        string
-	Time          time.Time
-}
-
 // Monitor runs the health checks of every cluster: active probes on a
 // bounded pool of workers, passive windows fed by [Monitor.Record], the
 // reactivation of passive verdicts, and each cluster's availability policy.
@@ -105,13 +72,6 @@ type Monitor struct {
 
 	subMu sync.Mutex
 	subs  atomic.Pointer[[]*subscriber]
-}
-
-type subscriber struct{ f func(Change) }
-
-type reactivation struct {
-	t   *time.Timer
-	gen uint64
 }
 
 // clusterState is the monitor's view of one cluster.
@@ -142,17 +102,6 @@ type destState struct {
 	// Guarded by the cluster's refresh lock.
 	avail bool
 	seen  uint64
-}
-
-type probeJob struct {
-	r *round
-	d *upstream.Destination
-}
-
-type round struct {
-	cs   *clusterState
-	s    *settings
-	left atomic.Int64
 }
 
 // New returns a monitor. Call [Monitor.Start] to begin probing.
@@ -226,48 +175,6 @@ func (m *Monitor) Close() error {
 	m.mu.Unlock()
 	m.wg.Wait()
 	return nil
-}
-
-// Subscribe calls f with every health change, on the goroutine that made it
-// (a probe worker, a reactivation timer, or the request that crossed a
-// passive threshold), so f must be quick. The returned function ends the
-// subscription.
-func (m *Monitor) Subscribe(f func(Change)) (cancel func()) {
-	s := &subscriber{f: f}
-	m.subMu.Lock()
-	defer m.subMu.Unlock()
-	var list []*subscriber
-	if cur := m.subs.Load(); cur != nil {
-		list = slices.Clone(*cur)
-	}
-	list = append(list, s)
-	m.subs.Store(&list)
-	return func() {
-		m.subMu.Lock()
-		defer m.subMu.Unlock()
-		cur := m.subs.Load()
-		if cur == nil {
-			return
-		}
-		list := slices.DeleteFunc(slices.Clone(*cur), func(x *subscriber) bool { return x == s })
-		m.subs.Store(&list)
-	}
-}
-
-func (m *Monitor) emit(c Change) {
-	m.log.Warn("health: destination "+c.New.String(),
-		"cluster", c.ClusterID, "destination", c.DestinationID, "check", c.Check.String(),
-		"old", c.Old.String(), "new", c.New.String(), "reason", c.Reason)
-	if subs := m.subs.Load(); subs != nil {
-		for _, s := range *subs {
-			s.f(c)
-		}
-	}
-}
-
-func (m *Monitor) change(d *upstream.Destination, k CheckKind, old, new upstream.HealthState, reason string) {
-	m.emit(Change{ClusterID: d.ClusterID(), DestinationID: d.ID(), Destination: d, Check: k,
-		Old: old, New: new, Reason: reason, Time: m.clock()})
 }
 
 // Update installs the health settings of every cluster after a config
@@ -376,13 +283,6 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-func (m *Monitor) poke() {
-	select {
-	case m.wake <- struct{}{}:
-	default:
-	}
-}
-
 // stateOf returns the destination's state, attaching a new one if needed;
 // nil if another package attached something else.
 func stateOf(d *upstream.Destination) *destState {
@@ -459,220 +359,5 @@ func (cs *clusterState) refresh(mem *upstream.Members) {
 			m.log.Warn("health: no available destination, requests get 503", "cluster", cs.c.ID(), "all", len(mem.All))
 		}
 		cs.mode = mode
-	}
-}
-
-// Record counts the outcome of one proxied request to d in d's passive
-// window and marks d unhealthy when its cluster's passive policy says so.
-// The forwarder calls it once per request that reached the round trip. It
-// takes no lock and allocates nothing, except on the request that changes
-// the verdict. Outcomes of destinations whose cluster has passive checks
-// off, and client aborts, are ignored.
-func (m *Monitor) Record(d *upstream.Destination, o Outcome) {
-	if o == ClientAbort {
-		return
-	}
-	st, _ := d.Attached().(*destState)
-	if st == nil {
-		return
-	}
-	cs := st.cs.Load()
-	if cs == nil {
-		return
-	}
-	s := cs.s.Load()
-	r := st.ring.Load()
-	if !s.passive.enabled || r == nil {
-		return
-	}
-	failure := s.passive.policy.Failure(o)
-	now := m.clock().UnixNano()
-	r.add(now, failure)
-	if !failure || d.PassiveHealth() == upstream.Unhealthy {
-		return
-	}
-	req, fail := r.sum(now)
-	w := Window{Requests: req, Failures: fail, MinRequests: s.passive.minRequests, RateLimit: s.passive.rateLimit}
-	if s.passive.policy.Unhealthy(w) {
-		m.markPassive(d, st, s, w, now)
-	}
-}
-
-func (m *Monitor) markPassive(d *upstream.Destination, st *destState, s *settings, w Window, now int64) {
-	old := d.SetPassiveHealth(upstream.Unhealthy)
-	if old == upstream.Unhealthy {
-		return // another request got there first
-	}
-	st.passiveAt.Store(now)
-	gen := st.passiveGen.Add(1)
-	period := s.passive.reactivation
-	m.change(d, CheckPassive, old, upstream.Unhealthy, fmt.Sprintf(
-		"%d of %d requests failed in the %v window (limit %g); reactivation in %v",
-		w.Failures, w.Requests, s.passive.window, w.RateLimit, period))
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.state == 2 {
-		return
-	}
-	if r, ok := m.timers[st]; ok {
-		r.t.Stop()
-	}
-	m.timers[st] = reactivation{gen: gen, t: time.AfterFunc(period, func() { m.reactivate(d, st, gen) })}
-}
-
-func (m *Monitor) reactivate(d *upstream.Destination, st *destState, gen uint64) {
-	m.mu.Lock()
-	if r, ok := m.timers[st]; ok && r.gen == gen {
-		delete(m.timers, st)
-	}
-	m.mu.Unlock()
-	if st.passiveGen.Load() != gen {
-		return
-	}
-	if r := st.ring.Load(); r != nil {
-		r.reset()
-	}
-	if old := d.SetPassiveHealth(upstream.Unknown); old != upstream.Unknown {
-		m.change(d, CheckPassive, old, upstream.Unknown, "reactivation period elapsed")
-	}
-}
-
-// endPassive ends a passive verdict before its reactivation.
-func (m *Monitor) endPassive(d *upstream.Destination, st *destState, reason string) {
-	st.passiveGen.Add(1)
-	m.mu.Lock()
-	if r, ok := m.timers[st]; ok {
-		r.t.Stop()
-		delete(m.timers, st)
-	}
-	m.mu.Unlock()
-	if r := st.ring.Load(); r != nil {
-		r.reset()
-	}
-	if old := d.SetPassiveHealth(upstream.Unknown); old != upstream.Unknown {
-		m.change(d, CheckPassive, old, upstream.Unknown, reason)
-	}
-}
-
-// schedule starts a probing round for each cluster whose time has come,
-// one round per cluster at a time.
-func (m *Monitor) schedule(ctx context.Context) {
-	defer m.wg.Done()
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	for {
-		now := time.Now()
-		wait := time.Hour
-		var due []*round
-		m.mu.Lock()
-		for _, cs := range m.clusters {
-			s := cs.s.Load()
-			if !s.active.enabled || cs.running {
-				continue
-			}
-			if d := cs.next.Sub(now); d > 0 {
-				wait = min(wait, d)
-				continue
-			}
-			cs.running = true
-			cs.next = now.Add(s.active.interval)
-			wait = min(wait, s.active.interval)
-			due = append(due, &round{cs: cs, s: s})
-		}
-		m.mu.Unlock()
-		for _, r := range due {
-			if !m.dispatch(ctx, r) {
-				return
-			}
-		}
-		t.Reset(wait)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-m.wake:
-		}
-	}
-}
-
-func (m *Monitor) dispatch(ctx context.Context, r *round) bool {
-	all := r.cs.c.Members().All
-	if len(all) == 0 {
-		m.finish(r)
-		return true
-	}
-	r.left.Store(int64(len(all)))
-	for _, d := range all {
-		select {
-		case m.jobs <- probeJob{r: r, d: d}:
-		case <-ctx.Done():
-			return false
-		}
-	}
-	return true
-}
-
-func (m *Monitor) finish(r *round) {
-	m.mu.Lock()
-	r.cs.running = false
-	m.mu.Unlock()
-	m.poke()
-}
-
-func (m *Monitor) work(ctx context.Context) {
-	defer m.wg.Done()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case j := <-m.jobs:
-			m.probe(ctx, j)
-			if j.r.left.Add(-1) == 0 {
-				m.finish(j.r)
-			}
-		}
-	}
-}
-
-// probe sends one probe and applies the active policy's verdict.
-func (m *Monitor) probe(ctx context.Context, j probeJob) {
-	d, s, cs := j.d, j.r.s, j.r.cs
-	st := stateOf(d)
-	if d.Removed() || st == nil {
-		return
-	}
-	start := m.clock()
-	res := ProbeResult{Cluster: cs.c, Destination: d, Threshold: s.active.threshold, Metadata: s.metadata}
-	pctx, cancel := context.WithTimeout(ctx, s.active.timeout)
-	req, err := m.probes.NewProbeRequest(pctx, ProbeTarget{Cluster: cs.c, Destination: d, Path: s.active.path, Query: s.active.query})
-	if err == nil {
-		var resp *http.Response
-		if resp, err = s.transport.RoundTrip(req); err == nil {
-			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-			resp.Body.Close()
-			res.StatusCode = resp.StatusCode
-		}
-	}
-	cancel()
-	if ctx.Err() != nil {
-		return // closing: a cancelled probe says nothing about the destination
-	}
-	res.Err = err
-	res.OK = err == nil && res.StatusCode >= 200 && res.StatusCode < 300
-	res.Duration = m.clock().Sub(start)
-	if res.OK {
-		st.fails.Store(0)
-	} else {
-		res.ConsecutiveFailures = int(st.fails.Add(1))
-	}
-	state, reason := s.active.policy.Evaluate(res)
-	if d.Removed() {
-		return
-	}
-	if old := d.SetActiveHealth(state); old != state {
-		m.change(d, CheckActive, old, state, reason)
-	}
-	if res.OK && !s.passive.keep && d.PassiveHealth() == upstream.Unhealthy && st.passiveAt.Load() < start.UnixNano() {
-		m.endPassive(d, st, "active probe passed")
 	}
 }

@@ -1,7 +1,11 @@
 package health
 
 import (
+	"fmt"
 	"sync/atomic"
+	"time"
+
+	"github.com/paduraksa/paduraksa/upstream"
 )
 
 // PassivePolicy judges a destination from the outcomes of proxied requests
@@ -118,5 +122,102 @@ func (r *ring) sum(now int64) (requests, failures int64) {
 func (r *ring) reset() {
 	for i := range r.b {
 		r.b[i].Store(0)
+	}
+}
+
+type reactivation struct {
+	t   *time.Timer
+	gen uint64
+}
+
+// Record counts the outcome of one proxied request to d in d's passive
+// window and marks d unhealthy when its cluster's passive policy says so.
+// The forwarder calls it once per request that reached the round trip. It
+// takes no lock and allocates nothing, except on the request that changes
+// the verdict. Outcomes of destinations whose cluster has passive checks
+// off, and client aborts, are ignored.
+func (m *Monitor) Record(d *upstream.Destination, o Outcome) {
+	if o == ClientAbort {
+		return
+	}
+	st, _ := d.Attached().(*destState)
+	if st == nil {
+		return
+	}
+	cs := st.cs.Load()
+	if cs == nil {
+		return
+	}
+	s := cs.s.Load()
+	r := st.ring.Load()
+	if !s.passive.enabled || r == nil {
+		return
+	}
+	failure := s.passive.policy.Failure(o)
+	now := m.clock().UnixNano()
+	r.add(now, failure)
+	if !failure || d.PassiveHealth() == upstream.Unhealthy {
+		return
+	}
+	req, fail := r.sum(now)
+	w := Window{Requests: req, Failures: fail, MinRequests: s.passive.minRequests, RateLimit: s.passive.rateLimit}
+	if s.passive.policy.Unhealthy(w) {
+		m.markPassive(d, st, s, w, now)
+	}
+}
+
+func (m *Monitor) markPassive(d *upstream.Destination, st *destState, s *settings, w Window, now int64) {
+	old := d.SetPassiveHealth(upstream.Unhealthy)
+	if old == upstream.Unhealthy {
+		return // another request got there first
+	}
+	st.passiveAt.Store(now)
+	gen := st.passiveGen.Add(1)
+	period := s.passive.reactivation
+	m.change(d, CheckPassive, old, upstream.Unhealthy, fmt.Sprintf(
+		"%d of %d requests failed in the %v window (limit %g); reactivation in %v",
+		w.Failures, w.Requests, s.passive.window, w.RateLimit, period))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state == 2 {
+		return
+	}
+	if r, ok := m.timers[st]; ok {
+		r.t.Stop()
+	}
+	m.timers[st] = reactivation{gen: gen, t: time.AfterFunc(period, func() { m.reactivate(d, st, gen) })}
+}
+
+func (m *Monitor) reactivate(d *upstream.Destination, st *destState, gen uint64) {
+	m.mu.Lock()
+	if r, ok := m.timers[st]; ok && r.gen == gen {
+		delete(m.timers, st)
+	}
+	m.mu.Unlock()
+	if st.passiveGen.Load() != gen {
+		return
+	}
+	if r := st.ring.Load(); r != nil {
+		r.reset()
+	}
+	if old := d.SetPassiveHealth(upstream.Unknown); old != upstream.Unknown {
+		m.change(d, CheckPassive, old, upstream.Unknown, "reactivation period elapsed")
+	}
+}
+
+// endPassive ends a passive verdict before its reactivation.
+func (m *Monitor) endPassive(d *upstream.Destination, st *destState, reason string) {
+	st.passiveGen.Add(1)
+	m.mu.Lock()
+	if r, ok := m.timers[st]; ok {
+		r.t.Stop()
+		delete(m.timers, st)
+	}
+	m.mu.Unlock()
+	if r := st.ring.Load(); r != nil {
+		r.reset()
+	}
+	if old := d.SetPassiveHealth(upstream.Unknown); old != upstream.Unknown {
+		m.change(d, CheckPassive, old, upstream.Unknown, reason)
 	}
 }

@@ -1,0 +1,83 @@
+package health
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/paduraksa/paduraksa/upstream"
+)
+
+// CheckKind says which check changed a verdict.
+type CheckKind uint8
+
+const (
+	CheckActive CheckKind = iota + 1
+	CheckPassive
+)
+
+// String returns "active" or "passive".
+func (k CheckKind) String() string {
+	switch k {
+	case CheckActive:
+		return "active"
+	case CheckPassive:
+		return "passive"
+	}
+	return "CheckKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Change is a health verdict that changed.
+type Change struct {
+	ClusterID     string
+	DestinationID string
+	Destination   *upstream.Destination
+	Check         CheckKind
+	Old, New      upstream.HealthState
+	Reason        string
+	Time          time.Time
+}
+
+type subscriber struct{ f func(Change) }
+
+// Subscribe calls f with every health change, on the goroutine that made it
+// (a probe worker, a reactivation timer, or the request that crossed a
+// passive threshold), so f must be quick. The returned function ends the
+// subscription.
+func (m *Monitor) Subscribe(f func(Change)) (cancel func()) {
+	s := &subscriber{f: f}
+	m.subMu.Lock()
+	defer m.subMu.Unlock()
+	var list []*subscriber
+	if cur := m.subs.Load(); cur != nil {
+		list = slices.Clone(*cur)
+	}
+	list = append(list, s)
+	m.subs.Store(&list)
+	return func() {
+		m.subMu.Lock()
+		defer m.subMu.Unlock()
+		cur := m.subs.Load()
+		if cur == nil {
+			return
+		}
+		list := slices.DeleteFunc(slices.Clone(*cur), func(x *subscriber) bool { return x == s })
+		m.subs.Store(&list)
+	}
+}
+
+func (m *Monitor) emit(c Change) {
+	m.log.Warn("health: destination "+c.New.String(),
+		"cluster", c.ClusterID, "destination", c.DestinationID, "check", c.Check.String(),
+		"old", c.Old.String(), "new", c.New.String(), "reason", c.Reason)
+	if subs := m.subs.Load(); subs != nil {
+		for _, s := range *subs {
+			s.f(c)
+		}
+	}
+}
+
+func (m *Monitor) change(d *upstream.Destination, k CheckKind, old, new upstream.HealthState, reason string) {
+	m.emit(Change{ClusterID: d.ClusterID(), DestinationID: d.ID(), Destination: d, Check: k,
+		Old: old, New: new, Reason: reason, Time: m.clock()})
+}
