@@ -157,6 +157,7 @@ func TestStartAndClose(t *testing.T) {
 	assert.EqualError(t, m.Start(context.Background()), "health: Start called twice or after Close")
 	assert.NoError(t, m.Close())
 	assert.NoError(t, m.Close())
+	assert.EqualError(t, m.Start(context.Background()), "health: Start called twice or after Close", "closed for good")
 
 	// A cancelled context stops the goroutines too.
 	m = New(Options{})

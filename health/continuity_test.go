@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -40,6 +41,10 @@ func TestAvailabilityPolicies(t *testing.T) {
 
 	c.Destination("b").SetActiveHealth(upstream.Healthy)
 	assert.Equal(t, []string{"b"}, ids(c.Members().Available))
+	assert.True(t, logs.has("available destinations again"))
+	c.Destination("a").SetActiveHealth(upstream.Unknown) // still normal: no new record
+	assert.Equal(t, 1, strings.Count(logs.String(), "panic mode"), "each mode is logged when it begins")
+	assert.Equal(t, 1, strings.Count(logs.String(), "available destinations again"))
 
 	// A registered availability policy, by name.
 	m = New(Options{Availability: map[string]upstream.AvailabilityFunc{

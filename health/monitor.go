@@ -63,7 +63,7 @@ type Monitor struct {
 	mu       sync.Mutex
 	clusters map[*upstream.Cluster]*clusterState
 	timers   map[*destState]reactivation
-	state    int // 0 new, 1 started, 2 closed
+	state    lifecycle
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 
@@ -72,6 +72,38 @@ type Monitor struct {
 
 	subMu sync.Mutex
 	subs  atomic.Pointer[[]*subscriber]
+}
+
+// lifecycle is where a [Monitor] is in its life: Start moves it from
+// unstarted to started, Close from either to closed, for good.
+type lifecycle uint8
+
+const (
+	unstarted lifecycle = iota
+	started
+	closed
+)
+
+// availabilityMode is how a cluster serves, as its members view says: from
+// its available destinations, from all of them because none is healthy
+// (panic), or not at all. The monitor logs each change of mode.
+type availabilityMode uint8
+
+const (
+	modeNormal availabilityMode = iota
+	modePanic
+	modeEmpty
+)
+
+// modeOf returns the mode that mem puts its cluster in.
+func modeOf(mem *upstream.Members) availabilityMode {
+	switch {
+	case mem.Panic:
+		return modePanic
+	case len(mem.Available) == 0 && len(mem.All) > 0:
+		return modeEmpty
+	}
+	return modeNormal
 }
 
 // clusterState is the monitor's view of one cluster.
@@ -86,7 +118,7 @@ type clusterState struct {
 
 	// Guarded by the cluster's refresh lock (refresh runs under it).
 	gen  uint64
-	mode int // 0 normal, 1 panic, 2 empty
+	mode availabilityMode
 
 	created atomic.Bool // a destination got its state in a refresh
 }
@@ -146,10 +178,10 @@ func (m *Monitor) Validate(c Config) (errs, warnings []error) {
 func (m *Monitor) Start(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.state != 0 {
+	if m.state != unstarted {
 		return errors.New("health: Start called twice or after Close")
 	}
-	m.state = 1
+	m.state = started
 	ctx, m.cancel = context.WithCancel(ctx)
 	m.wg.Add(1)
 	go m.schedule(ctx)
@@ -167,7 +199,7 @@ func (m *Monitor) Close() error {
 	if m.cancel != nil {
 		m.cancel()
 	}
-	m.state = 2
+	m.state = closed
 	for st, r := range m.timers {
 		r.t.Stop()
 		delete(m.timers, st)
@@ -342,20 +374,13 @@ func (cs *clusterState) refresh(mem *upstream.Members) {
 			st.avail = false
 		}
 	}
-	mode := 0
-	switch {
-	case mem.Panic:
-		mode = 1
-	case len(mem.Available) == 0 && len(mem.All) > 0:
-		mode = 2
-	}
-	if mode != cs.mode {
+	if mode := modeOf(mem); mode != cs.mode {
 		switch mode {
-		case 0:
+		case modeNormal:
 			m.log.Warn("health: cluster has available destinations again", "cluster", cs.c.ID(), "available", len(mem.Available), "all", len(mem.All))
-		case 1:
+		case modePanic:
 			m.log.Warn("health: no healthy destination, serving from all of them (panic mode)", "cluster", cs.c.ID(), "all", len(mem.All))
-		case 2:
+		case modeEmpty:
 			m.log.Warn("health: no available destination, requests get 503", "cluster", cs.c.ID(), "all", len(mem.All))
 		}
 		cs.mode = mode

@@ -179,7 +179,7 @@ func (m *Monitor) markPassive(d *upstream.Destination, st *destState, s *setting
 		w.Failures, w.Requests, s.passive.window, w.RateLimit, period))
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.state == 2 {
+	if m.state == closed {
 		return
 	}
 	if r, ok := m.timers[st]; ok {
