@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/paduraksa/paduraksa/internal/clock"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
@@ -21,8 +22,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Workers bounds the number of probes in flight; 0 means 4.
 	Workers int
-	// Clock is the time source of passive windows and of the
-	// availability stamps that slow start reads; nil means time.Now.
+	// Clock tells the monitor the time: of the probe schedule, passive
+	// windows, the availability stamps that slow start reads, and change
+	// events. Timers (the schedule's, reactivation) run on the real clock.
+	// Nil means time.Now.
 	Clock func() time.Time
 	// ActivePolicies, PassivePolicies and Availability hold custom policies
 	// by name, next to the built-in ones (which they cannot replace). They
@@ -57,7 +60,7 @@ type ClusterHealth struct {
 type Monitor struct {
 	opts   Options
 	log    *slog.Logger
-	clock  func() time.Time
+	clock  clock.Clock
 	probes ProbeRequestFactory
 
 	mu       sync.Mutex
@@ -147,7 +150,7 @@ func New(o Options) *Monitor {
 	m := &Monitor{
 		opts:     o,
 		log:      o.Logger,
-		clock:    o.Clock,
+		clock:    clock.WithNow(o.Clock),
 		probes:   o.ProbeRequests,
 		clusters: map[*upstream.Cluster]*clusterState{},
 		timers:   map[*destState]reactivation{},
@@ -156,9 +159,6 @@ func New(o Options) *Monitor {
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
-	}
-	if m.clock == nil {
-		m.clock = time.Now
 	}
 	if m.probes == nil {
 		m.probes = defaultProbeRequests{}
@@ -241,7 +241,7 @@ func (m *Monitor) Update(clusters ...ClusterHealth) error {
 		return errors.Join(errs...)
 	}
 
-	now := time.Now()
+	now := m.clock.Now()
 	m.mu.Lock()
 	next := make(map[*upstream.Cluster]*clusterState, len(clusters))
 	states := make([]*clusterState, len(clusters))
@@ -359,7 +359,7 @@ func (cs *clusterState) refresh(mem *upstream.Members) {
 			st.ring.Store(newRing(int64(s.passive.window)))
 		}
 	}
-	now := m.clock().UnixNano()
+	now := m.clock.Now().UnixNano()
 	for _, d := range mem.Available {
 		if st, _ := d.Attached().(*destState); st != nil {
 			st.seen = cs.gen

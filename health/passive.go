@@ -3,8 +3,8 @@ package health
 import (
 	"fmt"
 	"sync/atomic"
-	"time"
 
+	"github.com/paduraksa/paduraksa/internal/clock"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
@@ -126,7 +126,7 @@ func (r *ring) reset() {
 }
 
 type reactivation struct {
-	t   *time.Timer
+	t   clock.Timer
 	gen uint64
 }
 
@@ -154,7 +154,7 @@ func (m *Monitor) Record(d *upstream.Destination, o Outcome) {
 		return
 	}
 	failure := s.passive.policy.Failure(o)
-	now := m.clock().UnixNano()
+	now := m.clock.Now().UnixNano()
 	r.add(now, failure)
 	if !failure || d.PassiveHealth() == upstream.Unhealthy {
 		return
@@ -185,7 +185,7 @@ func (m *Monitor) markPassive(d *upstream.Destination, st *destState, s *setting
 	if r, ok := m.timers[st]; ok {
 		r.t.Stop()
 	}
-	m.timers[st] = reactivation{gen: gen, t: time.AfterFunc(period, func() { m.reactivate(d, st, gen) })}
+	m.timers[st] = reactivation{gen: gen, t: m.clock.AfterFunc(period, func() { m.reactivate(d, st, gen) })}
 }
 
 func (m *Monitor) reactivate(d *upstream.Destination, st *destState, gen uint64) {

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/paduraksa/paduraksa/internal/clock"
 	"github.com/paduraksa/paduraksa/upstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -155,6 +156,45 @@ func TestPassiveReactivation(t *testing.T) {
 		m.Record(a, ConnectError)
 		assert.Equal(t, upstream.Unknown, a.PassiveHealth())
 	})
+}
+
+// TestPassiveOnManualClock runs the window and the reactivation timer on
+// a clock the test moves by hand: they read the monitor's clock, not
+// package time, so nothing here waits for real time to pass.
+func TestPassiveOnManualClock(t *testing.T) {
+	start := time.Unix(1000, 0)
+	man := clock.NewManual(start)
+	_, c := newCluster(t, dest("a", "h:1"), dest("b", "h:2"))
+	m := New(Options{})
+	m.clock = clock.New(man)
+	defer m.Close()
+	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Config: Config{Passive: PassiveConfig{
+		Enabled: true, Window: 10 * time.Second, ReactivationPeriod: 30 * time.Second,
+	}}}))
+	ch := watch(t, m)
+	a := c.Destination("a")
+
+	for range 9 {
+		m.Record(a, ConnectError)
+	}
+	man.Advance(11 * time.Second) // the nine leave the window
+	m.Record(a, ConnectError)
+	assert.Equal(t, upstream.Unknown, a.PassiveHealth(), "one failure in the window")
+	for range 9 {
+		m.Record(a, ConnectError)
+	}
+	require.Equal(t, upstream.Unhealthy, a.PassiveHealth())
+	ev := await(t, ch, 10*time.Second, is("a", CheckPassive, upstream.Unhealthy))
+	marked := start.Add(11 * time.Second)
+	assert.Equal(t, marked, ev.Time)
+
+	man.Advance(30*time.Second - time.Nanosecond)
+	assert.Equal(t, upstream.Unhealthy, a.PassiveHealth(), "out for the whole period")
+	man.Advance(time.Nanosecond) // runs the reactivation before it returns
+	assert.Equal(t, upstream.Unknown, a.PassiveHealth())
+	ev = await(t, ch, 10*time.Second, is("a", CheckPassive, upstream.Unknown))
+	assert.Equal(t, 30*time.Second, ev.Time.Sub(marked))
+	assert.Equal(t, "reactivation period elapsed", ev.Reason)
 }
 
 func TestPassiveReactivationWarning(t *testing.T) {

@@ -68,7 +68,7 @@ func (m *Monitor) probe(ctx context.Context, j probeJob) {
 	if d.Removed() || st == nil {
 		return
 	}
-	start := m.clock()
+	start := m.clock.Now()
 	res := ProbeResult{Cluster: cs.c, Destination: d, Threshold: s.active.threshold, Metadata: s.metadata}
 	pctx, cancel := context.WithTimeout(ctx, s.active.timeout)
 	req, err := m.probes.NewProbeRequest(pctx, ProbeTarget{Cluster: cs.c, Destination: d, Path: s.active.path, Query: s.active.query})
@@ -86,7 +86,7 @@ func (m *Monitor) probe(ctx context.Context, j probeJob) {
 	}
 	res.Err = err
 	res.OK = err == nil && res.StatusCode >= 200 && res.StatusCode < 300
-	res.Duration = m.clock().Sub(start)
+	res.Duration = m.clock.Since(start)
 	if res.OK {
 		st.fails.Store(0)
 	} else {

@@ -20,13 +20,15 @@ type round struct {
 }
 
 // schedule starts a probing round for each cluster whose time has come,
-// one round per cluster at a time.
+// one round per cluster at a time. It sleeps until the next round is due
+// or a poke (a finished round, an Update) says the times changed; its
+// timer pokes it too.
 func (m *Monitor) schedule(ctx context.Context) {
 	defer m.wg.Done()
-	t := time.NewTimer(time.Hour)
+	t := m.clock.AfterFunc(time.Hour, m.poke)
 	defer t.Stop()
 	for {
-		now := time.Now()
+		now := m.clock.Now()
 		wait := time.Hour
 		var due []*round
 		m.mu.Lock()
@@ -54,7 +56,6 @@ func (m *Monitor) schedule(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
 		case <-m.wake:
 		}
 	}
