@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/paduraksa/paduraksa/internal/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -119,6 +120,28 @@ func TestRateLimitRefill(t *testing.T) {
 	})
 }
 
+// TestRateLimitOnManualClock runs a State's rate limit on a clock the
+// test moves by hand: the buckets read the State's clock, not package
+// time.
+func TestRateLimitOnManualClock(t *testing.T) {
+	man := clock.NewManual(time.Unix(1000, 0))
+	state := &State{clock: clock.New(man)}
+	rl, err := state.RateLimit(RateLimitConfig{ID: "rl", Requests: 2, Period: time.Second})
+	require.NoError(t, err)
+	rq := &Request{Client: netip.MustParseAddr("2001:db8::1")}
+	assert.Equal(t, 2, rl.Tokens(rq.Client, 0))
+	assert.Equal(t, Continue, rl.Evaluate(nil, rq).Verdict)
+	assert.Equal(t, Continue, rl.Evaluate(nil, rq).Verdict)
+	assert.Equal(t, Respond, rl.Evaluate(nil, rq).Verdict)
+	man.Advance(499 * time.Millisecond)
+	assert.Equal(t, Respond, rl.Evaluate(nil, rq).Verdict, "one token takes 500 ms")
+	man.Advance(time.Millisecond)
+	assert.Equal(t, Continue, rl.Evaluate(nil, rq).Verdict)
+	assert.Zero(t, rl.Tokens(rq.Client, 0))
+	man.Advance(time.Hour)
+	assert.Equal(t, 2, rl.Tokens(rq.Client, 0), "refills to the burst, not beyond")
+}
+
 func TestRateLimitDryRunAndScope(t *testing.T) {
 	shared, err := NewRateLimit(RateLimitConfig{ID: "s", Requests: 1, Period: time.Hour})
 	require.NoError(t, err)
@@ -144,7 +167,7 @@ func TestRateLimitDryRunAndScope(t *testing.T) {
 
 func TestRateLimitProbesAndFullTable(t *testing.T) {
 	counters := new(Counters)
-	rl, err := newRateLimit(RateLimitConfig{ID: "rl", Requests: 1, Period: time.Hour, TableSize: 8, ExemptProbes: true}, counters)
+	rl, err := newRateLimit(RateLimitConfig{ID: "rl", Requests: 1, Period: time.Hour, TableSize: 8, ExemptProbes: true}, counters, clock.Clock{})
 	require.NoError(t, err)
 	probe := &Request{Client: netip.MustParseAddr("10.0.0.1"), Probe: true}
 	for range 5 {

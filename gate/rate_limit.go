@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/paduraksa/paduraksa/internal/clock"
 )
 
 // RateLimitScope says who shares a rate limit's buckets.
@@ -72,6 +74,7 @@ type RateLimit struct {
 	interval uint64 // ns per token
 	horizon  uint64 // burst * interval
 	burst    int
+	clock    clock.Clock
 	epoch    time.Time
 	slots    []bucket
 	mask     uint64
@@ -92,9 +95,11 @@ const bucketWindow = 8
 var _ Policy = (*RateLimit)(nil)
 
 // NewRateLimit builds a rate limit with its own buckets and counters.
-func NewRateLimit(cfg RateLimitConfig) (*RateLimit, error) { return newRateLimit(cfg, new(Counters)) }
+func NewRateLimit(cfg RateLimitConfig) (*RateLimit, error) {
+	return newRateLimit(cfg, new(Counters), clock.Clock{})
+}
 
-func newRateLimit(cfg RateLimitConfig, counters *Counters) (*RateLimit, error) {
+func newRateLimit(cfg RateLimitConfig, counters *Counters, clk clock.Clock) (*RateLimit, error) {
 	if cfg.Requests <= 0 || cfg.Period <= 0 {
 		return nil, errors.New("gate: rate limit " + strconv.Quote(cfg.ID) + ": requests and period must be positive")
 	}
@@ -123,7 +128,8 @@ func newRateLimit(cfg RateLimitConfig, counters *Counters) (*RateLimit, error) {
 		interval: interval,
 		horizon:  interval * uint64(burst),
 		burst:    burst,
-		epoch:    time.Now(),
+		clock:    clk,
+		epoch:    clk.Now(),
 		slots:    make([]bucket, size),
 		mask:     uint64(size - 1),
 		seed0:    rand.Uint64() | 1,
@@ -179,8 +185,9 @@ func (l *RateLimit) Tokens(client netip.Addr, scope uint64) int {
 }
 
 // now returns the time since the table's epoch, in ns, plus one so that a
-// stored 0 means "never used".
-func (l *RateLimit) now() uint64 { return uint64(time.Since(l.epoch)) + 1 }
+// stored 0 means "never used". A clock that went back before the epoch
+// reads as the epoch.
+func (l *RateLimit) now() uint64 { return uint64(max(l.clock.Since(l.epoch), 0)) + 1 }
 
 type takeResult uint8
 

@@ -3,6 +3,8 @@ package gate
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/paduraksa/paduraksa/internal/clock"
 )
 
 // State is the gate's long-lived state: what must outlive the immutable
@@ -22,6 +24,8 @@ type State struct {
 	limits map[string]*RateLimit
 
 	passwordChecks atomic.Int64 // bcrypt checks running
+
+	clock clock.Clock // the rate limits' clock; zero: the real one
 
 	counters Counters
 }
@@ -83,7 +87,7 @@ func (s *State) RateLimit(cfg RateLimitConfig) (*RateLimit, error) {
 	if p := s.limits[cfg.ID]; p != nil && p.cfg.equal(&cfg) {
 		return p, nil
 	}
-	p, err := newRateLimit(cfg, &s.counters)
+	p, err := newRateLimit(cfg, &s.counters, s.clock)
 	if err != nil {
 		return nil, err
 	}
