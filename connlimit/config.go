@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+
+	"github.com/paduraksa/paduraksa/internal/ipaddr"
 )
 
 const (
@@ -48,8 +50,9 @@ type Config struct {
 	// Deny lists prefixes whose connections are refused before anything
 	// else, trusted proxies included. IPv4 prefixes also match the
 	// IPv4-mapped IPv6 form of their addresses, IPv4-mapped prefixes of
-	// /96 or longer match as the IPv4 prefixes they map, and IPv6 prefixes
-	// match no IPv4 address (::/0 is all of IPv6), as in TrustedProxies.
+	// /96 or longer match as the IPv4 prefixes they map (shorter ones are
+	// refused), and IPv6 prefixes match no IPv4 address (::/0 is all of
+	// IPv6), as in TrustedProxies.
 	// Nil means no deny list.
 	Deny []netip.Prefix
 
@@ -98,13 +101,13 @@ func (c Config) Validate() error {
 		add(CodeTableSizeInvalid, "tableSize", "%d is not a power of two between %d and %d", n, MinTableSize, MaxTableSize)
 	}
 	for i, p := range c.Deny {
-		if !p.IsValid() {
-			add(CodeDenyInvalid, fmt.Sprintf("deny[%d]", i), "invalid prefix")
+		if err := ipaddr.CheckPrefix(p); err != nil {
+			add(CodeDenyInvalid, fmt.Sprintf("deny[%d]", i), "%v", err)
 		}
 	}
 	for i, p := range c.TrustedProxies {
-		if !p.IsValid() {
-			add(CodeTrustedInvalid, fmt.Sprintf("trustedProxies[%d]", i), "invalid prefix")
+		if err := ipaddr.CheckPrefix(p); err != nil {
+			add(CodeTrustedInvalid, fmt.Sprintf("trustedProxies[%d]", i), "%v", err)
 		}
 	}
 	return errors.Join(errs...)

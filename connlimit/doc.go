@@ -1,7 +1,8 @@
 // Package connlimit is the connection stage that runs before TLS: a deny
 // list of prefixes and a cap on the concurrent connections of each client
-// address, with trusted proxies exempt. It is a leaf package: it imports
-// nothing else of this module, and any Go server can use it alone.
+// address, with trusted proxies exempt. It is a leaf package: of this
+// module it imports only the internal address rules it shares with the
+// gate and the PROXY-protocol listener, and any Go server can use it alone.
 //
 // # Decision
 //
@@ -19,7 +20,11 @@
 // The address key is the whole IPv4 address or the IPv6 /64 (one host
 // usually owns a /64). An IPv4-mapped IPv6 address is its IPv4 address, so
 // a dual-stack TCP socket (which reports ::ffff:a.b.c.d) and QUIC (which
-// reports a.b.c.d) count the same key.
+// reports a.b.c.d) count the same key. The prefixes of Deny and
+// TrustedProxies follow the same rule as everywhere in the library: an
+// IPv4-mapped prefix of /96 or longer is the IPv4 prefix it maps, a
+// shorter one is refused by [Config.Validate], and an IPv6 prefix holds no
+// IPv4 address (::/0 is all of IPv6).
 //
 // # Unknown client addresses
 //

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"sync/atomic"
 	"time"
+
+	"github.com/paduraksa/paduraksa/internal/ipaddr"
 )
 
 // Refusal reasons. Admit returns them as they are (no wrapping), so callers
@@ -55,8 +57,8 @@ func (t Ticket) Counted() bool { return t.slot != 0 }
 // counting.
 type Limiter struct {
 	perAddress uint64 // 0: cap off
-	deny       prefixSet
-	trusted    prefixSet
+	deny       ipaddr.PrefixSet
+	trusted    ipaddr.PrefixSet
 	tab        *table
 
 	denied    [numTransports]atomic.Uint64
@@ -75,8 +77,8 @@ func New(cfg Config) (*Limiter, error) {
 	r := cfg.resolve()
 	l := &Limiter{
 		perAddress: r.perAddress,
-		deny:       newPrefixSet(cfg.Deny),
-		trusted:    newPrefixSet(cfg.TrustedProxies),
+		deny:       ipaddr.NewPrefixSet(cfg.Deny),
+		trusted:    ipaddr.NewPrefixSet(cfg.TrustedProxies),
 		log:        refusalLog{logger: cfg.Logger, now: time.Now},
 	}
 	if l.perAddress > 0 {
@@ -116,14 +118,14 @@ func (l *Limiter) Admit(addr netip.Addr, tr Transport) (Ticket, error) {
 	}
 	k := unknownKey
 	if addr.IsValid() {
-		a := toU128(addr)
-		if l.deny.containsU128(a) {
+		a := ipaddr.NumOf(addr)
+		if l.deny.ContainsNum(a) {
 			return Ticket{}, l.denyRefusal(addr, tr)
 		}
-		if l.trusted.containsU128(a) {
+		if l.trusted.ContainsNum(a) {
 			return Ticket{}, nil
 		}
-		k = keyOfU128(a)
+		k = keyOfNum(a)
 	}
 	if l.perAddress == 0 {
 		return Ticket{}, nil
@@ -154,14 +156,14 @@ func (l *Limiter) Check(addr netip.Addr, tr Transport) error {
 	}
 	k := unknownKey
 	if addr.IsValid() {
-		a := toU128(addr)
-		if l.deny.containsU128(a) {
+		a := ipaddr.NumOf(addr)
+		if l.deny.ContainsNum(a) {
 			return l.denyRefusal(addr, tr)
 		}
-		if l.trusted.containsU128(a) {
+		if l.trusted.ContainsNum(a) {
 			return nil
 		}
-		k = keyOfU128(a)
+		k = keyOfNum(a)
 	}
 	if l.perAddress == 0 {
 		return nil

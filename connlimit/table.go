@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"sync/atomic"
+
+	"github.com/paduraksa/paduraksa/internal/ipaddr"
 )
 
 // Entry layout: [40-bit tag | 24-bit count]. A word of 0 has never been
@@ -29,17 +31,17 @@ var unknownKey = key{hi: 0, lo: 1}
 
 // keyOf returns the key of addr. An IPv4-mapped IPv6 address has the key
 // of its IPv4 address, so TCP on a dual-stack socket and QUIC agree.
-func keyOf(addr netip.Addr) key { return keyOfU128(toU128(addr)) }
+func keyOf(addr netip.Addr) key { return keyOfNum(ipaddr.NumOf(addr)) }
 
-// keyOfU128 returns the key of an address as toU128 returns it: IPv4 and
-// IPv4-mapped addresses are already the same number there.
-func keyOfU128(a u128) key {
-	if a.hi == 0 && a.lo>>32 == 0xffff {
+// keyOfNum returns the key of an address as ipaddr.NumOf returns it: IPv4
+// and IPv4-mapped addresses are already the same number there.
+func keyOfNum(a ipaddr.Num) key {
+	if a.Is4() {
 		// IPv4: the whole address. An IPv6 key has lo == 0, so the two
 		// families never meet.
-		return key(a)
+		return key{a.Hi, a.Lo}
 	}
-	return key{a.hi, 0}
+	return key{a.Hi, 0}
 }
 
 // acquireResult says what acquire did.
