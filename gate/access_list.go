@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/paduraksa/paduraksa/internal/ipaddr"
 )
 
 // CountryLookup resolves a client address to its country, an ISO 3166-1
@@ -50,8 +52,8 @@ type AccessListConfig struct {
 }
 
 // AccessList refuses clients by address, by country, and by HTTP basic
-// auth. Addresses are compared IPv4-mapped normalised, in sorted prefix
-// ranges (no allocation).
+// auth. Addresses are compared under the library's IPv4-mapped rule (see
+// [Config.TrustedProxies]), in sorted prefix ranges (no allocation).
 //
 // Basic auth passwords are bcrypt hashes, and bcrypt is slow by design
 // (tens of milliseconds at the default cost). So each user remembers the
@@ -67,8 +69,8 @@ type AccessListConfig struct {
 // at most that many cores.
 type AccessList struct {
 	id       string
-	allow    prefixSet
-	deny     prefixSet
+	allow    ipaddr.PrefixSet
+	deny     ipaddr.PrefixSet
 	allowCC  []string
 	denyCC   []string
 	geo      CountryLookup
@@ -94,8 +96,8 @@ const dummyHash = "$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BWX4Z3ZSwnKQ2ZTmLPy4ENyB1Xm6"
 func NewAccessList(cfg AccessListConfig) (*AccessList, error) {
 	l := &AccessList{
 		id:       cfg.ID,
-		allow:    newPrefixSet(cfg.Allow),
-		deny:     newPrefixSet(cfg.Deny),
+		allow:    ipaddr.NewPrefixSet(cfg.Allow),
+		deny:     ipaddr.NewPrefixSet(cfg.Deny),
 		geo:      cfg.Countries,
 		hasAllow: len(cfg.Allow) > 0,
 		page403:  statusPage(http.StatusForbidden, nil),
@@ -103,8 +105,8 @@ func NewAccessList(cfg AccessListConfig) (*AccessList, error) {
 	}
 	var errs []error
 	for _, p := range append(append([]netip.Prefix(nil), cfg.Allow...), cfg.Deny...) {
-		if !p.IsValid() {
-			errs = append(errs, errors.New("gate: access list "+strconv.Quote(cfg.ID)+": invalid prefix"))
+		if err := ipaddr.CheckPrefix(p); err != nil {
+			errs = append(errs, errors.New("gate: access list "+strconv.Quote(cfg.ID)+": "+p.String()+": "+err.Error()))
 		}
 	}
 	for _, c := range cfg.AllowCountries {
@@ -149,10 +151,10 @@ func (l *AccessList) ID() string { return l.id }
 // Evaluate applies the list to rq.Client and the request's credentials.
 func (l *AccessList) Evaluate(r *http.Request, rq *Request) Decision {
 	c := rq.Client
-	if !l.deny.empty() && l.deny.contains(c) {
+	if !l.deny.Empty() && l.deny.Contains(c) {
 		return Decision{Verdict: Respond, Page: l.page403, Reason: "address denied"}
 	}
-	if l.hasAllow && !l.allow.contains(c) {
+	if l.hasAllow && !l.allow.Contains(c) {
 		return Decision{Verdict: Respond, Page: l.page403, Reason: "address not allowed"}
 	}
 	if l.geo != nil && (len(l.allowCC) > 0 || len(l.denyCC) > 0) {

@@ -131,10 +131,10 @@ func (g *Gate) resolveClient(r *http.Request, rq *Request) {
 		rq.Peer = netip.AddrPortFrom(peer.Addr().Unmap(), peer.Port())
 	}
 	rq.Client, rq.ClientSource = rq.Peer.Addr(), FromPeer
-	if !g.probes.empty() {
-		rq.Probe = g.probes.contains(rq.Client)
+	if !g.probes.Empty() {
+		rq.Probe = g.probes.Contains(rq.Client)
 	}
-	if g.trusted.empty() || !g.trusted.contains(rq.Client) {
+	if g.trusted.Empty() || !g.trusted.Contains(rq.Client) {
 		return
 	}
 	rq.TrustedPeer = true
@@ -184,7 +184,7 @@ func (g *Gate) fromForwardedFor(h http.Header, rq *Request) bool {
 	if len(v) == 0 {
 		return false
 	}
-	if c, ok := RightmostUntrusted(v, g.trusted.contains); ok {
+	if c, ok := RightmostUntrusted(v, g.trusted.Contains); ok {
 		rq.Client, rq.ClientSource = c, FromForwardedFor
 		return true
 	}

@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/netip"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paduraksa/paduraksa/internal/ipaddr"
 )
 
 // New validates cfg and builds a Gate. Host names are canonicalised with
@@ -38,18 +39,18 @@ func New(cfg Config) (*Gate, error) {
 	fail := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...))
 	}
-	for _, p := range cfg.TrustedProxies {
-		if !p.IsValid() {
-			fail("invalid trusted proxy prefix")
+	for i, p := range cfg.TrustedProxies {
+		if err := ipaddr.CheckPrefix(p); err != nil {
+			fail("trustedProxies[%d]: %v", i, err)
 		}
 	}
-	for _, p := range cfg.ProbeSources {
-		if !p.IsValid() {
-			fail("invalid probe source prefix")
+	for i, p := range cfg.ProbeSources {
+		if err := ipaddr.CheckPrefix(p); err != nil {
+			fail("probeSources[%d]: %v", i, err)
 		}
 	}
-	g.trusted = newPrefixSet(cfg.TrustedProxies)
-	g.probes = newPrefixSet(cfg.ProbeSources)
+	g.trusted = ipaddr.NewPrefixSet(cfg.TrustedProxies)
+	g.probes = ipaddr.NewPrefixSet(cfg.ProbeSources)
 	g.defServer = headerValue(cmpOr(cfg.Server, "Paduraksa"))
 	answers := answerCache{}
 	servers := map[string][]string{g.defServer[0]: g.defServer}
@@ -267,15 +268,4 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
-}
-
-func unmapPrefix(p netip.Prefix) netip.Prefix {
-	if p.Addr().Is4In6() {
-		bits := p.Bits() - 96
-		if bits < 0 {
-			bits = 0
-		}
-		return netip.PrefixFrom(p.Addr().Unmap(), bits).Masked()
-	}
-	return p.Masked()
 }

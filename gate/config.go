@@ -42,8 +42,11 @@ type Config struct {
 	// with a short text body.
 	Default Answer
 	// TrustedProxies are the peers allowed to supply the client address in
-	// X-Forwarded-For (and, in Cloudflare mode, CF-Connecting-IP).
-	// IPv4-mapped IPv6 prefixes are normalised.
+	// X-Forwarded-For (and, in Cloudflare mode, CF-Connecting-IP). An
+	// IPv4-mapped address is its IPv4 address, an IPv4-mapped prefix of
+	// /96 or longer is the IPv4 prefix it maps (New refuses a shorter
+	// one), and an IPv6 prefix holds no IPv4 address (::/0 is all of
+	// IPv6). ProbeSources and access lists follow the same rule.
 	TrustedProxies []netip.Prefix
 	// TrustForwardedProto lets a trusted proxy supply the scheme in
 	// X-Forwarded-Proto.

@@ -3,6 +3,8 @@ package gate
 import (
 	"errors"
 	"log/slog"
+
+	"github.com/paduraksa/paduraksa/internal/ipaddr"
 )
 
 // Gate decides what happens to each request. It is immutable and safe for
@@ -11,8 +13,8 @@ type Gate struct {
 	hosts          hostTable
 	def            *answer
 	defServer      []string
-	trusted        prefixSet
-	probes         prefixSet
+	trusted        ipaddr.PrefixSet
+	probes         ipaddr.PrefixSet
 	trustProto     bool
 	cloudflare     bool
 	challenges     *ChallengeStore

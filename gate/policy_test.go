@@ -249,6 +249,35 @@ func TestAccessList(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestIPv4MappedPrefixes: the gate's prefixes follow the library's rule
+// (internal/ipaddr). An IPv4-mapped prefix shorter than /96 has no one
+// meaning and is refused where it is configured; it used to be read as
+// all of IPv4.
+func TestIPv4MappedPrefixes(t *testing.T) {
+	short := mustPrefix("::ffff:0:0/64")
+	hosts := []Host{{Names: []string{"a.test"}, Routes: []Route{{Prefix: "/", Target: &forwarded{}}}}}
+	_, err := New(Config{TrustedProxies: short, ProbeSources: short, Hosts: hosts})
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	assert.ErrorContains(t, err, "trustedProxies[0]: an IPv4-mapped prefix must be /96 or longer")
+	assert.ErrorContains(t, err, "probeSources[0]: an IPv4-mapped prefix must be /96 or longer")
+	_, err = NewAccessList(AccessListConfig{ID: "l", Deny: short})
+	assert.ErrorContains(t, err, `gate: access list "l": ::ffff:0.0.0.0/64: an IPv4-mapped prefix must be /96 or longer`)
+
+	g, err := New(Config{TrustedProxies: mustPrefix("::/0", "::ffff:10.0.0.0/104"), ProbeSources: mustPrefix("::ffff:0:0/96"), Hosts: hosts})
+	require.NoError(t, err)
+	assert.False(t, g.trusted.Contains(netip.MustParseAddr("127.0.0.1")), "an IPv6 prefix holds no IPv4 peer")
+	assert.True(t, g.trusted.Contains(netip.MustParseAddr("10.1.2.3")))
+	assert.True(t, g.trusted.Contains(netip.MustParseAddr("2001:db8::1")))
+	assert.True(t, g.probes.Contains(netip.MustParseAddr("192.0.2.1")), "::ffff:0:0/96 is all of IPv4")
+	assert.False(t, g.probes.Contains(netip.MustParseAddr("2001:db8::1")))
+
+	al, err := NewAccessList(AccessListConfig{ID: "v6", Deny: mustPrefix("::/0")})
+	require.NoError(t, err)
+	for a, want := range map[string]string{"192.0.2.1": "allowed", "::ffff:192.0.2.1": "allowed", "2001:db8::1": "address denied"} {
+		assert.Equal(t, want, al.Evaluate(&http.Request{Header: http.Header{}}, &Request{Client: netip.MustParseAddr(a)}).Reason, a)
+	}
+}
+
 func TestBasicAuthCacheAllocations(t *testing.T) {
 	al, err := NewAccessList(AccessListConfig{ID: "u", Users: []BasicUser{{Name: "ann", Hash: bcryptHash(t, "pw")}}})
 	require.NoError(t, err)
