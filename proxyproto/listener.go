@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/paduraksa/paduraksa/internal/ipaddr"
 )
 
 // Defaults applied by [NewListener] to zero [Config] fields.
@@ -26,9 +28,11 @@ const (
 type Config struct {
 	// TrustedProxies lists the source prefixes of the proxies allowed to
 	// send a header. A connection from anywhere else is closed at once,
-	// before any byte is read. IPv4-mapped IPv6 peers are matched as IPv4
-	// and IPv4-mapped prefixes as IPv4 prefixes. Required: an empty list is
-	// refused by NewListener. Peers that are not TCP (a UNIX socket
+	// before any byte is read. An IPv4-mapped IPv6 peer is matched as its
+	// IPv4 address, an IPv4-mapped prefix of /96 or longer as the IPv4
+	// prefix it maps (NewListener refuses a shorter one), and an IPv6
+	// prefix holds no IPv4 peer (::/0 is all of IPv6). Required: an empty
+	// list is refused by NewListener. Peers that are not TCP (a UNIX socket
 	// listener) are never trusted.
 	TrustedProxies []netip.Prefix
 
@@ -73,7 +77,7 @@ type Config struct {
 // A Listener is safe for concurrent use.
 type Listener struct {
 	inner     net.Listener
-	trusted   []netip.Prefix
+	trusted   ipaddr.PrefixSet
 	timeout   time.Duration
 	maxLen    int
 	log       *slog.Logger
@@ -99,13 +103,10 @@ func NewListener(inner net.Listener, cfg Config) (*Listener, error) {
 	if len(cfg.TrustedProxies) == 0 {
 		errs = append(errs, errors.New("proxyproto: Config.TrustedProxies: empty, every connection would be refused"))
 	}
-	trusted := make([]netip.Prefix, 0, len(cfg.TrustedProxies))
 	for i, p := range cfg.TrustedProxies {
-		if !p.IsValid() {
-			errs = append(errs, fmt.Errorf("proxyproto: Config.TrustedProxies[%d]: invalid prefix", i))
-			continue
+		if err := ipaddr.CheckPrefix(p); err != nil {
+			errs = append(errs, fmt.Errorf("proxyproto: Config.TrustedProxies[%d]: %w", i, err))
 		}
-		trusted = append(trusted, normalizePrefix(p))
 	}
 	if cfg.MaxHeaderLength < 0 || cfg.MaxHeaderLength > MaxV2Len {
 		errs = append(errs, fmt.Errorf("proxyproto: Config.MaxHeaderLength: %d not in [0, %d]", cfg.MaxHeaderLength, MaxV2Len))
@@ -131,7 +132,7 @@ func NewListener(inner net.Listener, cfg Config) (*Listener, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Listener{
 		inner:   inner,
-		trusted: trusted,
+		trusted: ipaddr.NewPrefixSet(cfg.TrustedProxies),
 		timeout: cfg.HeaderTimeout,
 		maxLen:  cfg.MaxHeaderLength,
 		log:     cfg.Logger,
@@ -142,14 +143,6 @@ func NewListener(inner net.Listener, cfg Config) (*Listener, error) {
 		errc:    make(chan error),
 		done:    make(chan struct{}),
 	}, nil
-}
-
-// normalizePrefix masks p and turns an IPv4-mapped prefix into IPv4.
-func normalizePrefix(p netip.Prefix) netip.Prefix {
-	if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
-		p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
-	}
-	return p.Masked()
 }
 
 // Accept waits for the next connection whose header is complete and valid
@@ -250,11 +243,5 @@ func (l *Listener) isTrusted(a net.Addr) bool {
 	if !ok {
 		return false
 	}
-	ip := ta.AddrPort().Addr().Unmap().WithZone("")
-	for _, p := range l.trusted {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
+	return l.trusted.Contains(ta.AddrPort().Addr())
 }
