@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/ipaddr"
 )
 
 // ParseAddress parses a destination address, "http://host:port" or
@@ -331,11 +332,8 @@ func parseAddrPrefix(s string) (netip.Prefix, string) {
 	if err != nil {
 		return netip.Prefix{}, "not an IP address or CIDR prefix"
 	}
-	if a := p.Addr(); a.Is4In6() {
-		if p.Bits() < 96 {
-			return netip.Prefix{}, "an IPv4-mapped prefix must be /96 or longer"
-		}
-		p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+	if p, err = ipaddr.UnmapPrefix(p); err != nil {
+		return netip.Prefix{}, err.Error()
 	}
 	if m := p.Masked(); m != p {
 		return netip.Prefix{}, "bits set after the prefix length; did you mean " + m.String() + "?"
