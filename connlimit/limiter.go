@@ -116,7 +116,7 @@ func (l *Limiter) Admit(addr netip.Addr, tr Transport) (Ticket, error) {
 	if l == nil {
 		return Ticket{}, nil
 	}
-	k := unknownKey
+	k := ipaddr.Unknown
 	if addr.IsValid() {
 		a := ipaddr.NumOf(addr)
 		if l.deny.ContainsNum(a) {
@@ -125,7 +125,7 @@ func (l *Limiter) Admit(addr netip.Addr, tr Transport) (Ticket, error) {
 		if l.trusted.ContainsNum(a) {
 			return Ticket{}, nil
 		}
-		k = keyOfNum(a)
+		k = a.Key()
 	}
 	if l.perAddress == 0 {
 		return Ticket{}, nil
@@ -154,7 +154,7 @@ func (l *Limiter) Check(addr netip.Addr, tr Transport) error {
 	if l == nil {
 		return nil
 	}
-	k := unknownKey
+	k := ipaddr.Unknown
 	if addr.IsValid() {
 		a := ipaddr.NumOf(addr)
 		if l.deny.ContainsNum(a) {
@@ -163,7 +163,7 @@ func (l *Limiter) Check(addr netip.Addr, tr Transport) error {
 		if l.trusted.ContainsNum(a) {
 			return nil
 		}
-		k = keyOfNum(a)
+		k = a.Key()
 	}
 	if l.perAddress == 0 {
 		return nil

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/internal/ipaddr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -137,7 +138,6 @@ func TestAddressKeys(t *testing.T) {
 			} else {
 				require.NoError(t, err)
 			}
-			assert.Equal(t, tt.sameCount, keyOf(ap(tt.first)) == keyOf(ap(tt.second)))
 		})
 	}
 }
@@ -204,9 +204,9 @@ func TestUnknownAddressSharesOneKey(t *testing.T) {
 	_, err := l.Admit(netip.Addr{}, TCP)
 	require.ErrorIs(t, err, ErrOverCap)
 	require.ErrorIs(t, l.Check(netip.Addr{}, QUIC), ErrOverCap)
-	assert.NotEqual(t, unknownKey, keyOf(ap("0.0.0.1")))
-	assert.NotEqual(t, unknownKey, keyOf(ap("::1")))
-	assert.NotEqual(t, unknownKey, keyOf(ap("::")))
+	assert.NotEqual(t, ipaddr.Unknown, ipaddr.KeyOf(ap("0.0.0.1")))
+	assert.NotEqual(t, ipaddr.Unknown, ipaddr.KeyOf(ap("::1")))
+	assert.NotEqual(t, ipaddr.Unknown, ipaddr.KeyOf(ap("::")))
 	l.Release(held[0])
 	tk, err := l.Admit(netip.Addr{}, TCP)
 	require.NoError(t, err)
@@ -268,7 +268,7 @@ func TestFullWindowFailsOpen(t *testing.T) {
 
 func TestCountAtMaximumIsOverCap(t *testing.T) {
 	tab := newTable(MinTableSize)
-	k := keyOf(ap("192.0.2.1"))
+	k := ipaddr.KeyOf(ap("192.0.2.1"))
 	tag, start := tab.locate(k)
 	tab.slots[start].Store(tag<<countBits | countMask)
 	_, _, res := tab.acquire(k, math.MaxUint64)
@@ -286,25 +286,25 @@ func TestCountAtMaximumIsOverCap(t *testing.T) {
 func hammer(t *testing.T, l *Limiter, addrs []netip.Addr, rounds, hold int) {
 	t.Helper()
 	capN := int64(l.PerAddress())
-	held := make(map[key]*atomic.Int64)
+	held := make(map[ipaddr.Key]*atomic.Int64)
 	for _, a := range addrs {
-		held[keyOf(a)] = new(atomic.Int64)
+		held[ipaddr.KeyOf(a)] = new(atomic.Int64)
 	}
 	var wg sync.WaitGroup
 	var over atomic.Int64
 	for g := range 8 {
 		wg.Go(func() {
 			var mine []Ticket
-			var keys []key
+			var keys []ipaddr.Key
 			for i := range rounds {
 				a := addrs[(i*7+g)%len(addrs)]
 				tk, err := l.Admit(a, TCP)
 				if err == nil && tk.Counted() {
-					if held[keyOf(a)].Add(1) > 2*capN {
+					if held[ipaddr.KeyOf(a)].Add(1) > 2*capN {
 						over.Add(1)
 					}
 					mine = append(mine, tk)
-					keys = append(keys, keyOf(a))
+					keys = append(keys, ipaddr.KeyOf(a))
 				}
 				// Hold up to hold places, then release them all.
 				if len(mine) >= hold || i == rounds-1 {
@@ -417,11 +417,11 @@ func FuzzAdmitRelease(f *testing.F) {
 		}
 		// The last is the unknown client, counted like any address.
 		addrs[len(addrs)-1] = netip.Addr{}
-		keys := make([]key, len(addrs))
+		keys := make([]ipaddr.Key, len(addrs))
 		for i, a := range addrs {
-			keys[i] = keyOf(a)
+			keys[i] = ipaddr.KeyOf(a)
 		}
-		keys[len(addrs)-1] = unknownKey
+		keys[len(addrs)-1] = ipaddr.Unknown
 		held := make(map[int][]Ticket)
 		full := uint64(0)
 		for _, op := range ops {

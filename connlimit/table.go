@@ -1,9 +1,6 @@
 package connlimit
 
 import (
-	"math/bits"
-	"math/rand/v2"
-	"net/netip"
 	"sync/atomic"
 
 	"github.com/paduraksa/paduraksa/internal/ipaddr"
@@ -20,30 +17,6 @@ const (
 	window = 8
 )
 
-// key is the counting key of an address: the whole IPv4 address or the
-// IPv6 /64.
-type key struct{ hi, lo uint64 }
-
-// unknownKey is the key every connection without a valid address counts
-// under. It is neither an IPv4 key (lo>>32 == 0xffff) nor an IPv6 one
-// (lo == 0), so no address shares it.
-var unknownKey = key{hi: 0, lo: 1}
-
-// keyOf returns the key of addr. An IPv4-mapped IPv6 address has the key
-// of its IPv4 address, so TCP on a dual-stack socket and QUIC agree.
-func keyOf(addr netip.Addr) key { return keyOfNum(ipaddr.NumOf(addr)) }
-
-// keyOfNum returns the key of an address as ipaddr.NumOf returns it: IPv4
-// and IPv4-mapped addresses are already the same number there.
-func keyOfNum(a ipaddr.Num) key {
-	if a.Is4() {
-		// IPv4: the whole address. An IPv6 key has lo == 0, so the two
-		// families never meet.
-		return key{a.Hi, a.Lo}
-	}
-	return key{a.Hi, 0}
-}
-
 // acquireResult says what acquire did.
 type acquireResult uint8
 
@@ -55,7 +28,9 @@ const (
 
 // table is a fixed, open-addressed table of per-key connection counts,
 // changed only by compare-and-swap of whole entries. It is safe for
-// concurrent use and allocates nothing after newTable.
+// concurrent use and allocates nothing after newTable. Its keys and their
+// seeded hash are internal/ipaddr's, which the gate's rate limit shares;
+// the slots are its own (one word each: a tag and a count).
 //
 // Accepted race: two goroutines that both miss a new key may claim two
 // entries for it, so the key can briefly hold up to twice its cap. Every
@@ -64,35 +39,22 @@ const (
 type table struct {
 	slots []atomic.Uint64
 	mask  uint64
-	seed0 uint64
-	seed1 uint64
+	seed  ipaddr.Seed
 }
 
 func newTable(size int) *table {
 	return &table{
 		slots: make([]atomic.Uint64, size),
 		mask:  uint64(size - 1),
-		seed0: rand.Uint64() | 1,
-		seed1: rand.Uint64() | 1,
+		seed:  ipaddr.NewSeed(),
 	}
 }
 
-// mix is the wyhash multiply-fold.
-func mix(a, b uint64) uint64 {
-	hi, lo := bits.Mul64(a, b)
-	return hi ^ lo
-}
-
-// hash is a seeded hash of k. The seed is random per table, so nobody can
-// choose addresses that share a window with someone else's.
-func (t *table) hash(k key) uint64 {
-	h := mix(k.hi^t.seed0, k.lo^t.seed1)
-	return mix(h^0x9e3779b97f4a7c15, t.seed0^0xd6e8feb86659fd93)
-}
-
-// locate returns the tag of k (never 0) and the first slot to probe.
-func (t *table) locate(k key) (tag, start uint64) {
-	h := t.hash(k)
+// locate returns the tag of k (never 0) and the first slot to probe. The
+// seed is random per table, so nobody can choose addresses that share a
+// window with someone else's.
+func (t *table) locate(k ipaddr.Key) (tag, start uint64) {
+	h := t.seed.Hash(k, 0)
 	tag = h >> countBits
 	if tag == 0 {
 		tag = 1
@@ -103,7 +65,7 @@ func (t *table) locate(k key) (tag, start uint64) {
 // acquire counts one connection for k if its count is below limit. It
 // returns the slot counted in. A count at the field's maximum is over any
 // limit.
-func (t *table) acquire(k key, limit uint64) (uint32, uint64, acquireResult) {
+func (t *table) acquire(k ipaddr.Key, limit uint64) (uint32, uint64, acquireResult) {
 	tag, start := t.locate(k)
 	base := start &^ (window - 1)
 scan:
@@ -169,7 +131,7 @@ func (t *table) release(slot uint32, tag uint64) bool {
 
 // count returns the count of k summed over its window (a racing pair of
 // acquires can give a key two entries).
-func (t *table) count(k key) uint64 {
+func (t *table) count(k ipaddr.Key) uint64 {
 	tag, start := t.locate(k)
 	base := start &^ (window - 1)
 	var n uint64

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"hash/fnv"
 	"math/bits"
-	"math/rand/v2"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paduraksa/paduraksa/internal/clock"
+	"github.com/paduraksa/paduraksa/internal/ipaddr"
 )
 
 // RateLimitScope says who shares a rate limit's buckets.
@@ -78,8 +78,7 @@ type RateLimit struct {
 	epoch    time.Time
 	slots    []bucket
 	mask     uint64
-	seed0    uint64
-	seed1    uint64
+	seed     ipaddr.Seed
 	page     *Page
 	counters *Counters
 }
@@ -132,8 +131,7 @@ func newRateLimit(cfg RateLimitConfig, counters *Counters, clk clock.Clock) (*Ra
 		epoch:    clk.Now(),
 		slots:    make([]bucket, size),
 		mask:     uint64(size - 1),
-		seed0:    rand.Uint64() | 1,
-		seed1:    rand.Uint64() | 1,
+		seed:     ipaddr.NewSeed(),
 		page:     statusPage(http.StatusTooManyRequests, http.Header{"Retry-After": {strconv.FormatUint(retry, 10)}}),
 		counters: counters,
 	}, nil
@@ -249,43 +247,18 @@ func (l *RateLimit) consume(b *bucket, now uint64, dry bool) (bool, int) {
 	}
 }
 
-// locate returns the key tag (never 0) and first slot of a client.
+// locate returns the key tag (never 0) and first slot of a client. The
+// client's key is its whole IPv4 address or its IPv6 /64, and an unknown
+// client (a PROXY header with a UNIX or UNSPEC source, a peer that is no
+// IP address) has ipaddr.Unknown, a key of its own that no address has:
+// unknown clients share one bucket, they are never exempt.
 func (l *RateLimit) locate(client netip.Addr, scope uint64) (tag, start uint64) {
-	hi, lo := clientKey(client)
-	h := mix(hi^l.seed0, lo^l.seed1^scope)
-	h = mix(h^0x9e3779b97f4a7c15, l.seed0^0xd6e8feb86659fd93)
+	h := l.seed.Hash(ipaddr.KeyOf(client), scope)
 	tag = h
 	if tag == 0 {
 		tag = 1
 	}
 	return tag, h & l.mask
-}
-
-// clientKey returns the counting key of an address: the whole IPv4
-// address (IPv4-mapped IPv6 included), or the /64 of an IPv6 address. An
-// unknown client (a PROXY header with a UNIX or UNSPEC source, a peer
-// that is no IP address) gets one key of its own that no address has:
-// unknown clients share one bucket, they are never exempt.
-func clientKey(a netip.Addr) (hi, lo uint64) {
-	if !a.IsValid() {
-		return ^uint64(0), ^uint64(0)
-	}
-	a = a.Unmap()
-	if a.Is4() {
-		v := a.As4()
-		return 0, 0xffff<<32 | uint64(v[0])<<24 | uint64(v[1])<<16 | uint64(v[2])<<8 | uint64(v[3])
-	}
-	b := a.As16()
-	for i := 0; i < 8; i++ {
-		hi = hi<<8 | uint64(b[i])
-	}
-	return hi, 0
-}
-
-// mix is the wyhash multiply-fold.
-func mix(a, b uint64) uint64 {
-	hi, lo := bits.Mul64(a, b)
-	return hi ^ lo
 }
 
 // scopeKeyOf returns a stable key for a host or route identity, so a

@@ -1,7 +1,8 @@
 // Package ipaddr is the library's one rule for IP addresses and prefixes,
 // and what is built on it: the prefix sets of trusted proxies, probe
-// sources, access lists and deny lists (gate, connlimit, proxyproto) and
-// the decoder of prefixes in config documents (snapshot).
+// sources, access lists and deny lists (gate, connlimit, proxyproto), the
+// decoder of prefixes in config documents (snapshot), and the key by which
+// the gate's rate limit and connlimit count a client.
 //
 // # The IPv4-mapped rule
 //
@@ -32,12 +33,28 @@
 // [Num] is an address as a 128-bit number in the IPv6 space, with IPv4
 // addresses at their IPv4-mapped place, so the first rule holds by
 // construction. A [PrefixSet] is an immutable set of prefixes: sorted,
-// merged ranges of Nums searched by bisection. [CheckPrefix] and
-// [UnmapPrefix] apply the rule to a prefix from config.
+// merged ranges of Nums searched by bisection. A [Key] is the counting key
+// of a client: an IPv4 address whole, an IPv6 address by its /64 (what one
+// host usually owns), and every invalid address one shared key, [Unknown],
+// that no address has. A [Seed] hashes keys for a table: each table draws
+// its own random seed, so nobody can choose addresses that crowd someone
+// else's place. [CheckPrefix] and [UnmapPrefix] apply the rule to a prefix
+// from config.
+//
+// The tables themselves stay with their users, because they share only
+// the key and the hash. The gate's rate limit keeps a token bucket in two
+// words a slot (a full 64-bit tag and the GCRA instant), probes 8 slots
+// from the hashed one, and takes over a slot whose bucket has refilled;
+// connlimit keeps a count in one word (a 40-bit tag and a 24-bit count),
+// probes the aligned 8 slots of one cache line, claims never-used slots
+// before idle ones, and gives a slot back by the ticket of its admit. One
+// table for both would have to reach its slots through a type parameter
+// or an interface, which Go calls indirectly (through the generics
+// dictionary) on both hot paths.
 //
 // # Cost and concurrency
 //
-// NumOf and PrefixSet.Contains allocate nothing and take no lock. A
-// PrefixSet is immutable after NewPrefixSet and safe for
-// concurrent use; a Num is a value.
+// NumOf, KeyOf, Seed.Hash and PrefixSet.Contains allocate nothing and take
+// no lock. A PrefixSet is immutable after NewPrefixSet and safe for
+// concurrent use; Num, Key and Seed are values.
 package ipaddr
