@@ -3,8 +3,8 @@ package gate
 import (
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
+
+	"github.com/paduraksa/paduraksa/internal/cowmap"
 )
 
 // ChallengeStore holds the ACME HTTP-01 key authorizations a certificate
@@ -13,54 +13,28 @@ import (
 // is fine for the handful of pending challenges. The zero value is ready to
 // use; a ChallengeStore is safe for concurrent use and outlives gates.
 type ChallengeStore struct {
-	mu sync.Mutex
-	m  atomic.Pointer[map[string]*Page]
+	m cowmap.Map[string, *Page]
 }
 
 // Set publishes the key authorization for token.
 func (s *ChallengeStore) Set(token, keyAuth string) {
-	s.update(func(m map[string]*Page) {
-		m[token] = NewPage(http.StatusOK, "text/plain", []byte(keyAuth), nil)
-	})
+	s.m.Store(token, NewPage(http.StatusOK, "text/plain", []byte(keyAuth), nil))
 }
 
 // Delete withdraws token.
-func (s *ChallengeStore) Delete(token string) {
-	s.update(func(m map[string]*Page) { delete(m, token) })
-}
-
-func (s *ChallengeStore) update(f func(map[string]*Page)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	next := map[string]*Page{}
-	if old := s.m.Load(); old != nil {
-		for k, v := range *old {
-			next[k] = v
-		}
-	}
-	f(next)
-	s.m.Store(&next)
-}
+func (s *ChallengeStore) Delete(token string) { s.m.Delete(token) }
 
 // lookup returns the page for token, or nil.
 func (s *ChallengeStore) lookup(token string) *Page {
 	if s == nil {
 		return nil
 	}
-	m := s.m.Load()
-	if m == nil {
-		return nil
-	}
-	return (*m)[token]
+	p, _ := s.m.Load(token)
+	return p
 }
 
 // Len returns the number of published tokens.
-func (s *ChallengeStore) Len() int {
-	if m := s.m.Load(); m != nil {
-		return len(*m)
-	}
-	return 0
-}
+func (s *ChallengeStore) Len() int { return s.m.Len() }
 
 const acmePrefix = "/.well-known/acme-challenge/"
 

@@ -7,13 +7,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"maps"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/paduraksa/paduraksa/internal/cowmap"
 )
 
 // HTTPVersion is the HTTP version spoken to an upstream.
@@ -85,8 +85,7 @@ const MaxServerNames = 256
 type Transport struct {
 	cfg   ClientConfig
 	base  *http.Transport
-	mu    sync.Mutex // serialises adding names
-	names atomic.Pointer[map[string]*http.Transport]
+	names cowmap.Map[string, *http.Transport]
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -111,10 +110,8 @@ func (t *Transport) Config() ClientConfig { return t.cfg }
 // CloseIdleConnections closes the idle connections of every pool.
 func (t *Transport) CloseIdleConnections() {
 	t.base.CloseIdleConnections()
-	if m := t.names.Load(); m != nil {
-		for _, v := range *m {
-			v.CloseIdleConnections()
-		}
+	for _, v := range t.names.All() {
+		v.CloseIdleConnections()
 	}
 }
 
@@ -123,31 +120,20 @@ func (t *Transport) CloseIdleConnections() {
 // transport already holds MaxServerNames names. It allocates only the first
 // time it sees a name.
 func (t *Transport) ForServerName(name string) (http.RoundTripper, bool) {
-	if m := t.names.Load(); m != nil {
-		if v := (*m)[name]; v != nil {
-			return v, true
-		}
+	if v, ok := t.names.Load(name); ok {
+		return v, true
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	old := t.names.Load()
-	if old != nil {
-		if v := (*old)[name]; v != nil {
-			return v, true
-		}
-		if len(*old) >= MaxServerNames {
+	v, ok := t.names.LoadOrCreate(name, func(n int) (*http.Transport, bool) {
+		if n >= MaxServerNames {
 			return nil, false
 		}
+		cfg := t.cfg
+		cfg.ServerName = name
+		return newHTTPTransport(cfg), true
+	})
+	if !ok {
+		return nil, false
 	}
-	m := make(map[string]*http.Transport, 1)
-	if old != nil {
-		maps.Copy(m, *old)
-	}
-	cfg := t.cfg
-	cfg.ServerName = name
-	v := newHTTPTransport(cfg)
-	m[name] = v
-	t.names.Store(&m)
 	return v, true
 }
 
