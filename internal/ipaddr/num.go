@@ -23,6 +23,14 @@ func NumOf(a netip.Addr) Num {
 	if !a.IsValid() {
 		return Num{}
 	}
+	return num16(a)
+}
+
+// num16 is NumOf through a's 16-byte form, in which an IPv4 address is
+// already IPv4-mapped (and the invalid address is ::). It is small enough
+// to inline, which PrefixSet.Contains relies on; NumOf's branches make it
+// faster where it is called once for several lookups (connlimit).
+func num16(a netip.Addr) Num {
 	b := a.As16()
 	return Num{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
 }

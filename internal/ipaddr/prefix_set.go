@@ -77,21 +77,24 @@ func (s PrefixSet) Contains(a netip.Addr) bool {
 	if len(s.r) == 0 || !a.IsValid() {
 		return false
 	}
-	return s.ContainsNum(NumOf(a))
+	return s.ContainsNum(num16(a))
 }
 
 // ContainsNum reports whether n, the [Num] of a valid address, is in one of
 // the set's prefixes.
 func (s PrefixSet) ContainsNum(n Num) bool {
-	// Find the first range that ends at or after n.
-	lo, hi := 0, len(s.r)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if s.r[m].last.less(n) {
-			lo = m + 1
-		} else {
-			hi = m
+	// Bisect the sorted, disjoint ranges.
+	r := s.r
+	for len(r) > 0 {
+		m := len(r) >> 1
+		switch {
+		case r[m].last.less(n):
+			r = r[m+1:]
+		case n.less(r[m].first):
+			r = r[:m]
+		default:
+			return true
 		}
 	}
-	return lo < len(s.r) && !n.less(s.r[lo].first)
+	return false
 }

@@ -119,7 +119,8 @@ func TestPrefixSetAllocatesNothing(t *testing.T) {
 // address unmapped and without its zone, an IPv4-mapped prefix of /96 or
 // longer taken as the IPv4 prefix of its length minus 96, every other
 // prefix as it is (netip never matches an IPv4 address with an IPv6
-// prefix). Besides the fuzzed address it asks for every prefix's first and
+// prefix); ContainsNum over NumOf, the connection limiter's way in, must
+// agree. Besides the fuzzed address it asks for every prefix's first and
 // last address and their neighbours, where merging and bisection go wrong.
 func FuzzPrefixSet(f *testing.F) {
 	for _, seed := range [][2]string{
@@ -157,6 +158,9 @@ func FuzzPrefixSet(f *testing.F) {
 			}
 			if got := set.Contains(a); got != want {
 				t.Fatalf("Contains(%v) = %v, want %v for %v", a, got, want, ps)
+			}
+			if a.IsValid() && set.ContainsNum(NumOf(a)) != want {
+				t.Fatalf("ContainsNum(NumOf(%v)) = %v, want %v for %v", a, !want, want, ps)
 			}
 		}
 		a, _ := netip.ParseAddr(addr) // the invalid address when it does not parse
