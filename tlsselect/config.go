@@ -82,6 +82,7 @@ const (
 	CodeCertificateExpired        = "tlsselect.certificate.expired"
 	CodeCertificateExpiring       = "tlsselect.certificate.expiring" // warning
 	CodeCertificateSourceFailed   = "tlsselect.certificate.source.failed"
+	CodeCertificatePending        = "tlsselect.certificate.pending" // warning: the Source returned ErrPending
 
 	CodeHostNamesMissing       = "tlsselect.host.names.missing"
 	CodeHostNameInvalid        = "tlsselect.host.name.invalid"

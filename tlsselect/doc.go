@@ -66,6 +66,13 @@
 // replaced on disk is read by the next New: publishing that Table serves
 // it to new handshakes, and open connections are untouched.
 //
+// A Source that has no certificate yet returns [ErrPending]: New does not
+// refuse the Config for it but warns, and the hosts that use it get the
+// default certificate under their own policy (or the refusal
+// Config.UnknownSNI asks for) with [ReasonPending] until a later Table
+// has the certificate. So a certificate that takes seconds to obtain
+// never blocks or fails a publish.
+//
 // # Concurrency
 //
 // A Table and a Selector are safe for concurrent use. A handshake reads

@@ -76,7 +76,7 @@ func Example() {
 	// shop.example: certificate shop.example, h2, TLS 1.3
 	// API.example: certificate api.example, http/1.1, TLS 1.3
 	// unknown.example: remote error: tls: unrecognized name
-	// refused: {NoSNI:0 UnknownSNI:1 NoHTTP3:0}
+	// refused: {NoSNI:0 UnknownSNI:1 NoHTTP3:0 Pending:0}
 }
 
 // ExampleTable_Select shows how names match, without a handshake.

@@ -104,6 +104,7 @@ type Reasons struct {
 	NoSNI      uint64 // the client sent no server name
 	UnknownSNI uint64 // the server name matched no host
 	NoHTTP3    uint64 // QUIC, for a host without HTTP/3 (never a fallback)
+	Pending    uint64 // for a host whose certificate is pending
 }
 
 // Stats are a Selector's counters since it was made.
@@ -120,7 +121,12 @@ type Stats struct {
 // not one snapshot.
 func (s *Selector) Stats() Stats {
 	read := func(c *[numReasons]paddedCounter) Reasons {
-		return Reasons{NoSNI: c[ReasonNoSNI].Load(), UnknownSNI: c[ReasonUnknownSNI].Load(), NoHTTP3: c[ReasonNoHTTP3].Load()}
+		return Reasons{
+			NoSNI:      c[ReasonNoSNI].Load(),
+			UnknownSNI: c[ReasonUnknownSNI].Load(),
+			NoHTTP3:    c[ReasonNoHTTP3].Load(),
+			Pending:    c[ReasonPending].Load(),
+		}
 	}
 	return Stats{Refused: read(&s.refused), Defaulted: read(&s.defaulted), NoTable: s.noTable.Load()}
 }

@@ -12,10 +12,22 @@ import (
 	"time"
 )
 
+// ErrPending is the error, wrapped or as it is, of a Source that has no
+// certificate yet but expects one (an ACME order under way). It does not
+// refuse the Config: New builds the Table without the certificate and
+// warns (CodeCertificatePending), and the hosts that use it get the
+// default certificate under their own policy, or a refusal when
+// Config.UnknownSNI is FallbackRefuse or there is no default certificate
+// to serve; Selection.Reason is ReasonPending either way. The Source tells
+// its embedder when the certificate has come, who then builds and
+// publishes the next Table.
+var ErrPending = errors.New("tlsselect: certificate pending")
+
 // Source supplies a certificate when a Table is built: the embedder's own
 // store, an ACME client, a vault. New calls it once per Table, from the
 // goroutine that calls New, and checks what it returns as it checks PEM
-// files (a key that matches the leaf, the validity period).
+// files (a key that matches the leaf, the validity period). An error
+// refuses the Config, but for ErrPending.
 type Source interface {
 	// Certificate returns the chain (leaf first, no root) and private
 	// key. The Table keeps a copy of the struct (with Leaf filled in when
@@ -35,11 +47,16 @@ type SourceRequest struct {
 }
 
 // loadCertificate loads and checks certificates[i], adding its problems to
-// p; it returns nil when the certificate cannot be served.
+// p; it returns nil when the certificate cannot be served, which is a
+// refusal unless the Source said it is pending.
 func loadCertificate(p *problems, i int, ct *Certificate, names []string, now time.Time) *tls.Certificate {
 	path := index("certificates", i)
 	if ct.Source != nil {
 		cert, err := ct.Source.Certificate(SourceRequest{ID: ct.ID, Names: names})
+		if errors.Is(err, ErrPending) {
+			p.warn(CodeCertificatePending, path+".source", "%v", err)
+			return nil
+		}
 		if err != nil {
 			p.add(CodeCertificateSourceFailed, path+".source", "%v", err)
 			return nil

@@ -1,6 +1,9 @@
 package tlsselect
 
 import (
+	"crypto/tls"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -174,4 +177,111 @@ func TestChainSent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, c.ConnectionState().PeerCertificates, 2)
 	assert.Len(t, c.ConnectionState().VerifiedChains[0], 3)
+}
+
+// TestCertificatePending: a Source that returns ErrPending does not refuse
+// the Config. Its hosts get the default certificate under their own
+// policy, or a refusal when unknown names are refused or there is no
+// default to serve, with ReasonPending; the warning names the
+// certificate.
+func TestCertificatePending(t *testing.T) {
+	ca := newPKI(t, "root")
+	month := time.Now().Add(30 * 24 * time.Hour)
+	dflt := ca.issue(t, leafOpts{names: []string{"default.test"}, notAfter: month})
+	served := ca.issue(t, leafOpts{names: []string{"b.test"}, notAfter: month})
+	pending := &staticSource{err: fmt.Errorf("%w: an order is under way", ErrPending)}
+	config := func(unknown Fallback, defaultID string) Config {
+		return Config{
+			Certificates: []Certificate{
+				{ID: "a", Source: pending},
+				{ID: "b", Source: source(served)},
+				{ID: "d", Source: source(dflt)},
+			},
+			Hosts: []Host{
+				{Names: []string{"a.test"}, Certificate: "a", TLS: Policy{HTTP1Only: true, HTTP3: true}},
+				{Names: []string{"b.test"}, Certificate: "b"},
+			},
+			DefaultCertificate: defaultID,
+			UnknownSNI:         unknown,
+		}
+	}
+
+	t.Run("default certificate, host policy", func(t *testing.T) {
+		tbl := mustTable(t, config(FallbackDefault, "d"))
+		ws := tbl.Warnings()
+		require.Len(t, ws, 1, "only the pending warning: no name is said to be uncovered")
+		assert.Equal(t, CodeCertificatePending, ws[0].Code)
+		assert.Equal(t, "certificates[0].source", ws[0].Path)
+		assert.Contains(t, ws[0].Msg, "an order is under way")
+
+		s := tbl.Select("A.test", TCP)
+		assert.Equal(t, 0, s.Host)
+		assert.Equal(t, MatchDefault, s.Match)
+		assert.Equal(t, ReasonPending, s.Reason)
+		require.Len(t, s.Config.Certificates, 1)
+		assert.True(t, s.Config.Certificates[0].Leaf.Equal(dflt.Leaf))
+		assert.Equal(t, []string{"http/1.1"}, s.Config.NextProtos, "the host's policy, not DefaultTLS")
+		q := tbl.Select("a.test", QUIC)
+		assert.Equal(t, ReasonPending, q.Reason)
+		assert.Equal(t, []string{"h3"}, q.Config.NextProtos)
+
+		b := tbl.Select("b.test", TCP)
+		assert.Equal(t, MatchExact, b.Match, "other hosts are untouched")
+		assert.True(t, b.Config.Certificates[0].Leaf.Equal(served.Leaf))
+
+		sel := NewSelector(tbl)
+		c, err := dialTLS(t, serveTLS(t, sel.TLSConfig()), clientConfig(ca.pool, "default.test", "h2", "http/1.1"))
+		require.NoError(t, err)
+		assert.True(t, leafOf(c).Equal(dflt.Leaf))
+		assert.Equal(t, uint64(0), sel.Stats().Defaulted.Pending, "default.test is an unknown name, not a pending one")
+		c, err = dialTLS(t, serveTLS(t, sel.TLSConfig()), &tls.Config{ServerName: "a.test", InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}})
+		require.NoError(t, err)
+		assert.True(t, leafOf(c).Equal(dflt.Leaf))
+		assert.Equal(t, "http/1.1", c.ConnectionState().NegotiatedProtocol)
+		assert.Equal(t, Reasons{UnknownSNI: 1, Pending: 1}, sel.Stats().Defaulted)
+	})
+
+	for _, tc := range []struct {
+		name      string
+		unknown   Fallback
+		defaultID string
+	}{
+		{"unknown names refused", FallbackRefuse, "d"},
+		{"no default certificate", FallbackDefault, ""},
+		{"the default certificate pending", FallbackDefault, "a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl := mustTable(t, config(tc.unknown, tc.defaultID))
+			for _, tr := range []Transport{TCP, QUIC} {
+				s := tbl.Select("a.test", tr)
+				assert.Equal(t, 0, s.Host)
+				assert.Equal(t, MatchRefused, s.Match)
+				assert.Equal(t, ReasonPending, s.Reason)
+				assert.Empty(t, s.Config.Certificates)
+			}
+			assert.Equal(t, MatchExact, tbl.Select("b.test", TCP).Match)
+
+			sel := NewSelector(tbl)
+			_, err := dialTLS(t, serveTLS(t, sel.TLSConfig()), clientConfig(ca.pool, "a.test"))
+			require.ErrorContains(t, err, "unrecognized name")
+			assert.Equal(t, uint64(1), sel.Stats().Refused.Pending)
+		})
+	}
+
+	t.Run("a host on the pending default certificate", func(t *testing.T) {
+		cfg := config(FallbackDefault, "a")
+		cfg.Hosts = append(cfg.Hosts, Host{Names: []string{"c.test"}})
+		tbl := mustTable(t, cfg)
+		s := tbl.Select("c.test", TCP)
+		assert.Equal(t, MatchRefused, s.Match)
+		assert.Equal(t, ReasonPending, s.Reason)
+		assert.Equal(t, ReasonUnknownSNI, tbl.Select("x.test", TCP).Reason)
+		assert.Equal(t, MatchRefused, tbl.Select("", TCP).Match)
+	})
+
+	t.Run("other errors still refuse", func(t *testing.T) {
+		_, err := New(oneCert(Certificate{Source: &staticSource{err: errors.New("pending, but not ErrPending")}}))
+		require.Error(t, err)
+		assert.Equal(t, CodeCertificateSourceFailed, problemsOf(err)[0].Code)
+	})
 }

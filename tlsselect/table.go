@@ -44,8 +44,9 @@ const (
 	MatchExact
 	// MatchWildcard: a "*.parent" host name matched.
 	MatchWildcard
-	// MatchDefault: no host matched and the default certificate serves
-	// the handshake (see Reason).
+	// MatchDefault: no host matched, or the host's certificate is
+	// pending, and the default certificate serves the handshake (see
+	// Reason).
 	MatchDefault
 )
 
@@ -75,6 +76,9 @@ const (
 	ReasonUnknownSNI
 	// ReasonNoHTTP3: a QUIC handshake for a host without HTTP/3.
 	ReasonNoHTTP3
+	// ReasonPending: the host's certificate is pending (its Source
+	// returned ErrPending when the Table was built).
+	ReasonPending
 	numReasons
 )
 
@@ -87,6 +91,8 @@ func (r Reason) String() string {
 		return "unknownSni"
 	case ReasonNoHTTP3:
 		return "noHttp3"
+	case ReasonPending:
+		return "pending"
 	}
 	return "none"
 }
@@ -125,7 +131,7 @@ type Table struct {
 
 // hostEntry is a host's selection per transport.
 type hostEntry struct {
-	sel [numTransports]Selection // Match of served ones left for the lookup
+	sel [numTransports]Selection // Match of those with ReasonNone left for the lookup
 }
 
 // New builds a Table from cfg: it checks cfg, loads every certificate,
@@ -179,7 +185,12 @@ func New(cfg Config) (*Table, error) {
 	if len(p.errs) > 0 {
 		return nil, errors.Join(p.errs...)
 	}
+	// A nil certificate is a pending one.
 	certOf := func(id string) *tls.Certificate { return certs[ids[id]] }
+	var dflt *tls.Certificate
+	if cfg.DefaultCertificate != "" {
+		dflt = certOf(cfg.DefaultCertificate)
+	}
 
 	refuse := &tls.Config{SessionTicketsDisabled: true, Time: s.clock}
 	refused := func(host int, r Reason) Selection {
@@ -196,12 +207,20 @@ func New(cfg Config) (*Table, error) {
 		pol := h.TLS.resolve()
 		e := &hostEntry{}
 		for tr := range numTransports {
-			if tr == QUIC && !pol.http3 {
+			switch {
+			case tr == QUIC && !pol.http3:
 				e.sel[tr] = refused(i, ReasonNoHTTP3)
-				continue
+			case cert != nil:
+				pb := b.config(cert, pol, tr, s.clock, now)
+				e.sel[tr] = Selection{Config: pb.config, Host: i, built: pb}
+			case dflt == nil || s.unknownSNI == FallbackRefuse:
+				e.sel[tr] = refused(i, ReasonPending)
+			default:
+				// The host's own policy, so that what it demands of
+				// clients holds while its certificate is pending.
+				pb := b.config(dflt, pol, tr, s.clock, now)
+				e.sel[tr] = Selection{Config: pb.config, Host: i, Match: MatchDefault, Reason: ReasonPending, built: pb}
 			}
-			pb := b.config(cert, pol, tr, s.clock, now)
-			e.sel[tr] = Selection{Config: pb.config, Host: i, built: pb}
 		}
 		for j, c := range canon[i] {
 			npath := index(path+".names", j)
@@ -214,16 +233,12 @@ func New(cfg Config) (*Table, error) {
 				m, key = t.wildcard, c[2:]
 			}
 			m[key] = e // no duplicates: check refused them
-			if !covers(cert.Leaf, c) {
+			if cert != nil && !covers(cert.Leaf, c) {
 				p.warn(CodeHostNameNotCovered, npath, "certificate %q does not cover %q", id, c)
 			}
 		}
 	}
 
-	var dflt *tls.Certificate
-	if cfg.DefaultCertificate != "" {
-		dflt = certOf(cfg.DefaultCertificate)
-	}
 	pol := cfg.DefaultTLS.resolve()
 	for _, f := range []struct {
 		r    Reason
@@ -244,8 +259,8 @@ func New(cfg Config) (*Table, error) {
 }
 
 // Warnings returns the problems of the Config that did not refuse it:
-// certificates that expire within ExpiryWarning, names a certificate does
-// not cover, IP literals among host names.
+// certificates that expire within ExpiryWarning or are pending, names a
+// certificate does not cover, IP literals among host names.
 func (t *Table) Warnings() []*ValidationError { return slices.Clone(t.warnings) }
 
 // Select returns the selection for a handshake with server name name on
@@ -275,7 +290,7 @@ func (t *Table) Select(name string, tr Transport) Selection {
 
 func (e *hostEntry) selection(tr Transport, m Match) Selection {
 	s := e.sel[tr]
-	if s.built != nil {
+	if s.Reason == ReasonNone {
 		s.Match = m
 	}
 	return s
