@@ -73,10 +73,25 @@
 // has the certificate. So a certificate that takes seconds to obtain
 // never blocks or fails a publish.
 //
+// # ACME
+//
+// [ACME] is a Source that obtains and renews certificates from an ACME
+// (RFC 8555) CA such as Let's Encrypt, with golang.org/x/crypto/acme,
+// proving each name over HTTP-01 through a [ChallengeStore]: the
+// *gate.ChallengeStore that the gate serves on plain HTTP before it looks
+// up the host. The wiring: NewACME with the store and an OnReady that
+// builds and swaps in a new Table; the manager as the Source of the
+// certificates it should manage; Start. The first Table serves those
+// hosts the default certificate ([ErrPending]); OnReady's Table serves
+// the certificate, which is cached on disk so a restart serves it at
+// once and orders nothing. Renewal and retries are the manager's own;
+// see [ACME].
+//
 // # Concurrency
 //
 // A Table and a Selector are safe for concurrent use. A handshake reads
 // the Selector's Table once; Select and GetConfigForClient allocate
 // nothing. A Source is called only from New. The package starts no
-// goroutines.
+// goroutines but for [ACME.Start]'s scheduler and order workers, which
+// [ACME.Close] ends; a handshake never reaches them.
 package tlsselect

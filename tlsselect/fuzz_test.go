@@ -1,6 +1,8 @@
 package tlsselect
 
 import (
+	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -93,3 +95,35 @@ func asciiEqualFold(a, b string) bool {
 }
 
 func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+
+// FuzzEscapeFileName checks the cache's file names against a reference
+// written from the documented rule (bytes of [A-Za-z0-9._-] kept, but a
+// leading dot; every other byte %XX in upper-case hex) and against
+// net/url's decoder, which must give the name back: two IDs never share a
+// file, and no name is ".", ".." or holds a separator.
+func FuzzEscapeFileName(f *testing.F) {
+	for _, s := range []string{"shop", "shop.example", ".", "..", ".hidden", "a/b", `a\b`, "50%", "é", "a b", "\x00", "-_."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want strings.Builder
+		for i, c := range []byte(s) {
+			if strings.IndexByte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", c) >= 0 || c == '.' && i > 0 {
+				want.WriteByte(c)
+			} else {
+				fmt.Fprintf(&want, "%%%02X", c)
+			}
+		}
+		got := escapeFileName(s)
+		if got != want.String() {
+			t.Fatalf("escapeFileName(%q) = %q, want %q", s, got, want.String())
+		}
+		back, err := url.PathUnescape(got)
+		if err != nil || back != s {
+			t.Fatalf("url.PathUnescape(%q) = %q, %v; want %q", got, back, err, s)
+		}
+		if s != "" && (got == "." || got == ".." || strings.HasPrefix(got, ".") || strings.ContainsAny(got, `/\`)) {
+			t.Fatalf("escapeFileName(%q) = %q: not one plain file name", s, got)
+		}
+	})
+}

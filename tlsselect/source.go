@@ -19,8 +19,8 @@ import (
 // default certificate under their own policy, or a refusal when
 // Config.UnknownSNI is FallbackRefuse or there is no default certificate
 // to serve; Selection.Reason is ReasonPending either way. The Source tells
-// its embedder when the certificate has come, who then builds and
-// publishes the next Table.
+// its embedder when the certificate has come (ACMEConfig.OnReady), who
+// then builds and publishes the next Table.
 var ErrPending = errors.New("tlsselect: certificate pending")
 
 // Source supplies a certificate when a Table is built: the embedder's own
@@ -175,12 +175,17 @@ func checkKey(p *problems, path, prefix string, leaf *x509.Certificate, key cryp
 		p.add(CodeCertificateKeyInvalid, path, "%sno private key that can sign", prefix)
 		return false
 	}
-	pub, ok := s.Public().(interface{ Equal(crypto.PublicKey) bool })
-	if !ok || !pub.Equal(leaf.PublicKey) {
+	if !keyMatches(s, leaf) {
 		p.add(CodeCertificateKeyMismatch, path, "%sthe private key does not match the certificate's public key", prefix)
 		return false
 	}
 	return true
+}
+
+// keyMatches reports whether key is the private key of leaf.
+func keyMatches(key crypto.Signer, leaf *x509.Certificate) bool {
+	pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool })
+	return ok && pub.Equal(leaf.PublicKey)
 }
 
 // checkValidity reports whether leaf is valid at now, and warns when it
