@@ -4,9 +4,14 @@ STATICCHECK = $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 3s
 RACE ?= -race
 
-.PHONY: test fmt vet staticcheck unit allocs benchonce fuzz bench run
+.PHONY: test deps fmt vet staticcheck unit allocs benchonce fuzz bench run
 
-test: fmt vet staticcheck unit allocs benchonce fuzz
+test: deps fmt vet staticcheck unit allocs benchonce fuzz
+
+# The ACME tests run against Debian's pebble (an RFC 8555 test server).
+deps:
+	@command -v pebble >/dev/null || { echo "installing Debian's pebble for the ACME tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pebble; }
 
 fmt:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
