@@ -1,22 +1,15 @@
 package balance
 
-// ValidationError is one problem found in a balancing or affinity config.
-//
-// Code is stable and safe to branch on (for example
-// "balance.policy.unknown"). Path locates the field relative to the config
-// that was validated ("policy", "affinity.cookie.sameSite"), so a caller that
-// embeds the config can prefix its own path
-// ("upstreams[3].balance.policy"). Msg is for people.
-type ValidationError struct {
-	Code string
-	Path string
-	Msg  string
-}
+import "github.com/paduraksa/paduraksa/internal/problem"
 
-// Error returns "balance: <path>: <msg> (<code>)".
-func (e *ValidationError) Error() string {
-	return "balance: " + e.Path + ": " + e.Msg + " (" + e.Code + ")"
-}
+// ValidationError is one problem found in a balancing or affinity config:
+// a stable Code (one of the Code* constants, such as
+// "balance.policy.unknown"), a Path relative to the config that was
+// validated ("policy", "cookie.sameSite"), so that a caller that embeds
+// the config can put its own path in front ("upstreams[3].loadBalancing"),
+// and a Msg for people. It is the one problem type of the library's
+// configs: errors.As finds it whichever package reported it.
+type ValidationError = problem.Error
 
 func invalid(path, code, msg string) error {
 	return &ValidationError{Code: code, Path: path, Msg: msg}

@@ -124,6 +124,4 @@ func TestAffinityValidate(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, problems(t, tc.cfg.Validate()), "%+v", tc.cfg)
 	}
-	err := (&ValidationError{Code: "c", Path: "p", Msg: "m"}).Error()
-	assert.Equal(t, "balance: p: m (c)", err)
 }

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 
 	"github.com/paduraksa/paduraksa/internal/ipaddr"
+	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
 const (
@@ -76,16 +77,11 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// ValidationError reports one invalid field of a Config.
-type ValidationError struct {
-	Code string // stable code, one of the Code* constants
-	Path string // field path, e.g. "deny[2]"
-	Msg  string // human-readable detail
-}
-
-func (e *ValidationError) Error() string {
-	return "connlimit: " + e.Path + ": " + e.Msg + " (" + e.Code + ")"
-}
+// ValidationError reports one invalid field of a Config: a stable Code
+// (one of the Code* constants), the field's Path ("deny[2]") and a
+// message. It is the one problem type of the library's configs: errors.As
+// finds it whichever package reported it.
+type ValidationError = problem.Error
 
 // Validate reports every problem of c at once, each as a *ValidationError,
 // joined with errors.Join. It returns nil for a valid Config.

@@ -172,7 +172,7 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 		if o != nil && o.Availability[c.Availability] != nil {
 			s.avail = o.Availability[c.Availability]
 		} else {
-			errs = append(errs, problem("availability", "health.availability.unknown", "unknown availability policy "+strconv.Quote(c.Availability)))
+			errs = append(errs, problemAt("availability", "health.availability.unknown", "unknown availability policy "+strconv.Quote(c.Availability)))
 		}
 	}
 
@@ -182,12 +182,12 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 	sa.interval = orDefault(a.Interval, DefaultInterval)
 	sa.timeout = orDefault(a.Timeout, DefaultTimeout)
 	if a.Interval < 0 {
-		errs = append(errs, problem("active.interval", "health.active.interval.invalid", "interval must not be negative (0 means 15s)"))
+		errs = append(errs, problemAt("active.interval", "health.active.interval.invalid", "interval must not be negative (0 means 15s)"))
 	}
 	if a.Timeout < 0 {
-		errs = append(errs, problem("active.timeout", "health.active.timeout.invalid", "timeout must not be negative (0 means 10s)"))
+		errs = append(errs, problemAt("active.timeout", "health.active.timeout.invalid", "timeout must not be negative (0 means 10s)"))
 	} else if a.Enabled && a.Interval >= 0 && sa.timeout > sa.interval {
-		warns = append(warns, problem("active.timeout", "health.active.timeout.exceedsInterval",
+		warns = append(warns, problemAt("active.timeout", "health.active.timeout.exceedsInterval",
 			fmt.Sprintf("timeout %v is longer than the interval %v: a slow round delays the next one", sa.timeout, sa.interval)))
 	}
 	switch a.Policy {
@@ -197,30 +197,30 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 		if o != nil && o.ActivePolicies[a.Policy] != nil {
 			sa.policy = o.ActivePolicies[a.Policy]
 		} else {
-			errs = append(errs, problem("active.policy", "health.active.policy.unknown", "unknown active policy "+strconv.Quote(a.Policy)))
+			errs = append(errs, problemAt("active.policy", "health.active.policy.unknown", "unknown active policy "+strconv.Quote(a.Policy)))
 		}
 	}
 	sa.path = a.Path
 	if sa.path == "" {
 		sa.path = "/"
 	} else if sa.path[0] != '/' || strings.ContainsAny(sa.path, "?# ") || hasCTL(sa.path) {
-		errs = append(errs, problem("active.path", "health.active.path.invalid", "path must start with / and hold no ?, #, space or control character"))
+		errs = append(errs, problemAt("active.path", "health.active.path.invalid", "path must start with / and hold no ?, #, space or control character"))
 	}
 	sa.query = strings.TrimPrefix(a.Query, "?")
 	if strings.ContainsAny(sa.query, "# ") || hasCTL(sa.query) {
-		errs = append(errs, problem("active.query", "health.active.query.invalid", "query must hold no #, space or control character"))
+		errs = append(errs, problemAt("active.query", "health.active.query.invalid", "query must hold no #, space or control character"))
 	}
 	sa.threshold = DefaultThreshold
 	if v, ok := c.Metadata[MetadataThreshold]; ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 1 {
-			errs = append(errs, problem("metadata["+MetadataThreshold+"]", "health.active.threshold.invalid", "threshold must be a whole number of at least 1"))
+			errs = append(errs, problemAt("metadata["+MetadataThreshold+"]", "health.active.threshold.invalid", "threshold must be a whole number of at least 1"))
 		} else {
 			sa.threshold = n
 		}
 	}
 	if a.ProbeFirst && !a.Enabled {
-		errs = append(errs, problem("active.probeFirst", "health.active.probeFirst.inactive", "probe-first needs active checks enabled, or new destinations would never enter rotation"))
+		errs = append(errs, problemAt("active.probeFirst", "health.active.probeFirst.inactive", "probe-first needs active checks enabled, or new destinations would never enter rotation"))
 	}
 
 	p := c.Passive
@@ -236,23 +236,23 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 		if o != nil && o.PassivePolicies[p.Policy] != nil {
 			sp.policy = o.PassivePolicies[p.Policy]
 		} else {
-			errs = append(errs, problem("passive.policy", "health.passive.policy.unknown", "unknown passive policy "+strconv.Quote(p.Policy)))
+			errs = append(errs, problemAt("passive.policy", "health.passive.policy.unknown", "unknown passive policy "+strconv.Quote(p.Policy)))
 		}
 	}
 	sp.window = orDefault(p.Window, DefaultWindow)
 	if p.Window < 0 || (p.Window > 0 && p.Window < 10*time.Millisecond) {
-		errs = append(errs, problem("passive.window", "health.passive.window.invalid", "window must be at least 10ms (0 means 60s)"))
+		errs = append(errs, problemAt("passive.window", "health.passive.window.invalid", "window must be at least 10ms (0 means 60s)"))
 	}
 	sp.minRequests = DefaultMinRequests
 	if p.MinRequests < 0 {
-		errs = append(errs, problem("passive.minRequests", "health.passive.minRequests.invalid", "minimum request count must not be negative (0 means 10)"))
+		errs = append(errs, problemAt("passive.minRequests", "health.passive.minRequests.invalid", "minimum request count must not be negative (0 means 10)"))
 	} else if p.MinRequests > 0 {
 		sp.minRequests = int64(p.MinRequests)
 	}
 	sp.rateLimit = DefaultRateLimit
 	switch {
 	case p.RateLimit < 0 || p.RateLimit >= 1:
-		errs = append(errs, problem("passive.rateLimit", "health.passive.rateLimit.invalid", "rate limit must be in (0, 1) (0 means the metadata value or 0.3)"))
+		errs = append(errs, problemAt("passive.rateLimit", "health.passive.rateLimit.invalid", "rate limit must be in (0, 1) (0 means the metadata value or 0.3)"))
 	case p.RateLimit > 0:
 		sp.rateLimit = p.RateLimit
 	default:
@@ -260,7 +260,7 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 			v = strings.TrimSpace(v)
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil || !decimal(v) || !(f > 0 && f < 1) {
-				errs = append(errs, problem("metadata["+MetadataRateLimit+"]", "health.passive.rateLimit.invalid", "rate limit must be a decimal number in (0, 1)"))
+				errs = append(errs, problemAt("metadata["+MetadataRateLimit+"]", "health.passive.rateLimit.invalid", "rate limit must be a decimal number in (0, 1)"))
 			} else {
 				sp.rateLimit = f
 			}
@@ -269,10 +269,10 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 	sp.reactivation = orDefault(p.ReactivationPeriod, sp.window)
 	switch {
 	case p.ReactivationPeriod < 0:
-		errs = append(errs, problem("passive.reactivationPeriod", "health.passive.reactivationPeriod.invalid", "reactivation period must not be negative (0 means the window)"))
+		errs = append(errs, problemAt("passive.reactivationPeriod", "health.passive.reactivationPeriod.invalid", "reactivation period must not be negative (0 means the window)"))
 	case sp.reactivation < sp.window:
 		if p.Enabled {
-			warns = append(warns, problem("passive.reactivationPeriod", "health.passive.reactivationPeriod.raised",
+			warns = append(warns, problemAt("passive.reactivationPeriod", "health.passive.reactivationPeriod.raised",
 				fmt.Sprintf("reactivation period %v is shorter than the %v detection window: destinations return after %v; shorten passive.window to return sooner",
 					sp.reactivation, sp.window, sp.window)))
 		}

@@ -44,7 +44,6 @@ func TestConfigValidate(t *testing.T) {
 			assert.Equal(t, tc.warn, problems(t, warns))
 		})
 	}
-	assert.Equal(t, "health: p: m (c)", (&ValidationError{Code: "c", Path: "p", Msg: "m"}).Error())
 
 	s, errs, _ := resolve(Config{Metadata: map[string]string{MetadataThreshold: " 4 ", MetadataRateLimit: "0.5"}}, nil)
 	assert.Empty(t, errs)

@@ -59,5 +59,5 @@ func ExampleConfig_Validate() {
 	}
 	// Output:
 	// error: health.active.interval.invalid at active.interval
-	// warning: health: passive.reactivationPeriod: reactivation period 10s is shorter than the 1m0s detection window: destinations return after 1m0s; shorten passive.window to return sooner (health.passive.reactivationPeriod.raised)
+	// warning: passive.reactivationPeriod: reactivation period 10s is shorter than the 1m0s detection window: destinations return after 1m0s; shorten passive.window to return sooner (health.passive.reactivationPeriod.raised)
 }

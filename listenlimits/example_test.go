@@ -24,7 +24,7 @@ func ExampleLimits_Apply() {
 func ExampleLimits_Validate() {
 	err := listenlimits.Limits{MinRequestBodyGrace: 1}.Validate()
 	fmt.Println(err)
-	// Output: listenlimits: minRequestBodyGrace: 1ns must exceed 1s (listenlimits.minRequestBodyGrace.invalid)
+	// Output: minRequestBodyGrace: 1ns must exceed 1s (listenlimits.minRequestBodyGrace.invalid)
 }
 
 func ExampleUpgrades() {

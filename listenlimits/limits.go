@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
 // Defaults of the zero Limits.
@@ -97,16 +99,11 @@ type Limits struct {
 	LaxFraming bool
 }
 
-// ValidationError reports one invalid field of Limits.
-type ValidationError struct {
-	Code string // stable code, one of the Code* constants
-	Path string // field path, e.g. "minRequestBodyGrace"
-	Msg  string
-}
-
-func (e *ValidationError) Error() string {
-	return "listenlimits: " + e.Path + ": " + e.Msg + " (" + e.Code + ")"
-}
+// ValidationError reports one invalid field of Limits: a stable Code (one
+// of the Code* constants), the field's Path ("minRequestBodyGrace") and a
+// message. It is the one problem type of the library's configs: errors.As
+// finds it whichever package reported it.
+type ValidationError = problem.Error
 
 // WithDefaults returns l with every zero field set to its default; off
 // (negative) fields stay as they are.

@@ -552,7 +552,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	err := joinProblems(probs)
 	assert.Equal(t, probs, Problems(err))
 	assert.Equal(t, probs, Problems(fmt.Errorf("publish: %w", err)))
-	assert.Contains(t, err.Error(), `snapshot: hosts[1].routes[0].upstream: unknown upstream "nope" (route.upstream.unknown)`)
+	assert.Contains(t, err.Error(), `hosts[1].routes[0].upstream: unknown upstream "nope" (route.upstream.unknown)`)
 }
 
 func TestValidateLoadBalancingOptions(t *testing.T) {
@@ -708,9 +708,9 @@ func TestParseDuration(t *testing.T) {
 
 func TestValidationErrorText(t *testing.T) {
 	e := &ValidationError{Code: CodeRouteUpstreamUnknown, Path: "hosts[2].routes[0].upstream", Msg: `unknown upstream "x"`}
-	assert.Equal(t, `snapshot: hosts[2].routes[0].upstream: unknown upstream "x" (route.upstream.unknown)`, e.Error())
+	assert.Equal(t, `hosts[2].routes[0].upstream: unknown upstream "x" (route.upstream.unknown)`, e.Error())
 	e = &ValidationError{Code: CodeDocumentEmpty, Msg: "empty document"}
-	assert.Equal(t, `snapshot: empty document (document.empty)`, e.Error())
+	assert.Equal(t, `empty document (document.empty)`, e.Error())
 	assert.Nil(t, Problems(nil))
 }
 
