@@ -9,11 +9,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"net/netip"
 	"net/textproto"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
@@ -63,9 +66,47 @@ const (
 	CookieSameSiteLax    CookieSameSite = "Lax" // the default; "" means it too
 	CookieSameSiteStrict CookieSameSite = "Strict"
 	CookieSameSiteNone   CookieSameSite = "None"
-	// CookieSameSiteUnset sends no SameSite attribute.
-	CookieSameSiteUnset CookieSameSite = "Unset"
+	// CookieSameSiteUnspecified sends no SameSite attribute.
+	CookieSameSiteUnspecified CookieSameSite = "Unspecified"
 )
+
+// The names of the built-in values, the default first: the names the
+// config types and a config document use. Validate accepts these and
+// the empty string, which means the default.
+var (
+	affinityModes           = [...]AffinityMode{AffinityHashCookie, AffinityArrCookie, AffinityHeader}
+	affinityFailurePolicies = [...]AffinityFailurePolicy{AffinityRedistribute, AffinityReturn503}
+	cookieSecures           = [...]CookieSecure{CookieSecureSameAsRequest, CookieSecureAlways, CookieSecureNever}
+	cookieSameSites         = [...]CookieSameSite{CookieSameSiteLax, CookieSameSiteStrict, CookieSameSiteNone, CookieSameSiteUnspecified}
+)
+
+// AffinityModeNames returns the names of the affinity modes.
+func AffinityModeNames() []string { return names(affinityModes[:]) }
+
+// AffinityFailurePolicyNames returns the names of the failure policies.
+func AffinityFailurePolicyNames() []string { return names(affinityFailurePolicies[:]) }
+
+// CookieSecureNames returns the names of the Secure policies.
+func CookieSecureNames() []string { return names(cookieSecures[:]) }
+
+// CookieSameSiteNames returns the names of the SameSite values.
+func CookieSameSiteNames() []string { return names(cookieSameSites[:]) }
+
+func names[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// known reports whether v is empty (the default) or one of vs, and adds a
+// problem at path otherwise.
+func known[T ~string](errs *problem.List, v T, vs []T, code, path, what string) {
+	if v != "" && !slices.Contains(vs, v) {
+		errs.Add(code, path, "unknown "+what+" "+quote(string(v))+" (want "+strings.Join(names(vs), ", ")+")")
+	}
+}
 
 // CookieConfig holds the attributes of an affinity cookie. The zero value is
 // Path=/, HttpOnly, SameSite=Lax, Secure on HTTPS requests, and a session
@@ -103,58 +144,71 @@ type AffinityConfig struct {
 // header.
 const DefaultAffinityKeyName = ".Paduraksa.Affinity"
 
-// Validate returns every problem in c, each a *[ValidationError] with a path
-// relative to c.
-func (c AffinityConfig) Validate() []error {
-	var errs []error
-	switch c.Mode {
-	case "", AffinityHashCookie, AffinityArrCookie:
-	case AffinityHeader:
-		if c.Cookie != (CookieConfig{}) {
-			errs = append(errs, invalid("cookie", "balance.affinity.cookie.unused", "cookie settings do not apply to header affinity"))
-		}
-	default:
-		errs = append(errs, invalid("mode", "balance.affinity.mode.unknown", "unknown affinity mode "+quote(string(c.Mode))+" (want HashCookie, ArrCookie or Header)"))
+// Validate returns every problem in c, each a *[ValidationError] with a
+// path relative to c, joined; nil means c is valid.
+func (c AffinityConfig) Validate() error {
+	var errs problem.List
+	known(&errs, c.Mode, affinityModes[:], CodeAffinityModeUnknown, "mode", "affinity mode")
+	if c.Mode == AffinityHeader && c.Cookie != (CookieConfig{}) {
+		errs.Add(CodeAffinityCookieUnused, "cookie", "cookie settings do not apply to header affinity")
 	}
 	if c.KeyName != "" && !isToken(c.KeyName) {
-		errs = append(errs, invalid("keyName", "balance.affinity.keyName.invalid", "key name must be a token"))
+		errs.Add(CodeAffinityKeyNameInvalid, "keyName", quote(c.KeyName)+" is not a cookie or header name (an HTTP token)")
 	}
-	switch c.FailurePolicy {
-	case "", AffinityRedistribute, AffinityReturn503:
-	default:
-		errs = append(errs, invalid("failurePolicy", "balance.affinity.failurePolicy.unknown", "unknown failure policy "+quote(string(c.FailurePolicy))+" (want Redistribute or Return503)"))
-	}
+	known(&errs, c.FailurePolicy, affinityFailurePolicies[:], CodeAffinityFailurePolicyUnknown, "failurePolicy", "failure policy")
 	ck := c.Cookie
-	if ck.Path != "" && (ck.Path[0] != '/' || !validAttr(ck.Path)) {
-		errs = append(errs, invalid("cookie.path", "balance.affinity.cookie.path.invalid", "path must start with / and hold no control character or ;"))
+	if ck.Path != "" && (ck.Path[0] != '/' || !cookieText(ck.Path)) {
+		errs.Add(CodeAffinityCookiePathInvalid, "cookie.path", quote(ck.Path)+": must start with / and hold no ;, control character or non-ASCII byte")
 	}
-	if ck.Domain != "" && !validAttr(ck.Domain) {
-		errs = append(errs, invalid("cookie.domain", "balance.affinity.cookie.domain.invalid", "domain must hold no control character or ;"))
+	if ck.Domain != "" && !cookieDomain(ck.Domain) {
+		errs.Add(CodeAffinityCookieDomainInvalid, "cookie.domain", quote(ck.Domain)+" is not a host name or IP address")
 	}
-	switch ck.Secure {
-	case "", CookieSecureSameAsRequest, CookieSecureAlways, CookieSecureNever:
-	default:
-		errs = append(errs, invalid("cookie.secure", "balance.affinity.cookie.secure.unknown", "unknown secure policy "+quote(string(ck.Secure))+" (want SameAsRequest, Always or Never)"))
-	}
-	switch ck.SameSite {
-	case "", CookieSameSiteLax, CookieSameSiteStrict, CookieSameSiteUnset:
-	case CookieSameSiteNone:
-		if ck.Secure == CookieSecureNever {
-			errs = append(errs, invalid("cookie.sameSite", "balance.affinity.cookie.sameSite.insecure", "SameSite=None needs a Secure cookie; browsers drop it otherwise"))
-		}
-	default:
-		errs = append(errs, invalid("cookie.sameSite", "balance.affinity.cookie.sameSite.unknown", "unknown SameSite "+quote(string(ck.SameSite))+" (want Lax, Strict, None or Unset)"))
+	known(&errs, ck.Secure, cookieSecures[:], CodeAffinityCookieSecureUnknown, "cookie.secure", "secure policy")
+	known(&errs, ck.SameSite, cookieSameSites[:], CodeAffinityCookieSameSiteUnknown, "cookie.sameSite", "SameSite value")
+	if ck.SameSite == CookieSameSiteNone && ck.Secure != CookieSecureAlways {
+		// Browsers drop a SameSite=None cookie that is not Secure; with
+		// SameAsRequest that would happen on every plain-HTTP request.
+		errs.Add(CodeAffinityCookieSameSiteInsecure, "cookie.sameSite", "SameSite None needs secure Always: browsers drop a SameSite=None cookie without Secure")
 	}
 	if ck.MaxAge < 0 || ck.MaxAge%time.Second != 0 {
-		errs = append(errs, invalid("cookie.maxAge", "balance.affinity.cookie.maxAge.invalid", "max age must be a whole, non-negative number of seconds (0 makes a session cookie)"))
+		errs.Add(CodeAffinityCookieMaxAgeInvalid, "cookie.maxAge", "max age must be a whole, non-negative number of seconds (0 makes a session cookie)")
 	}
-	return errs
+	return errs.Err()
 }
 
-func validAttr(s string) bool {
+// cookieText reports whether s holds only visible ASCII and space, and no
+// ";": what a cookie attribute value may hold.
+func cookieText(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if b := s[i]; b < 0x20 || b == 0x7f || b == ';' {
+		if b := s[i]; b < 0x20 || b >= 0x7f || b == ';' {
 			return false
+		}
+	}
+	return true
+}
+
+// cookieDomain reports whether d can be a cookie's Domain attribute: an IP
+// address, or a host name in ASCII (labels of letters, digits, "-" and
+// "_", no "-" at either end, at most 63 bytes each and 253 in all), with
+// an optional leading dot, which browsers ignore.
+func cookieDomain(d string) bool {
+	d = strings.TrimPrefix(d, ".")
+	if ip, err := netip.ParseAddr(d); err == nil {
+		return ip.Zone() == ""
+	}
+	if d == "" || len(d) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(d, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			switch c := label[i]; {
+			case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_':
+			default:
+				return false
+			}
 		}
 	}
 	return true
@@ -244,11 +298,11 @@ func NewAffinityKey() []byte {
 // validation errors of c joined. key is the HMAC key, at least 16 bytes; it
 // is copied.
 func NewAffinity(c AffinityConfig, key []byte) (*Affinity, error) {
-	errs := c.Validate()
+	err := c.Validate()
 	if len(key) < 16 {
-		errs = append(errs, errors.New("balance: affinity key must be at least 16 bytes"))
+		err = errors.Join(err, errors.New("balance: affinity key must be at least 16 bytes"))
 	}
-	if err := joinErrs(errs); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	a := &Affinity{mode: c.Mode, name: c.KeyName, fail: c.FailurePolicy, secure: c.Cookie.Secure, key: slices.Clone(key), macSize: 8}

@@ -98,7 +98,7 @@ func TestAffinityReturn503(t *testing.T) {
 	c := cluster(t, backends(t, 2)...)
 	a, err := NewAffinity(AffinityConfig{FailurePolicy: AffinityReturn503}, testKey)
 	require.NoError(t, err)
-	gw := gateway(t, c, a, P2C{})
+	gw := gateway(t, c, a, PowerOfTwoChoices{})
 	get := getter(t, gw.URL)
 	resp, first := get()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -200,7 +200,7 @@ func TestAffinityCookieAttributes(t *testing.T) {
 		{CookieConfig{Secure: CookieSecureNever}, true, "; Path=/; HttpOnly; SameSite=Lax"},
 		{CookieConfig{Path: "/app", Domain: "example.com", AllowScriptAccess: true, Secure: CookieSecureAlways,
 			SameSite: CookieSameSiteNone, MaxAge: 3600e9}, false, "; Path=/app; Domain=example.com; Max-Age=3600; SameSite=None; Secure"},
-		{CookieConfig{SameSite: CookieSameSiteUnset}, false, "; Path=/; HttpOnly"},
+		{CookieConfig{SameSite: CookieSameSiteUnspecified}, false, "; Path=/; HttpOnly"},
 		{CookieConfig{SameSite: CookieSameSiteStrict}, false, "; Path=/; HttpOnly; SameSite=Strict"},
 	} {
 		a, err := NewAffinity(AffinityConfig{Cookie: tc.cfg}, testKey)

@@ -5,16 +5,27 @@
 //
 // A [Policy] has one method, Pick, which chooses among a cluster's available
 // destinations ([upstream.Members.Available], after health checks). The
-// built-in policies are [P2C] (power of two choices, the default),
-// [LeastRequests], [RoundRobin], [Random], [FirstAlphabetical] (active-passive
-// failover), [LocalZone] (prefer the gateway's zone, with spillover) and
-// [Maglev] (consistent hashing on a header, a cookie or the client address).
-// [SlowStart] wraps any of them to ramp up a destination that has just
-// become available.
+// built-in policies are named by the policy they implement, and their
+// names ([PolicyNames]) are the ones a config document uses:
+// [PowerOfTwoChoices] (the default), [LeastRequests], [RoundRobin],
+// [Random], [FirstAlphabetical] (active-passive failover),
+// [PreferLocalZone] (prefer the gateway's zone, with spillover) and
+// [ConsistentHash] (Maglev hashing on a header, a cookie or the client
+// address). [SlowStart] wraps any of them to ramp up a destination that
+// has just become available.
 //
 // A [Policies] value builds each cluster's policy from its [Config] by name,
 // and holds the policies users register with [Policies.Register]. There is no
 // package-level registry.
+//
+// # Validation
+//
+// [Policies.Validate] and [AffinityConfig.Validate] return every problem at
+// once, each a [ValidationError] with a stable code (listed in errors.go)
+// and a path relative to the config; the constructors refuse what they
+// refuse. The names of each set of built-in values ([AffinityModeNames],
+// [CookieSameSiteNames], ...) are the ones the config types take, and a
+// config document takes the same.
 //
 // The forwarder does, per request:
 //
@@ -41,9 +52,10 @@
 //
 // Every policy and Affinity is safe for concurrent use and takes no lock.
 // Pick and Find allocate nothing in steady state (tests assert it with
-// testing.AllocsPerRun). Policies that need a per-cluster table (LocalZone's
-// zone split, Maglev's lookup table, Affinity's key table) key it by the
-// identity of the members slice and rebuild it, behind an atomic pointer, on
+// testing.AllocsPerRun). Policies that need a per-cluster table
+// (PreferLocalZone's zone split, ConsistentHash's lookup table, Affinity's
+// key table) key it by the identity of the members slice and rebuild it,
+// behind an atomic pointer, on
 // the first call after the set changes; concurrent calls meanwhile use a
 // table-free method instead of waiting. Stateful policies (RoundRobin, the
 // table holders) belong to one cluster: [Policies.New] returns a new one per

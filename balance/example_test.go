@@ -97,8 +97,8 @@ func ExampleAffinity() {
 }
 
 // Consistent hashing on a header.
-func ExampleMaglev() {
-	m, err := balance.NewMaglev(balance.HashConfig{Source: balance.HashHeader, Name: "X-Tenant"})
+func ExampleConsistentHash() {
+	m, err := balance.NewConsistentHash(balance.HashConfig{Source: balance.HashHeader, Name: "X-Tenant"})
 	if err != nil {
 		panic(err)
 	}

@@ -91,7 +91,7 @@ func TestSlowDestinationShare(t *testing.T) {
 		min, max int
 	}{
 		{"RoundRobin", new(RoundRobin), 200, 200},
-		{"PowerOfTwoChoices", P2C{}, 0, 59},
+		{"PowerOfTwoChoices", PowerOfTwoChoices{}, 0, 59},
 		{"LeastRequests", LeastRequests{}, 0, 59},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

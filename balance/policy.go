@@ -48,13 +48,13 @@ const (
 )
 
 var (
-	_ Policy = P2C{}
+	_ Policy = PowerOfTwoChoices{}
 	_ Policy = LeastRequests{}
 	_ Policy = (*RoundRobin)(nil)
 	_ Policy = Random{}
 	_ Policy = FirstAlphabetical{}
-	_ Policy = (*LocalZone)(nil)
-	_ Policy = (*Maglev)(nil)
+	_ Policy = (*PreferLocalZone)(nil)
+	_ Policy = (*ConsistentHash)(nil)
 	_ Policy = (*SlowStart)(nil)
 )
 

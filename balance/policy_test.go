@@ -12,16 +12,16 @@ import (
 )
 
 func builtins(t testing.TB) map[string]Policy {
-	m, err := NewMaglev(HashConfig{Source: HashHeader, Name: "X-User"})
+	m, err := NewConsistentHash(HashConfig{Source: HashHeader, Name: "X-User"})
 	require.NoError(t, err)
 	return map[string]Policy{
-		"P2C":               P2C{},
+		"PowerOfTwoChoices": PowerOfTwoChoices{},
 		"LeastRequests":     LeastRequests{},
 		"RoundRobin":        new(RoundRobin),
 		"Random":            Random{},
 		"FirstAlphabetical": FirstAlphabetical{},
-		"LocalZone":         &LocalZone{Zone: "a", Spillover: 4},
-		"Maglev":            m,
+		"PreferLocalZone":   &PreferLocalZone{Zone: "a", Spillover: 4},
+		"ConsistentHash":    m,
 		"SlowStart":         &SlowStart{Window: 1e9},
 	}
 }
@@ -37,18 +37,18 @@ func TestEmptyAndSingle(t *testing.T) {
 	}
 }
 
-func TestP2CPrefersFewerInFlight(t *testing.T) {
+func TestPowerOfTwoChoicesPrefersFewerInFlight(t *testing.T) {
 	c := nDests(t, 2)
 	av := c.Members().Available
 	for range 5 {
 		av[0].Begin()
 	}
 	for range 100 {
-		assert.Same(t, av[1], P2C{}.Pick(Input{}, av), "with two destinations both are always drawn")
+		assert.Same(t, av[1], PowerOfTwoChoices{}.Pick(Input{}, av), "with two destinations both are always drawn")
 	}
 }
 
-func TestP2CDrawsDistinct(t *testing.T) {
+func TestPowerOfTwoChoicesDrawsDistinct(t *testing.T) {
 	for n := 2; n < 40; n++ {
 		for range 200 {
 			i, j := twoDistinct(n)
@@ -118,13 +118,13 @@ func TestPickAllocatesNothing(t *testing.T) {
 	av[3].SetAvailableSince(1) // long ago: slow start has to read the clock
 	av = c.Members().Available
 	req := &http.Request{Header: http.Header{"X-User": {"alice"}, "Cookie": {"a=1; sid=xyz"}}}
-	ck, err := NewMaglev(HashConfig{Source: HashCookie, Name: "sid"})
+	ck, err := NewConsistentHash(HashConfig{Source: HashCookie, Name: "sid"})
 	require.NoError(t, err)
-	ip, err := NewMaglev(HashConfig{})
+	ip, err := NewConsistentHash(HashConfig{})
 	require.NoError(t, err)
 	ps := builtins(t)
-	ps["MaglevCookie"] = ck
-	ps["MaglevClient"] = ip
+	ps["ConsistentHashCookie"] = ck
+	ps["ConsistentHashClient"] = ip
 	in := Input{Request: req, Client: netip.MustParseAddr("192.0.2.7")}
 	for name, p := range ps {
 		t.Run(name, func(t *testing.T) {
@@ -142,7 +142,7 @@ func TestPickAllocatesNothing(t *testing.T) {
 func BenchmarkPick(b *testing.B) {
 	req := &http.Request{Header: http.Header{"X-User": {"alice"}}}
 	in := Input{Request: req, Client: netip.MustParseAddr("192.0.2.7")}
-	for _, name := range []string{"P2C", "LeastRequests", "RoundRobin", "Random", "FirstAlphabetical", "LocalZone", "Maglev", "SlowStart"} {
+	for _, name := range []string{"PowerOfTwoChoices", "LeastRequests", "RoundRobin", "Random", "FirstAlphabetical", "PreferLocalZone", "ConsistentHash", "SlowStart"} {
 		for _, n := range []int{2, 16, 256} {
 			b.Run("policy="+name+"/n="+strconv.Itoa(n), func(b *testing.B) {
 				ds := make([]upstream.DestinationConfig, n)

@@ -3,8 +3,12 @@ package balance
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
 // Config is a cluster's balancing configuration. The zero value is power of
@@ -16,8 +20,8 @@ type Config struct {
 	// Hash configures the ConsistentHash policy; it must be zero for the
 	// others.
 	Hash HashConfig
-	// Spillover is the PreferLocalZone threshold (see [LocalZone]); 0 turns
-	// spillover off, and it must be 0 for the other policies.
+	// Spillover is the PreferLocalZone threshold (see [PreferLocalZone]); 0
+	// turns spillover off, and it must be 0 for the other policies.
 	Spillover int64
 	// SlowStart is the ramp-up window of a destination that became
 	// available (see [SlowStart]); 0 turns it off.
@@ -62,56 +66,56 @@ func (p *Policies) Register(name string, f Factory) error {
 	return nil
 }
 
-func builtin(name string) bool {
-	switch name {
-	case PolicyPowerOfTwoChoices, PolicyLeastRequests, PolicyRoundRobin, PolicyRandom,
-		PolicyFirstAlphabetical, PolicyPreferLocalZone, PolicyConsistentHash:
-		return true
-	}
-	return false
+var policyNames = [...]string{
+	PolicyPowerOfTwoChoices, PolicyLeastRequests, PolicyRoundRobin, PolicyRandom,
+	PolicyFirstAlphabetical, PolicyPreferLocalZone, PolicyConsistentHash,
 }
 
-// Validate returns every problem in c, each a *[ValidationError] with a path
-// relative to c.
-func (p *Policies) Validate(c Config) []error {
-	var errs []error
+// PolicyNames returns the names of the built-in policies, the default
+// first: the names [Config.Policy] and a config document use.
+func PolicyNames() []string { return policyNames[:] }
+
+func builtin(name string) bool { return slices.Contains(policyNames[:], name) }
+
+// Validate returns every problem in c, each a *[ValidationError] with a
+// path relative to c, joined; nil means c is valid.
+func (p *Policies) Validate(c Config) error {
+	var errs problem.List
 	name := c.Policy
 	if name == "" {
 		name = PolicyPowerOfTwoChoices
 	}
 	if !builtin(name) && p.custom[name] == nil {
-		errs = append(errs, invalid("policy", "balance.policy.unknown", "unknown policy "+quote(name)))
+		errs.Add(CodePolicyUnknown, "policy", "unknown policy "+quote(name)+" (want "+strings.Join(policyNames[:], ", ")+" or a registered one)")
 	}
 	if name == PolicyConsistentHash {
-		for _, err := range c.Hash.Validate() {
-			errs = append(errs, prefix("hash", err))
-		}
+		errs.Under("hash", CodeHashSourceUnknown, c.Hash.Validate())
 	} else if c.Hash != (HashConfig{}) && builtin(name) {
-		errs = append(errs, invalid("hash", "balance.hash.unused", "hash settings apply only to ConsistentHash"))
+		errs.Add(CodeHashUnused, "hash", "hash settings apply only to ConsistentHash")
 	}
 	switch {
 	case c.Spillover < 0:
-		errs = append(errs, invalid("spillover", "balance.spillover.invalid", "spillover must not be negative (0 turns it off)"))
+		errs.Add(CodeSpilloverInvalid, "spillover", "spillover must not be negative (0 turns it off)")
 	case c.Spillover > 0 && name != PolicyPreferLocalZone && builtin(name):
-		errs = append(errs, invalid("spillover", "balance.spillover.unused", "spillover applies only to PreferLocalZone"))
+		errs.Add(CodeSpilloverUnused, "spillover", "spillover applies only to PreferLocalZone")
 	}
 	if c.SlowStart < 0 {
-		errs = append(errs, invalid("slowStart", "balance.slowStart.invalid", "slow start window must not be negative (0 turns it off)"))
+		errs.Add(CodeSlowStartInvalid, "slowStart", "slow start window must not be negative (0 turns it off)")
 	}
-	return errs
+	return errs.Err()
 }
 
 // New validates c and builds its policy. Every call returns a new policy, so
-// stateful ones (RoundRobin's counter, a Maglev table) are never shared
-// between clusters.
+// stateful ones (RoundRobin's counter, a ConsistentHash table) are never
+// shared between clusters.
 func (p *Policies) New(c Config) (Policy, error) {
-	if err := joinErrs(p.Validate(c)); err != nil {
+	if err := p.Validate(c); err != nil {
 		return nil, err
 	}
 	var pol Policy
 	switch c.Policy {
 	case "", PolicyPowerOfTwoChoices:
-		pol = P2C{}
+		pol = PowerOfTwoChoices{}
 	case PolicyLeastRequests:
 		pol = LeastRequests{}
 	case PolicyRoundRobin:
@@ -121,9 +125,9 @@ func (p *Policies) New(c Config) (Policy, error) {
 	case PolicyFirstAlphabetical:
 		pol = FirstAlphabetical{}
 	case PolicyPreferLocalZone:
-		pol = &LocalZone{Zone: p.Zone, Spillover: c.Spillover}
+		pol = &PreferLocalZone{Zone: p.Zone, Spillover: c.Spillover}
 	case PolicyConsistentHash:
-		m, err := NewMaglev(c.Hash)
+		m, err := NewConsistentHash(c.Hash)
 		if err != nil {
 			return nil, err
 		}
@@ -145,28 +149,6 @@ func (p *Policies) New(c Config) (Policy, error) {
 		pol = &SlowStart{Policy: pol, Window: c.SlowStart, Clock: p.Clock}
 	}
 	return pol, nil
-}
-
-// prefix puts path in front of a validation error's path.
-func prefix(path string, err error) error {
-	var v *ValidationError
-	if errors.As(err, &v) {
-		c := *v
-		if c.Path != "" {
-			c.Path = path + "." + c.Path
-		} else {
-			c.Path = path
-		}
-		return &c
-	}
-	return err
-}
-
-func joinErrs(errs []error) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	return errors.Join(errs...)
 }
 
 func quote(s string) string { return strconv.Quote(s) }

@@ -3,6 +3,7 @@ package balance
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/paduraksa/paduraksa/upstream"
 	"github.com/stretchr/testify/assert"
@@ -23,9 +24,15 @@ func (f fixed) Pick(_ Input, av []*upstream.Destination) *upstream.Destination {
 // problems returns the path and code of each *ValidationError, and fails the
 // test on an error of another type or two problems at one path, which a
 // map by path would hide.
-func problems(t testing.TB, errs []error) map[string]string {
+func problems(t testing.TB, joined error) map[string]string {
 	t.Helper()
 	out := map[string]string{}
+	var errs []error
+	if j, ok := joined.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else if joined != nil {
+		errs = []error{joined}
+	}
 	for _, err := range errs {
 		var v *ValidationError
 		if !errors.As(err, &v) {
@@ -85,15 +92,15 @@ func TestPoliciesNew(t *testing.T) {
 
 	pol, err = p.New(Config{})
 	require.NoError(t, err)
-	assert.IsType(t, P2C{}, pol)
+	assert.IsType(t, PowerOfTwoChoices{}, pol)
 
 	a, _ := p.New(Config{Policy: PolicyRoundRobin})
 	b, _ := p.New(Config{Policy: PolicyRoundRobin})
 	assert.NotSame(t, a, b, "stateful policies are never shared")
 
 	z, _ := p.New(Config{Policy: PolicyPreferLocalZone, Spillover: 7})
-	assert.Equal(t, "a", z.(*LocalZone).Zone)
-	assert.EqualValues(t, 7, z.(*LocalZone).Spillover)
+	assert.Equal(t, "a", z.(*PreferLocalZone).Zone)
+	assert.EqualValues(t, 7, z.(*PreferLocalZone).Spillover)
 
 	s, _ := p.New(Config{Policy: PolicyLeastRequests, SlowStart: 30e9})
 	assert.IsType(t, LeastRequests{}, s.(*SlowStart).Policy)
@@ -103,6 +110,29 @@ func TestPoliciesNew(t *testing.T) {
 	var v *ValidationError
 	require.ErrorAs(t, err, &v)
 	assert.Equal(t, "balance.policy.unknown", v.Code, "registrations belong to one instance")
+}
+
+// TestNamesValidate: every name a package list gives is accepted, so the
+// lists a config document checks against are the package's own.
+func TestNamesValidate(t *testing.T) {
+	var p Policies
+	for _, n := range PolicyNames() {
+		assert.NoError(t, p.Validate(Config{Policy: n}), n)
+	}
+	assert.Equal(t, PolicyPowerOfTwoChoices, PolicyNames()[0], "the default comes first")
+	for _, n := range AffinityModeNames() {
+		assert.NoError(t, AffinityConfig{Mode: AffinityMode(n)}.Validate(), n)
+	}
+	for _, n := range AffinityFailurePolicyNames() {
+		assert.NoError(t, AffinityConfig{FailurePolicy: AffinityFailurePolicy(n)}.Validate(), n)
+	}
+	for _, n := range CookieSecureNames() {
+		assert.NoError(t, AffinityConfig{Cookie: CookieConfig{Secure: CookieSecure(n)}}.Validate(), n)
+	}
+	for _, n := range CookieSameSiteNames() {
+		assert.NoError(t, AffinityConfig{Cookie: CookieConfig{Secure: CookieSecureAlways, SameSite: CookieSameSite(n)}}.Validate(), n)
+	}
+	assert.Equal(t, []string{"Lax", "Strict", "None", "Unspecified"}, CookieSameSiteNames())
 }
 
 func TestAffinityValidate(t *testing.T) {
@@ -121,6 +151,15 @@ func TestAffinityValidate(t *testing.T) {
 			"cookie.maxAge": "balance.affinity.cookie.maxAge.invalid"}},
 		{AffinityConfig{Cookie: CookieConfig{Secure: CookieSecureNever, SameSite: CookieSameSiteNone}}, map[string]string{
 			"cookie.sameSite": "balance.affinity.cookie.sameSite.insecure"}},
+		// SameAsRequest would drop the cookie on every plain-HTTP request.
+		{AffinityConfig{Cookie: CookieConfig{SameSite: CookieSameSiteNone}}, map[string]string{
+			"cookie.sameSite": "balance.affinity.cookie.sameSite.insecure"}},
+		{AffinityConfig{Cookie: CookieConfig{Secure: CookieSecureAlways, SameSite: CookieSameSiteNone, Domain: ".example.com", Path: "/app"}}, map[string]string{}},
+		{AffinityConfig{Cookie: CookieConfig{Domain: "192.0.2.1", MaxAge: time.Hour}}, map[string]string{}},
+		{AffinityConfig{Cookie: CookieConfig{Domain: "bücher.example", Path: "/café"}}, map[string]string{
+			"cookie.domain": "balance.affinity.cookie.domain.invalid", "cookie.path": "balance.affinity.cookie.path.invalid"}},
+		{AffinityConfig{Cookie: CookieConfig{Domain: "-a.example"}}, map[string]string{"cookie.domain": "balance.affinity.cookie.domain.invalid"}},
+		{AffinityConfig{Cookie: CookieConfig{Domain: "a..example"}}, map[string]string{"cookie.domain": "balance.affinity.cookie.domain.invalid"}},
 	} {
 		assert.Equal(t, tc.want, problems(t, tc.cfg.Validate()), "%+v", tc.cfg)
 	}

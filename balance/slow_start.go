@@ -22,7 +22,7 @@ import (
 // Set the fields before first use; SlowStart is then safe for concurrent use
 // if the wrapped policy is.
 type SlowStart struct {
-	// Policy picks the candidates; nil means P2C.
+	// Policy picks the candidates; nil means PowerOfTwoChoices.
 	Policy Policy
 	// Window is how long the ramp lasts; 0 turns slow start off.
 	Window time.Duration
@@ -35,7 +35,7 @@ type SlowStart struct {
 func (s *SlowStart) Pick(in Input, available []*upstream.Destination) *upstream.Destination {
 	p := s.Policy
 	if p == nil {
-		p = P2C{}
+		p = PowerOfTwoChoices{}
 	}
 	d := p.Pick(in, available)
 	if d == nil || s.Window <= 0 || len(available) == 1 {

@@ -7,7 +7,7 @@ import (
 )
 
 // view caches a value derived from one available set (a zone split, a
-// Maglev table), keyed by the identity of the slice it was built from.
+// ConsistentHash table), keyed by the identity of the slice it was built from.
 //
 // The upstream package replaces the slice whenever membership, metadata or a
 // verdict changes, and never modifies a published one, so the address of its

@@ -48,7 +48,7 @@ func (c *Cluster) idle() time.Duration {
 	return c.IdleTimeout
 }
 
-var defaultPolicy = balance.P2C{}
+var defaultPolicy = balance.PowerOfTwoChoices{}
 
 // Observation is the outcome of one exchange with a destination.
 type Observation struct {

@@ -585,7 +585,7 @@ func affinityConfig(a *Affinity) (balance.AffinityConfig, error) {
 		},
 	}
 	if c.Cookie.SameSite == "Unspecified" {
-		c.Cookie.SameSite = balance.CookieSameSiteUnset
+		c.Cookie.SameSite = balance.CookieSameSiteUnspecified
 	}
 	if h := a.Cookie.HTTPOnly; h != nil && !*h {
 		c.Cookie.AllowScriptAccess = true

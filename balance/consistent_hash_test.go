@@ -15,13 +15,13 @@ func hdr(v string) Input {
 	return Input{Request: &http.Request{Header: http.Header{"X-User": {v}}}}
 }
 
-func TestMaglevConsistent(t *testing.T) {
-	m, err := NewMaglev(HashConfig{Source: HashHeader, Name: "x-user"})
+func TestConsistentHashConsistent(t *testing.T) {
+	m, err := NewConsistentHash(HashConfig{Source: HashHeader, Name: "x-user"})
 	require.NoError(t, err)
 	c := nDests(t, 5)
 	av := c.Members().Available
 	// Another gateway replica, with its own policy object.
-	replica, err := NewMaglev(HashConfig{Source: HashHeader, Name: "X-User"})
+	replica, err := NewConsistentHash(HashConfig{Source: HashHeader, Name: "X-User"})
 	require.NoError(t, err)
 	picks := map[*upstream.Destination]int{}
 	for i := range 5000 {
@@ -36,11 +36,11 @@ func TestMaglevConsistent(t *testing.T) {
 	}
 }
 
-func TestMaglevMovesAboutOneNth(t *testing.T) {
+func TestConsistentHashMovesAboutOneNth(t *testing.T) {
 	const keys = 20000
 	for _, n := range []int{4, 10, 30} {
 		t.Run(fmt.Sprint("n=", n), func(t *testing.T) {
-			m, err := NewMaglev(HashConfig{Source: HashHeader, Name: "X-User"})
+			m, err := NewConsistentHash(HashConfig{Source: HashHeader, Name: "X-User"})
 			require.NoError(t, err)
 			small := nDests(t, n)
 			big := nDests(t, n+1) // the same IDs plus one
@@ -78,11 +78,11 @@ func TestMaglevMovesAboutOneNth(t *testing.T) {
 	}
 }
 
-func TestMaglevSources(t *testing.T) {
+func TestConsistentHashSources(t *testing.T) {
 	c := nDests(t, 8)
 	av := c.Members().Available
 
-	ck, err := NewMaglev(HashConfig{Source: HashCookie, Name: "sid"})
+	ck, err := NewConsistentHash(HashConfig{Source: HashCookie, Name: "sid"})
 	require.NoError(t, err)
 	withCookie := func(v string) Input {
 		return Input{Request: &http.Request{Header: http.Header{"Cookie": {"other=1; sid=" + v}}}}
@@ -95,13 +95,13 @@ func TestMaglevSources(t *testing.T) {
 	}
 	assert.Len(t, seen, 8)
 
-	ip, err := NewMaglev(HashConfig{})
+	ip, err := NewConsistentHash(HashConfig{})
 	require.NoError(t, err)
 	a := netip.MustParseAddr("198.51.100.4")
 	d := ip.Pick(Input{Client: a}, av)
 	assert.Same(t, d, ip.Pick(Input{Client: netip.AddrFrom16(a.As16())}, av), "a v4-mapped address is the same client")
 
-	// No key: balanced like P2C, never nil.
+	// No key: balanced like PowerOfTwoChoices, never nil.
 	seen = map[*upstream.Destination]bool{}
 	for range 200 {
 		seen[ck.Pick(Input{Request: &http.Request{Header: http.Header{}}}, av)] = true
@@ -110,10 +110,10 @@ func TestMaglevSources(t *testing.T) {
 	assert.Greater(t, len(seen), 4)
 }
 
-func TestMaglevRendezvousFallback(t *testing.T) {
+func TestConsistentHashRendezvousFallback(t *testing.T) {
 	c := nDests(t, 6)
 	av := c.Members().Available
-	m, err := NewMaglev(HashConfig{Source: HashHeader, Name: "X-User"})
+	m, err := NewConsistentHash(HashConfig{Source: HashHeader, Name: "X-User"})
 	require.NoError(t, err)
 	m.table.building.Store(true) // as if another goroutine were building
 	d := m.Pick(hdr("alice"), av)
@@ -124,9 +124,9 @@ func TestMaglevRendezvousFallback(t *testing.T) {
 	assert.NotNil(t, m.table.load(av))
 }
 
-func TestMaglevTableIsFull(t *testing.T) {
+func TestConsistentHashTableIsFull(t *testing.T) {
 	c := nDests(t, 7)
-	tb := buildMaglev(c.Members().Available)
+	tb := buildHashTable(c.Members().Available)
 	assert.True(t, isPrime(len(tb.slots)))
 	per := make([]int, 7)
 	for _, s := range tb.slots {
@@ -134,6 +134,6 @@ func TestMaglevTableIsFull(t *testing.T) {
 		per[s]++
 	}
 	for _, n := range per {
-		assert.InDelta(t, len(tb.slots)/7, n, 2, "Maglev gives each destination an almost equal share of slots")
+		assert.InDelta(t, len(tb.slots)/7, n, 2, "ConsistentHash gives each destination an almost equal share of slots")
 	}
 }

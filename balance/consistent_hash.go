@@ -3,6 +3,8 @@ package balance
 import (
 	"net/textproto"
 
+	"github.com/paduraksa/paduraksa/internal/problem"
+
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
@@ -18,7 +20,7 @@ const (
 	HashCookie HashSource = "Cookie"
 )
 
-// HashConfig configures [Maglev].
+// HashConfig configures [ConsistentHash].
 type HashConfig struct {
 	// Source is what to hash; the zero value hashes the client address.
 	Source HashSource
@@ -26,27 +28,29 @@ type HashConfig struct {
 	Name string
 }
 
-// Validate returns every problem in c, with paths relative to c.
-func (c HashConfig) Validate() []error {
-	var errs []error
+// Validate returns every problem in c, with paths relative to c, joined;
+// nil means c is valid.
+func (c HashConfig) Validate() error {
+	var errs problem.List
 	switch c.Source {
 	case HashClientAddress:
 		if c.Name != "" {
-			errs = append(errs, invalid("name", "balance.hash.name.unused", "a client-address hash takes no name"))
+			errs.Add(CodeHashNameUnused, "name", "a client-address hash takes no name")
 		}
 	case HashHeader, HashCookie:
 		if !isToken(c.Name) {
-			errs = append(errs, invalid("name", "balance.hash.name.invalid", "header or cookie name must be a non-empty token"))
+			errs.Add(CodeHashNameInvalid, "name", "header or cookie name must be a non-empty token")
 		}
 	default:
-		errs = append(errs, invalid("source", "balance.hash.source.unknown", "unknown hash source "+quote(string(c.Source))+" (want Header, Cookie, or empty for the client address)"))
+		errs.Add(CodeHashSourceUnknown, "source", "unknown hash source "+quote(string(c.Source))+" (want Header, Cookie, or empty for the client address)")
 	}
-	return errs
+	return errs.Err()
 }
 
-// Maglev is a consistent-hash policy: requests with the same key (a header,
-// a cookie or the client address) go to the same destination while the
-// available set is unchanged, and a change moves only about 1/n of the keys.
+// ConsistentHash is the consistent-hash policy: requests with the same key
+// (a header, a cookie or the client address) go to the same destination
+// while the available set is unchanged, and a change moves only about 1/n
+// of the keys.
 // It uses Maglev hashing (Eisenbud et al., NSDI 2016): a lookup table of
 // 65537 slots (a prime; 256 KiB), filled from each destination's own
 // permutation of the slots, derived from a hash of its ID. The size stays
@@ -61,25 +65,25 @@ func (c HashConfig) Validate() []error {
 // The table is built on the first Pick after the available set changes
 // (the only Pick that allocates; concurrent Picks meanwhile fall back to
 // rendezvous hashing over the same set, which also allocates nothing). Use
-// one Maglev per cluster, made with [NewMaglev]; it is safe for concurrent
-// use.
-type Maglev struct {
+// one ConsistentHash per cluster, made with [NewConsistentHash]; it is safe
+// for concurrent use.
+type ConsistentHash struct {
 	cfg   HashConfig
 	canon string // canonical header name
-	table view[maglevTable]
+	table view[hashTable]
 }
 
-type maglevTable struct {
+type hashTable struct {
 	slots []int32 // indices into the available slice
 }
 
-// NewMaglev returns a consistent-hash policy, or the validation errors of c
-// joined.
-func NewMaglev(c HashConfig) (*Maglev, error) {
-	if err := joinErrs(c.Validate()); err != nil {
+// NewConsistentHash returns a consistent-hash policy, or the validation
+// errors of c joined.
+func NewConsistentHash(c HashConfig) (*ConsistentHash, error) {
+	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Maglev{cfg: c}
+	m := &ConsistentHash{cfg: c}
 	if c.Source == HashHeader {
 		m.canon = textproto.CanonicalMIMEHeaderKey(c.Name)
 	}
@@ -87,7 +91,7 @@ func NewMaglev(c HashConfig) (*Maglev, error) {
 }
 
 // Pick implements [Policy].
-func (m *Maglev) Pick(in Input, available []*upstream.Destination) *upstream.Destination {
+func (m *ConsistentHash) Pick(in Input, available []*upstream.Destination) *upstream.Destination {
 	switch len(available) {
 	case 0:
 		return nil
@@ -96,18 +100,18 @@ func (m *Maglev) Pick(in Input, available []*upstream.Destination) *upstream.Des
 	}
 	h, ok := m.key(in)
 	if !ok {
-		return P2C{}.Pick(in, available)
+		return PowerOfTwoChoices{}.Pick(in, available)
 	}
 	t := m.table.load(available)
 	if t == nil {
-		if t = m.table.build(available, buildMaglev); t == nil {
+		if t = m.table.build(available, buildHashTable); t == nil {
 			return rendezvous(available, h)
 		}
 	}
 	return available[t.slots[h%uint64(len(t.slots))]]
 }
 
-func (m *Maglev) key(in Input) (uint64, bool) {
+func (m *ConsistentHash) key(in Input) (uint64, bool) {
 	switch m.cfg.Source {
 	case HashHeader:
 		if in.Request == nil {
@@ -139,10 +143,10 @@ func (m *Maglev) key(in Input) (uint64, bool) {
 	return mix(h), true
 }
 
-func buildMaglev(available []*upstream.Destination) *maglevTable {
+func buildHashTable(available []*upstream.Destination) *hashTable {
 	n := len(available)
-	m := maglevSize
-	if n > maglevSize/100 {
+	m := hashTableSize
+	if n > hashTableSize/100 {
 		m = nextPrime(100 * n)
 	}
 	offset := make([]uint64, n)
@@ -167,7 +171,7 @@ func buildMaglev(available []*upstream.Destination) *maglevTable {
 			slots[c] = int32(i)
 			next[i]++
 			if filled++; filled == m {
-				return &maglevTable{slots: slots}
+				return &hashTable{slots: slots}
 			}
 		}
 	}
@@ -187,8 +191,8 @@ func rendezvous(available []*upstream.Destination, key uint64) *upstream.Destina
 	return best
 }
 
-// maglevSize is the table size up to 655 destinations.
-const maglevSize = 65537
+// hashTableSize is the table size up to 655 destinations.
+const hashTableSize = 65537
 
 const (
 	fnvOffset = 14695981039346656037

@@ -20,10 +20,10 @@ func zoneOf(picks map[*upstream.Destination]int) map[string]int {
 	return z
 }
 
-func TestLocalZone(t *testing.T) {
+func TestPreferLocalZone(t *testing.T) {
 	t.Run("stays in zone while local destinations are available", func(t *testing.T) {
 		c := zoneCluster(t)
-		p := &LocalZone{Zone: "a", Spillover: 10}
+		p := &PreferLocalZone{Zone: "a", Spillover: 10}
 		picks := map[*upstream.Destination]int{}
 		for range 1000 {
 			d := p.Pick(Input{}, c.Members().Available)
@@ -39,7 +39,7 @@ func TestLocalZone(t *testing.T) {
 	})
 	t.Run("spills over when both local candidates are busy", func(t *testing.T) {
 		c := zoneCluster(t)
-		p := &LocalZone{Zone: "a", Spillover: 10}
+		p := &PreferLocalZone{Zone: "a", Spillover: 10}
 		av := c.Members().Available
 		for range 11 {
 			av[0].Begin()
@@ -71,13 +71,13 @@ func TestLocalZone(t *testing.T) {
 		}
 		picks = map[*upstream.Destination]int{}
 		for range 100 {
-			picks[(&LocalZone{Zone: "a"}).Pick(Input{}, av)]++
+			picks[(&PreferLocalZone{Zone: "a"}).Pick(Input{}, av)]++
 		}
 		assert.Equal(t, map[string]int{"a": 100}, zoneOf(picks))
 	})
 	t.Run("moves out when the zone is down", func(t *testing.T) {
 		c := zoneCluster(t)
-		p := &LocalZone{Zone: "a"}
+		p := &PreferLocalZone{Zone: "a"}
 		c.Destination("a1").SetActiveHealth(upstream.Unhealthy)
 		picks := map[*upstream.Destination]int{}
 		for range 100 {
@@ -98,10 +98,10 @@ func TestLocalZone(t *testing.T) {
 	})
 	t.Run("table-free fallback agrees", func(t *testing.T) {
 		c := zoneCluster(t)
-		p := &LocalZone{Zone: "b"}
+		p := &PreferLocalZone{Zone: "b"}
 		for range 100 {
 			assert.Equal(t, "b", p.pickScan(c.Members().Available).Zone())
 		}
-		assert.Equal(t, "a", (&LocalZone{Zone: "x"}).pickScan(c.Members().Available[:2]).Zone())
+		assert.Equal(t, "a", (&PreferLocalZone{Zone: "x"}).pickScan(c.Members().Available[:2]).Zone())
 	})
 }

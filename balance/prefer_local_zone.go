@@ -2,18 +2,18 @@ package balance
 
 import "github.com/paduraksa/paduraksa/upstream"
 
-// LocalZone prefers destinations in the gateway's own zone (their "zone"
-// metadata equals Zone) and picks among them by power of two choices.
+// PreferLocalZone prefers destinations in the gateway's own zone (their
+// "zone" metadata equals Zone) and picks among them by power of two choices.
 // Destinations in other zones take requests only when no local one is
 // available, or, with Spillover set, when both local candidates have more
 // than Spillover requests in flight and the best remote candidate has fewer
 // than the best local one.
 //
-// A LocalZone keeps the zone split of the last available set it saw, built on
-// the first Pick after the set changes (the only Pick that allocates). Use
-// one per cluster; it is safe for concurrent use. Set the fields before
-// first use.
-type LocalZone struct {
+// A PreferLocalZone keeps the zone split of the last available set it saw,
+// built on the first Pick after the set changes (the only Pick that
+// allocates). Use one per cluster; it is safe for concurrent use. Set the
+// fields before first use.
+type PreferLocalZone struct {
 	// Zone is the gateway's zone. Empty matches destinations without a
 	// zone.
 	Zone string
@@ -30,7 +30,7 @@ type zoneSplit struct {
 }
 
 // Pick implements [Policy].
-func (z *LocalZone) Pick(_ Input, available []*upstream.Destination) *upstream.Destination {
+func (z *PreferLocalZone) Pick(_ Input, available []*upstream.Destination) *upstream.Destination {
 	if len(available) == 0 {
 		return nil
 	}
@@ -41,7 +41,7 @@ func (z *LocalZone) Pick(_ Input, available []*upstream.Destination) *upstream.D
 		}
 	}
 	if len(s.local) == 0 {
-		return P2C{}.Pick(Input{}, available)
+		return PowerOfTwoChoices{}.Pick(Input{}, available)
 	}
 	best, busy := pickIndexed(available, s.local, z.Spillover)
 	if busy && len(s.remote) > 0 {
@@ -52,7 +52,7 @@ func (z *LocalZone) Pick(_ Input, available []*upstream.Destination) *upstream.D
 	return best
 }
 
-func (z *LocalZone) splitOf(available []*upstream.Destination) *zoneSplit {
+func (z *PreferLocalZone) splitOf(available []*upstream.Destination) *zoneSplit {
 	s := &zoneSplit{}
 	for i, d := range available {
 		if d.Zone() == z.Zone {
@@ -85,7 +85,7 @@ func pickIndexed(available []*upstream.Destination, idx []int32, threshold int64
 // pickScan is the table-free pick used while another goroutine builds the
 // split: power of two choices among local destinations found by scanning,
 // without spillover.
-func (z *LocalZone) pickScan(available []*upstream.Destination) *upstream.Destination {
+func (z *PreferLocalZone) pickScan(available []*upstream.Destination) *upstream.Destination {
 	k := 0
 	for _, d := range available {
 		if d.Zone() == z.Zone {
@@ -94,7 +94,7 @@ func (z *LocalZone) pickScan(available []*upstream.Destination) *upstream.Destin
 	}
 	switch k {
 	case 0:
-		return P2C{}.Pick(Input{}, available)
+		return PowerOfTwoChoices{}.Pick(Input{}, available)
 	case 1:
 		return z.nthLocal(available, 0)
 	}
@@ -102,7 +102,7 @@ func (z *LocalZone) pickScan(available []*upstream.Destination) *upstream.Destin
 	return lesser(z.nthLocal(available, i), z.nthLocal(available, j))
 }
 
-func (z *LocalZone) nthLocal(available []*upstream.Destination, n int) *upstream.Destination {
+func (z *PreferLocalZone) nthLocal(available []*upstream.Destination, n int) *upstream.Destination {
 	for _, d := range available {
 		if d.Zone() == z.Zone {
 			if n == 0 {

@@ -2,17 +2,17 @@ package balance
 
 import "github.com/paduraksa/paduraksa/upstream"
 
-// P2C is the power-of-two-choices policy, the default: it draws two distinct
-// available destinations at random and takes the one with fewer requests in
-// flight. A slow destination holds its requests longer and so is picked
+// PowerOfTwoChoices is the power-of-two-choices policy, the default: it
+// draws two distinct available destinations at random and takes the one
+// with fewer requests in flight. A slow destination holds its requests longer and so is picked
 // rarely; looking at two random candidates instead of all of them keeps many
 // gateways from piling onto the same emptiest destination.
 //
 // The zero value is ready to use and safe for concurrent use.
-type P2C struct{}
+type PowerOfTwoChoices struct{}
 
 // Pick implements [Policy].
-func (P2C) Pick(_ Input, available []*upstream.Destination) *upstream.Destination {
+func (PowerOfTwoChoices) Pick(_ Input, available []*upstream.Destination) *upstream.Destination {
 	switch len(available) {
 	case 0:
 		return nil
