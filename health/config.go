@@ -7,10 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
-// Names of the built-in policies, as a [Config] spells them.
+// Names of the built-in policies, as a [Config] (and a config document)
+// spells them.
 const (
 	AvailabilityHealthyOrPanic    = "HealthyOrPanic"
 	AvailabilityHealthyAndUnknown = "HealthyAndUnknown"
@@ -21,15 +23,29 @@ const (
 	PassiveFailureRateWith5xx   = "FailureRateWith5xx"
 )
 
+var (
+	availabilityNames  = [...]string{AvailabilityHealthyOrPanic, AvailabilityHealthyAndUnknown}
+	activePolicyNames  = [...]string{ActiveConsecutiveFailures}
+	passivePolicyNames = [...]string{PassiveTransportFailureRate, PassiveFailureRateWith5xx}
+)
+
+// AvailabilityNames, ActivePolicyNames and PassivePolicyNames return the
+// names of the built-in policies, the default first: the names a Config
+// takes besides the ones registered in [Options].
+func AvailabilityNames() []string  { return availabilityNames[:] }
+func ActivePolicyNames() []string  { return activePolicyNames[:] }
+func PassivePolicyNames() []string { return passivePolicyNames[:] }
+
 // Metadata keys read from a cluster's metadata, spelled as YARP spells them.
 const (
 	// MetadataThreshold is the ConsecutiveFailures threshold: how many
 	// failed probes in a row make a destination unhealthy (default 2).
+	// ActiveConfig.Threshold wins when set.
 	MetadataThreshold = "ConsecutiveFailuresHealthPolicy.Threshold"
 	// MetadataRateLimit is the failure rate, in (0, 1), above which the
 	// passive failure-rate policies mark a destination unhealthy (default
 	// 0.3), written as a decimal number ("0.25", ".5", "5e-1").
-	// PassiveConfig.RateLimit wins when set.
+	// PassiveConfig.FailureRate wins when set.
 	MetadataRateLimit = "TransportFailureRateHealthPolicy.RateLimit"
 )
 
@@ -37,10 +53,15 @@ const (
 const (
 	DefaultInterval    = 15 * time.Second
 	DefaultTimeout     = 10 * time.Second
+	DefaultPath        = "/"
 	DefaultThreshold   = 2
 	DefaultWindow      = 60 * time.Second
 	DefaultMinRequests = 10
-	DefaultRateLimit   = 0.3
+	DefaultFailureRate = 0.3
+
+	// MinWindow is the shortest passive window: shorter ones judge a
+	// destination on the requests of a few milliseconds.
+	MinWindow = 10 * time.Millisecond
 )
 
 // Config is one cluster's health-check configuration. The zero value checks
@@ -54,6 +75,12 @@ type Config struct {
 	Availability string
 	Active       ActiveConfig
 	Passive      PassiveConfig
+	// ProbeFirst keeps a new destination (or one whose address changed) out
+	// of rotation until its first probe passes, instead of routing to it at
+	// once; it needs active checks. It takes effect through
+	// [Config.InitialActiveHealth], which the publisher passes to the
+	// upstream registry.
+	ProbeFirst bool
 	// Metadata is the cluster's metadata; policies read parameters from it
 	// ([MetadataThreshold], [MetadataRateLimit]). It is not copied.
 	Metadata map[string]string
@@ -76,11 +103,10 @@ type ActiveConfig struct {
 	Path string
 	// Query is the probe query, with or without the leading "?".
 	Query string
-	// ProbeFirst keeps a new destination (or one whose address changed) out
-	// of rotation until its first probe passes, instead of routing to it at
-	// once. It takes effect through [Config.InitialActiveHealth], which the
-	// publisher passes to the upstream registry.
-	ProbeFirst bool
+	// Threshold is the number of failed probes in a row that makes a
+	// destination unhealthy under ConsecutiveFailures; 0 means the
+	// cluster's [MetadataThreshold], or 2.
+	Threshold int
 }
 
 // PassiveConfig configures passive checks: verdicts from the outcomes of
@@ -93,14 +119,15 @@ type PassiveConfig struct {
 	// registered in [Options.PassivePolicies].
 	Policy string
 	// Window is the sliding window over which outcomes count; 0 means 60 s.
-	// It must be at least 10 ms.
+	// It must be at least [MinWindow].
 	Window time.Duration
 	// MinRequests is how many outcomes the window must hold before the
 	// rate is judged; 0 means 10.
 	MinRequests int
-	// RateLimit is the failure rate, in (0, 1), above which a destination is
-	// marked unhealthy; 0 means the cluster's [MetadataRateLimit], or 0.3.
-	RateLimit float64
+	// FailureRate is the share of failed requests, in (0, 1), above which a
+	// destination is marked unhealthy; 0 means the cluster's
+	// [MetadataRateLimit], or 0.3.
+	FailureRate float64
 	// ReactivationPeriod is how long a destination marked unhealthy stays
 	// out before it returns to Unknown; 0 means the window. It is never
 	// shorter than the window, so that failures counted before the verdict
@@ -114,11 +141,11 @@ type PassiveConfig struct {
 }
 
 // InitialActiveHealth returns the active verdict that destinations created
-// under this config start with: Unhealthy with [ActiveConfig.ProbeFirst] (and
+// under this config start with: Unhealthy with [Config.ProbeFirst] (and
 // probing on), otherwise Unknown. The publisher sets it as
 // [upstream.ClusterConfig.InitialActiveHealth].
 func (c Config) InitialActiveHealth() upstream.HealthState {
-	if c.Active.Enabled && c.Active.ProbeFirst {
+	if c.Active.Enabled && c.ProbeFirst {
 		return upstream.Unhealthy
 	}
 	return upstream.Unknown
@@ -158,9 +185,10 @@ type settings struct {
 	transport http.RoundTripper
 }
 
-// resolve applies defaults and names (built-in ones, then o's) to c.
+// resolve applies defaults and names (built-in ones, then o's) to c, on a
+// copy, in one place.
 func resolve(c Config, o *Options) (*settings, []error, []error) {
-	var errs, warns []error
+	var errs, warns problem.List
 	s := &settings{metadata: c.Metadata}
 
 	switch c.Availability {
@@ -172,7 +200,7 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 		if o != nil && o.Availability[c.Availability] != nil {
 			s.avail = o.Availability[c.Availability]
 		} else {
-			errs = append(errs, problemAt("availability", "health.availability.unknown", "unknown availability policy "+strconv.Quote(c.Availability)))
+			errs.Add(CodeAvailabilityUnknown, "availability", unknown("availability policy", c.Availability, availabilityNames[:]))
 		}
 	}
 
@@ -182,13 +210,13 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 	sa.interval = orDefault(a.Interval, DefaultInterval)
 	sa.timeout = orDefault(a.Timeout, DefaultTimeout)
 	if a.Interval < 0 {
-		errs = append(errs, problemAt("active.interval", "health.active.interval.invalid", "interval must not be negative (0 means 15s)"))
+		errs.Add(CodeActiveIntervalInvalid, "active.interval", "interval must not be negative (0 means 15s)")
 	}
 	if a.Timeout < 0 {
-		errs = append(errs, problemAt("active.timeout", "health.active.timeout.invalid", "timeout must not be negative (0 means 10s)"))
+		errs.Add(CodeActiveTimeoutInvalid, "active.timeout", "timeout must not be negative (0 means 10s)")
 	} else if a.Enabled && a.Interval >= 0 && sa.timeout > sa.interval {
-		warns = append(warns, problemAt("active.timeout", "health.active.timeout.exceedsInterval",
-			fmt.Sprintf("timeout %v is longer than the interval %v: a slow round delays the next one", sa.timeout, sa.interval)))
+		warns.Add(CodeActiveTimeoutExceedsInterval, "active.timeout",
+			fmt.Sprintf("timeout %v is longer than the interval %v: a slow round delays the next one", sa.timeout, sa.interval))
 	}
 	switch a.Policy {
 	case "", ActiveConsecutiveFailures:
@@ -197,30 +225,35 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 		if o != nil && o.ActivePolicies[a.Policy] != nil {
 			sa.policy = o.ActivePolicies[a.Policy]
 		} else {
-			errs = append(errs, problemAt("active.policy", "health.active.policy.unknown", "unknown active policy "+strconv.Quote(a.Policy)))
+			errs.Add(CodeActivePolicyUnknown, "active.policy", unknown("active policy", a.Policy, activePolicyNames[:]))
 		}
 	}
 	sa.path = a.Path
 	if sa.path == "" {
-		sa.path = "/"
+		sa.path = DefaultPath
 	} else if sa.path[0] != '/' || strings.ContainsAny(sa.path, "?# ") || hasCTL(sa.path) {
-		errs = append(errs, problemAt("active.path", "health.active.path.invalid", "path must start with / and hold no ?, #, space or control character"))
+		errs.Add(CodeActivePathInvalid, "active.path", strconv.Quote(a.Path)+": a path starts with / and holds no ?, #, space or control character (the query has a field of its own)")
 	}
 	sa.query = strings.TrimPrefix(a.Query, "?")
 	if strings.ContainsAny(sa.query, "# ") || hasCTL(sa.query) {
-		errs = append(errs, problemAt("active.query", "health.active.query.invalid", "query must hold no #, space or control character"))
+		errs.Add(CodeActiveQueryInvalid, "active.query", strconv.Quote(a.Query)+": a query holds no #, space or control character")
 	}
 	sa.threshold = DefaultThreshold
-	if v, ok := c.Metadata[MetadataThreshold]; ok {
+	switch v, ok := c.Metadata[MetadataThreshold]; {
+	case a.Threshold < 0:
+		errs.Add(CodeActiveThresholdInvalid, "active.threshold", "threshold must not be negative (0 means the metadata value or 2)")
+	case a.Threshold > 0:
+		sa.threshold = a.Threshold
+	case ok:
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 1 {
-			errs = append(errs, problemAt("metadata["+MetadataThreshold+"]", "health.active.threshold.invalid", "threshold must be a whole number of at least 1"))
+			errs.Add(CodeActiveThresholdInvalid, "metadata["+MetadataThreshold+"]", "threshold must be a whole number of at least 1")
 		} else {
 			sa.threshold = n
 		}
 	}
-	if a.ProbeFirst && !a.Enabled {
-		errs = append(errs, problemAt("active.probeFirst", "health.active.probeFirst.inactive", "probe-first needs active checks enabled, or new destinations would never enter rotation"))
+	if c.ProbeFirst && !a.Enabled {
+		errs.Add(CodeProbeFirstInactive, "probeFirst", "probe-first needs active checks enabled, or new destinations would never enter rotation")
 	}
 
 	p := c.Passive
@@ -236,31 +269,31 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 		if o != nil && o.PassivePolicies[p.Policy] != nil {
 			sp.policy = o.PassivePolicies[p.Policy]
 		} else {
-			errs = append(errs, problemAt("passive.policy", "health.passive.policy.unknown", "unknown passive policy "+strconv.Quote(p.Policy)))
+			errs.Add(CodePassivePolicyUnknown, "passive.policy", unknown("passive policy", p.Policy, passivePolicyNames[:]))
 		}
 	}
 	sp.window = orDefault(p.Window, DefaultWindow)
-	if p.Window < 0 || (p.Window > 0 && p.Window < 10*time.Millisecond) {
-		errs = append(errs, problemAt("passive.window", "health.passive.window.invalid", "window must be at least 10ms (0 means 60s)"))
+	if p.Window < 0 || (p.Window > 0 && p.Window < MinWindow) {
+		errs.Add(CodePassiveWindowInvalid, "passive.window", fmt.Sprintf("window %v is shorter than %v (0 means 60s)", p.Window, MinWindow))
 	}
 	sp.minRequests = DefaultMinRequests
 	if p.MinRequests < 0 {
-		errs = append(errs, problemAt("passive.minRequests", "health.passive.minRequests.invalid", "minimum request count must not be negative (0 means 10)"))
+		errs.Add(CodePassiveMinRequestsInvalid, "passive.minRequests", "minimum request count must not be negative (0 means 10)")
 	} else if p.MinRequests > 0 {
 		sp.minRequests = int64(p.MinRequests)
 	}
-	sp.rateLimit = DefaultRateLimit
+	sp.rateLimit = DefaultFailureRate
 	switch {
-	case p.RateLimit < 0 || p.RateLimit >= 1:
-		errs = append(errs, problemAt("passive.rateLimit", "health.passive.rateLimit.invalid", "rate limit must be in (0, 1) (0 means the metadata value or 0.3)"))
-	case p.RateLimit > 0:
-		sp.rateLimit = p.RateLimit
+	case !(p.FailureRate >= 0 && p.FailureRate < 1):
+		errs.Add(CodePassiveFailureRateInvalid, "passive.failureRate", strconv.FormatFloat(p.FailureRate, 'g', -1, 64)+" is not in (0, 1) (0 means the metadata value or 0.3)")
+	case p.FailureRate > 0:
+		sp.rateLimit = p.FailureRate
 	default:
 		if v, ok := c.Metadata[MetadataRateLimit]; ok {
 			v = strings.TrimSpace(v)
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil || !decimal(v) || !(f > 0 && f < 1) {
-				errs = append(errs, problemAt("metadata["+MetadataRateLimit+"]", "health.passive.rateLimit.invalid", "rate limit must be a decimal number in (0, 1)"))
+				errs.Add(CodePassiveFailureRateInvalid, "metadata["+MetadataRateLimit+"]", "failure rate must be a decimal number in (0, 1)")
 			} else {
 				sp.rateLimit = f
 			}
@@ -269,16 +302,31 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 	sp.reactivation = orDefault(p.ReactivationPeriod, sp.window)
 	switch {
 	case p.ReactivationPeriod < 0:
-		errs = append(errs, problemAt("passive.reactivationPeriod", "health.passive.reactivationPeriod.invalid", "reactivation period must not be negative (0 means the window)"))
+		errs.Add(CodePassiveReactivationInvalid, "passive.reactivationPeriod", "reactivation period must not be negative (0 means the window)")
 	case sp.reactivation < sp.window:
 		if p.Enabled {
-			warns = append(warns, problemAt("passive.reactivationPeriod", "health.passive.reactivationPeriod.raised",
+			warns.Add(CodePassiveReactivationRaised, "passive.reactivationPeriod",
 				fmt.Sprintf("reactivation period %v is shorter than the %v detection window: destinations return after %v; shorten passive.window to return sooner",
-					sp.reactivation, sp.window, sp.window)))
+					sp.reactivation, sp.window, sp.window))
 		}
 		sp.reactivation = sp.window
 	}
-	return s, errs, warns
+	return s, errorList(errs), errorList(warns)
+}
+
+func unknown(what, name string, builtin []string) string {
+	return "unknown " + what + " " + strconv.Quote(name) + " (want " + strings.Join(builtin, ", ") + " or a registered one)"
+}
+
+func errorList(l problem.List) []error {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make([]error, len(l))
+	for i, p := range l {
+		out[i] = p
+	}
+	return out
 }
 
 // decimal reports whether s holds only what a decimal number is written

@@ -27,14 +27,18 @@ func TestConfigValidate(t *testing.T) {
 			"active.path": "health.active.path.invalid", "active.query": "health.active.query.invalid"}, map[string]string{}},
 		{"slow round", Config{Active: ActiveConfig{Enabled: true, Interval: time.Second}}, map[string]string{},
 			map[string]string{"active.timeout": "health.active.timeout.exceedsInterval"}},
-		{"probe first without probes", Config{Active: ActiveConfig{ProbeFirst: true}}, map[string]string{
-			"active.probeFirst": "health.active.probeFirst.inactive"}, map[string]string{}},
+		{"probe first without probes", Config{ProbeFirst: true}, map[string]string{
+			"probeFirst": "health.probeFirst.inactive"}, map[string]string{}},
 		{"metadata", Config{Metadata: map[string]string{MetadataThreshold: "0", MetadataRateLimit: "1.5"}}, map[string]string{
 			"metadata[" + MetadataThreshold + "]": "health.active.threshold.invalid",
-			"metadata[" + MetadataRateLimit + "]": "health.passive.rateLimit.invalid"}, map[string]string{}},
-		{"passive", Config{Passive: PassiveConfig{Enabled: true, Window: time.Millisecond, MinRequests: -1, RateLimit: 1, ReactivationPeriod: -1}}, map[string]string{
+			"metadata[" + MetadataRateLimit + "]": "health.passive.failureRate.invalid"}, map[string]string{}},
+		{"negative threshold", Config{Active: ActiveConfig{Threshold: -1}}, map[string]string{
+			"active.threshold": "health.active.threshold.invalid"}, map[string]string{}},
+		{"passive", Config{Passive: PassiveConfig{Enabled: true, Window: time.Millisecond, MinRequests: -1, FailureRate: 1, ReactivationPeriod: -1}}, map[string]string{
 			"passive.window": "health.passive.window.invalid", "passive.minRequests": "health.passive.minRequests.invalid",
-			"passive.rateLimit": "health.passive.rateLimit.invalid", "passive.reactivationPeriod": "health.passive.reactivationPeriod.invalid"}, map[string]string{}},
+			"passive.failureRate": "health.passive.failureRate.invalid", "passive.reactivationPeriod": "health.passive.reactivationPeriod.invalid"}, map[string]string{}},
+		{"one nanosecond window", Config{Passive: PassiveConfig{Window: 1}}, map[string]string{
+			"passive.window": "health.passive.window.invalid"}, map[string]string{}},
 		{"raised", Config{Passive: PassiveConfig{Enabled: true, ReactivationPeriod: time.Second}}, map[string]string{},
 			map[string]string{"passive.reactivationPeriod": "health.passive.reactivationPeriod.raised"}},
 	} {
@@ -51,12 +55,32 @@ func TestConfigValidate(t *testing.T) {
 	assert.Equal(t, 0.5, s.passive.rateLimit)
 	for _, v := range []string{"0x1p-1", "0.2_5", "Inf", "0.5%"} {
 		_, errs, _ = resolve(Config{Metadata: map[string]string{MetadataRateLimit: v}}, nil)
-		assert.Equal(t, map[string]string{"metadata[" + MetadataRateLimit + "]": "health.passive.rateLimit.invalid"}, problems(t, errs), "%q is no decimal rate", v)
+		assert.Equal(t, map[string]string{"metadata[" + MetadataRateLimit + "]": "health.passive.failureRate.invalid"}, problems(t, errs), "%q is no decimal rate", v)
 	}
-	s, _, _ = resolve(Config{Passive: PassiveConfig{RateLimit: 0.2}, Metadata: map[string]string{MetadataRateLimit: "0.5"}}, nil)
+	s, _, _ = resolve(Config{Passive: PassiveConfig{FailureRate: 0.2}, Active: ActiveConfig{Threshold: 7},
+		Metadata: map[string]string{MetadataRateLimit: "0.5", MetadataThreshold: "4"}}, nil)
 	assert.Equal(t, 0.2, s.passive.rateLimit, "the field wins over metadata")
+	assert.Equal(t, 7, s.active.threshold, "the field wins over metadata")
 	assert.Equal(t, upstream.Unknown, Config{}.InitialActiveHealth())
-	assert.Equal(t, upstream.Unhealthy, Config{Active: ActiveConfig{Enabled: true, ProbeFirst: true}}.InitialActiveHealth())
+	assert.Equal(t, upstream.Unknown, Config{ProbeFirst: true}.InitialActiveHealth(), "nothing would probe it")
+	assert.Equal(t, upstream.Unhealthy, Config{Active: ActiveConfig{Enabled: true}, ProbeFirst: true}.InitialActiveHealth())
+}
+
+// TestNamesValidate: every built-in name the package lists is accepted.
+func TestNamesValidate(t *testing.T) {
+	for _, n := range AvailabilityNames() {
+		errs, _ := Config{Availability: n}.Validate()
+		assert.Empty(t, errs, n)
+	}
+	for _, n := range ActivePolicyNames() {
+		errs, _ := Config{Active: ActiveConfig{Policy: n}}.Validate()
+		assert.Empty(t, errs, n)
+	}
+	for _, n := range PassivePolicyNames() {
+		errs, _ := Config{Passive: PassiveConfig{Policy: n}}.Validate()
+		assert.Empty(t, errs, n)
+	}
+	assert.Equal(t, []string{"TransportFailureRate", "FailureRateWith5xx"}, PassivePolicyNames())
 }
 
 func TestClassifyRoundTrip(t *testing.T) {

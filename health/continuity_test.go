@@ -178,7 +178,7 @@ func TestProbeFirst(t *testing.T) {
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer other.Close()
 
-	hc := Config{Active: ActiveConfig{Enabled: true, Interval: 20 * time.Millisecond, ProbeFirst: true}}
+	hc := Config{Active: ActiveConfig{Enabled: true, Interval: 20 * time.Millisecond}, ProbeFirst: true}
 	reg := new(upstream.Registry)
 	publish := func(dests ...upstream.DestinationConfig) *upstream.Cluster {
 		reg.Plan([]upstream.ClusterConfig{{ID: "c", Destinations: dests, InitialActiveHealth: hc.InitialActiveHealth()}}).Commit()

@@ -22,23 +22,35 @@
 //   - Active: every Interval (15 s), each destination's health address is
 //     probed (GET Path?Query, Timeout 10 s). An [ActivePolicy] turns results
 //     into verdicts; the built-in [ConsecutiveFailures] marks a destination
-//     unhealthy after Threshold failed probes in a row (cluster metadata
+//     unhealthy after Threshold failed probes in a row
+//     ([ActiveConfig.Threshold], else the cluster metadata
 //     [MetadataThreshold], default 2) and healthy on the first pass. Probe
 //     requests come from a [ProbeRequestFactory].
 //   - Passive: each destination has a sliding window (60 s, ten buckets). A
 //     [PassivePolicy] says which outcomes are failures and when the window
 //     makes a destination unhealthy; the built-in [FailureRate] marks it when
-//     the window holds at least 10 outcomes and more than 30 % failed.
+//     the window holds at least 10 outcomes and more than 30 % failed
+//     ([PassiveConfig.FailureRate]).
 //     TransportFailureRate counts transport failures only,
 //     FailureRateWith5xx counts 5xx answers too. A client abort never
 //     counts. After ReactivationPeriod the verdict returns to Unknown.
 //   - New destinations start Unknown and take traffic at once, unless
-//     [ActiveConfig.ProbeFirst] is on: then the publisher passes
+//     [Config.ProbeFirst] is on: then the publisher passes
 //     [Config.InitialActiveHealth] to the upstream registry and the
 //     destination waits for its first passing probe.
 //   - A destination that becomes available is stamped
 //     ([upstream.Destination.SetAvailableSince]) so that the balance
 //     package's slow start can ramp it up.
+//
+// # Validation
+//
+// [Config.Validate] (and [Monitor.Validate], which knows the registered
+// policies) returns every error and every warning at once, each a
+// [ValidationError] with a stable code (listed in errors.go) and a path
+// relative to the Config. Defaults are applied once, on a copy, when a
+// config is resolved; the built-in names ([AvailabilityNames],
+// [ActivePolicyNames], [PassivePolicyNames]) are the ones a config
+// document takes.
 //
 // # Concurrency
 //

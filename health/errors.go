@@ -14,6 +14,39 @@ import "github.com/paduraksa/paduraksa/internal/problem"
 // errors.As finds it whichever package reported it.
 type ValidationError = problem.Error
 
-func problemAt(path, code, msg string) error {
-	return &ValidationError{Code: code, Path: path, Msg: msg}
-}
+// Codes of [ValidationError]; paths are relative to [Config]. They are
+// stable: tools and tests may branch on them.
+//
+//	code                                        path                           meaning
+//	health.availability.unknown                 availability                   neither built in (AvailabilityNames) nor in Options.Availability
+//	health.active.interval.invalid              active.interval                negative
+//	health.active.timeout.invalid               active.timeout                 negative
+//	health.active.timeout.exceedsInterval       active.timeout                 warning: longer than the interval, so a slow round delays the next
+//	health.active.policy.unknown                active.policy                  neither built in (ActivePolicyNames) nor in Options.ActivePolicies
+//	health.active.path.invalid                  active.path                    not starting with /; ?, #, space or a control character
+//	health.active.query.invalid                 active.query                   #, space or a control character
+//	health.active.threshold.invalid             active.threshold, metadata[…]  negative; metadata not a whole number of at least 1
+//	health.probeFirst.inactive                  probeFirst                     probe-first without active checks: new destinations would never serve
+//	health.passive.policy.unknown               passive.policy                 neither built in (PassivePolicyNames) nor in Options.PassivePolicies
+//	health.passive.window.invalid               passive.window                 negative, or shorter than MinWindow
+//	health.passive.minRequests.invalid          passive.minRequests            negative
+//	health.passive.failureRate.invalid          passive.failureRate, metadata[…] not in [0, 1); metadata not a decimal in (0, 1)
+//	health.passive.reactivationPeriod.invalid   passive.reactivationPeriod     negative
+//	health.passive.reactivationPeriod.raised    passive.reactivationPeriod     warning: shorter than the window, which it is raised to
+const (
+	CodeAvailabilityUnknown          = "health.availability.unknown"
+	CodeActiveIntervalInvalid        = "health.active.interval.invalid"
+	CodeActiveTimeoutInvalid         = "health.active.timeout.invalid"
+	CodeActiveTimeoutExceedsInterval = "health.active.timeout.exceedsInterval"
+	CodeActivePolicyUnknown          = "health.active.policy.unknown"
+	CodeActivePathInvalid            = "health.active.path.invalid"
+	CodeActiveQueryInvalid           = "health.active.query.invalid"
+	CodeActiveThresholdInvalid       = "health.active.threshold.invalid"
+	CodeProbeFirstInactive           = "health.probeFirst.inactive"
+	CodePassivePolicyUnknown         = "health.passive.policy.unknown"
+	CodePassiveWindowInvalid         = "health.passive.window.invalid"
+	CodePassiveMinRequestsInvalid    = "health.passive.minRequests.invalid"
+	CodePassiveFailureRateInvalid    = "health.passive.failureRate.invalid"
+	CodePassiveReactivationInvalid   = "health.passive.reactivationPeriod.invalid"
+	CodePassiveReactivationRaised    = "health.passive.reactivationPeriod.raised"
+)

@@ -38,7 +38,7 @@ func FuzzMetadataThresholds(f *testing.F) {
 		}
 		r, rOK := refRate(rate)
 		if !rOK {
-			want[ratePath] = "health.passive.rateLimit.invalid"
+			want[ratePath] = "health.passive.failureRate.invalid"
 		}
 		if len(got) != len(want) || got[thresholdPath] != want[thresholdPath] || got[ratePath] != want[ratePath] {
 			t.Fatalf("threshold %q, rate %q: problems %v; the references: %v", threshold, rate, got, want)

@@ -310,7 +310,7 @@ func TestActiveSuccessEndsPassiveVerdict(t *testing.T) {
 func TestRecordAllocatesNothing(t *testing.T) {
 	_, c := newCluster(t, dest("a", "h:1"))
 	m := New(Options{})
-	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Config: Config{Passive: PassiveConfig{Enabled: true, RateLimit: 0.9}}}))
+	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Config: Config{Passive: PassiveConfig{Enabled: true, FailureRate: 0.9}}}))
 	a := c.Destination("a")
 	for _, o := range []Outcome{Success, ConnectError, ServerError, ClientAbort} {
 		allocs := testing.AllocsPerRun(500, func() {

@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,34 +17,27 @@ func healthConfig(u *Upstream) health.Config {
 	c := health.Config{
 		Availability: h.Availability,
 		Active: health.ActiveConfig{
-			Enabled:    h.Active.Enabled,
-			Interval:   dur(h.Active.Interval),
-			Timeout:    dur(h.Active.Timeout),
-			Policy:     h.Active.Policy,
-			Path:       h.Active.Path,
-			Query:      h.Active.Query,
-			ProbeFirst: h.ProbeFirst,
+			Enabled:   h.Active.Enabled,
+			Interval:  dur(h.Active.Interval),
+			Timeout:   dur(h.Active.Timeout),
+			Policy:    h.Active.Policy,
+			Path:      h.Active.Path,
+			Query:     h.Active.Query,
+			Threshold: h.Active.Threshold,
 		},
+		ProbeFirst: h.ProbeFirst,
 		Passive: health.PassiveConfig{
 			Enabled:            h.Passive.Enabled,
 			Policy:             h.Passive.Policy,
 			Window:             dur(h.Passive.Window),
 			MinRequests:        h.Passive.MinRequests,
-			RateLimit:          h.Passive.FailureRate,
+			FailureRate:        h.Passive.FailureRate,
 			ReactivationPeriod: dur(h.Passive.ReactivationPeriod),
 		},
 		Metadata: u.Metadata,
 	}
 	if c.Passive.Policy == "TransportFailureRateWith5xx" {
 		c.Passive.Policy = health.PassiveFailureRateWith5xx
-	}
-	if t := h.Active.Threshold; t > 0 {
-		md := make(map[string]string, len(u.Metadata)+1)
-		for k, v := range u.Metadata {
-			md[k] = v
-		}
-		md[health.MetadataThreshold] = strconv.Itoa(t)
-		c.Metadata = md
 	}
 	return c
 }
@@ -65,11 +57,6 @@ func healthProblems(i int, errs []error) []*ValidationError {
 		code, path := "upstream."+he.Code, upPath(i, ".health."+he.Path)
 		if key, ok := strings.CutPrefix(he.Path, "metadata["); ok {
 			path = joinKey(upPath(i, ".metadata"), strings.TrimSuffix(key, "]"))
-		} else if he.Path == "passive.rateLimit" {
-			path = upPath(i, ".health.passive.failureRate")
-		}
-		if he.Code == "health.passive.rateLimit.invalid" {
-			code = CodeUpstreamHealthPassiveFailureRateInvalid
 		}
 		out = append(out, &ValidationError{Code: code, Path: path, Msg: he.Msg})
 	}
