@@ -81,7 +81,7 @@ func BenchmarkForwardH1(b *testing.B) {
 
 // BenchmarkForwardH2 is the gate and the forwarder, h2c on both sides.
 func BenchmarkForwardH2(b *testing.B) {
-	addr, _ := setup{h2c: true, client: proxy.ClientConfig{Version: proxy.HTTP2, ExactVersion: true}}.start(b, okUpstream(b, true))
+	addr, _ := setup{h2c: true, client: proxy.ClientConfig{Version: proxy.HTTP2, VersionPolicy: proxy.VersionExact}}.start(b, okUpstream(b, true))
 	runClient(b, addr, h2cClient(b))
 }
 

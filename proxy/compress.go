@@ -1,16 +1,16 @@
 package proxy
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
 // Compression is a host's response compression. The zero value is off.
@@ -36,8 +36,13 @@ type Compression struct {
 // DefaultMinimumSize is the smallest length compressed by default.
 const DefaultMinimumSize = 1024
 
-// ErrCompression reports an invalid [Compression].
-var ErrCompression = errors.New("proxy: invalid compression")
+// encodingNames are the encodings a Compression may list, in the default
+// order.
+var encodingNames = [...]string{"gzip", "zstd", "br"}
+
+// EncodingNames returns the names of the encodings, in the default order
+// of preference: the names a config document uses.
+func EncodingNames() []string { return encodingNames[:] }
 
 type coding uint8
 
@@ -83,27 +88,29 @@ func newCompressor(c Compression) (compressor, error) {
 	return cp, nil
 }
 
-// checkCompression reports every problem of a Compression, joined.
+// checkCompression reports every problem of a Compression, joined, each
+// with a path relative to it.
 func checkCompression(c Compression) error {
-	var errs []error
+	var errs problem.List
 	if c.MinimumSize < 0 || c.MinimumSize > 1<<20 {
-		errs = append(errs, fmt.Errorf("%w: minimumSize %d (want 0 to 1 MiB)", ErrCompression, c.MinimumSize))
+		errs.Add(CodeCompressionMinimumSize, "minimumSize", strconv.FormatInt(c.MinimumSize, 10)+" is not 0 to 1048576 bytes")
 	}
 	seen := map[coding]bool{}
-	for _, e := range c.Encodings {
+	for i, e := range c.Encodings {
 		k := codingByName(e)
 		switch {
 		case k == codingNone:
-			errs = append(errs, fmt.Errorf("%w: encoding %q (want gzip, zstd or br)", ErrCompression, e))
+			errs.Add(CodeCompressionEncodingUnknown, problem.Index("encodings", i), quote(e)+" is not one of "+strings.Join(encodingNames[:], ", "))
 		case seen[k]:
-			errs = append(errs, fmt.Errorf("%w: encoding %q listed twice", ErrCompression, e))
+			errs.Add(CodeCompressionEncodingDuplicate, problem.Index("encodings", i), quote(e)+" is listed twice")
 		}
 		seen[k] = true
 	}
-	return errors.Join(errs...)
+	return errs.Err()
 }
 
-// CheckCompression reports every problem of c, joined, or nil.
+// CheckCompression reports every problem of c, each a [ValidationError]
+// with a path relative to c, joined, or nil.
 func CheckCompression(c Compression) error { return checkCompression(c) }
 
 func codingByName(s string) coding {

@@ -132,8 +132,12 @@ func TestCompression(t *testing.T) {
 		assert.Equal(t, 502, res.StatusCode)
 		assert.Empty(t, res.Header.Get("Content-Encoding"))
 	})
-	_, err := proxy.NewSite(proxy.SiteConfig{Compression: proxy.Compression{Enabled: true, Encodings: []string{"gzip", "deflate"}, MinimumSize: -1}})
-	assert.ErrorIs(t, err, proxy.ErrCompression)
+	_, err := proxy.NewSite(proxy.SiteConfig{Compression: proxy.Compression{Enabled: true, Encodings: []string{"gzip", "deflate", "gzip"}, MinimumSize: -1}})
+	assert.Equal(t, []string{
+		proxy.CodeCompressionMinimumSize + " compression.minimumSize",
+		proxy.CodeCompressionEncodingUnknown + " compression.encodings[1]",
+		proxy.CodeCompressionEncodingDuplicate + " compression.encodings[2]",
+	}, problemsOf(err))
 }
 
 func TestCompressedStreamIsFlushed(t *testing.T) {

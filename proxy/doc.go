@@ -6,6 +6,18 @@
 // path [Rewrite], custom header rules and the [Retry] policy). Everything
 // is checked and compiled there; the request path reads precomputed values.
 //
+// # Validation
+//
+// [NewRoute], [NewSite], [ClientConfig.Validate] and the Check functions
+// return every problem at once, each a [ValidationError] with a stable
+// code (listed in problems.go) and a path relative to the config
+// ("rewrite.addPrefix", "requestHeaders[2].name"). The names of the
+// enumerated settings ([HostHeaderNames], [RequestIDModeNames],
+// [HTTPVersionNames], [VersionPolicyNames], [TrustNames], [HeaderOpNames],
+// [EncodingNames]) are their String and Parse forms, and the ones a config
+// document uses. A Route built by hand instead of by NewRoute reports what
+// it lacks through [Route.CheckTarget], which gate.New asks.
+//
 // # Pipeline
 //
 // Per request, in order ([balance] documents the same sequence):
@@ -93,7 +105,8 @@
 //
 // One [Transport] per cluster, built from a comparable [ClientConfig]:
 // HTTP/1.1, HTTP/2 over TLS through ALPN, or h2c with prior knowledge when
-// the cluster asks for HTTP/2 exactly. [Transports] keeps each cluster's
+// the cluster asks for HTTP/2 with [VersionExact]
+// ([ClientConfig.PlainTextVersion]). [Transports] keeps each cluster's
 // transport, and its pooled connections, across publishes while its
 // ClientConfig is unchanged. Health probes use [Transport.HTTP], so they
 // speak the same version with the same trust. Publishing never cuts

@@ -72,7 +72,7 @@ func TestHostHeaderModes(t *testing.T) {
 		})
 	}
 	_, err := proxy.NewRoute(proxy.RouteConfig{Cluster: &proxy.Cluster{}, HostHeader: proxy.HostCustom, HostName: "bad host"})
-	assert.ErrorIs(t, err, proxy.ErrInvalidRoute)
+	assert.Equal(t, []string{proxy.CodeRouteClusterMissing + " cluster.upstream", proxy.CodeRouteHostNameInvalid + " hostName"}, problemsOf(err))
 }
 
 func TestForwardingHeadersOnStripAndCustomRules(t *testing.T) {
@@ -126,23 +126,23 @@ func TestHeaderRulesRefused(t *testing.T) {
 	for _, tc := range []struct {
 		dir  proxy.Direction
 		rule proxy.HeaderRule
-		err  error
+		want string
 	}{
-		{proxy.Request, proxy.HeaderRule{Name: "Host", Value: "x"}, proxy.ErrHeaderReserved},
-		{proxy.Request, proxy.HeaderRule{Name: "x-forwarded-for", Value: "x"}, proxy.ErrHeaderReserved},
-		{proxy.Request, proxy.HeaderRule{Name: "CF-Connecting-IP", Value: "x"}, proxy.ErrHeaderReserved},
-		{proxy.Request, proxy.HeaderRule{Name: "Connection", Value: "x"}, proxy.ErrHeaderReserved},
-		{proxy.Response, proxy.HeaderRule{Name: "Strict-Transport-Security", Value: "x"}, proxy.ErrHeaderReserved},
-		{proxy.Response, proxy.HeaderRule{Name: "Location", Value: "/x"}, proxy.ErrHeaderReserved},
-		{proxy.Response, proxy.HeaderRule{Name: "Set-Cookie", Value: "a=b"}, proxy.ErrHeaderOp},
-		{proxy.Response, proxy.HeaderRule{Name: "Set-Cookie", Op: proxy.HeaderRemove}, proxy.ErrHeaderOp},
-		{proxy.Response, proxy.HeaderRule{Name: "X-A", Value: "a\r\nb"}, proxy.ErrHeaderValue},
-		{proxy.Response, proxy.HeaderRule{Name: "X-A", Value: " a"}, proxy.ErrHeaderValue},
-		{proxy.Response, proxy.HeaderRule{Name: "X-A", Op: proxy.HeaderRemove, Value: "a"}, proxy.ErrHeaderValueUnset},
-		{proxy.Response, proxy.HeaderRule{Name: "X A", Value: "a"}, proxy.ErrHeaderName},
-		{proxy.Response, proxy.HeaderRule{Name: "X-A", Op: 9, Value: "a"}, proxy.ErrHeaderOp},
+		{proxy.Request, proxy.HeaderRule{Name: "Host", Value: "x"}, proxy.CodeHeaderNameReserved + " name"},
+		{proxy.Request, proxy.HeaderRule{Name: "x-forwarded-for", Value: "x"}, proxy.CodeHeaderNameReserved + " name"},
+		{proxy.Request, proxy.HeaderRule{Name: "CF-Connecting-IP", Value: "x"}, proxy.CodeHeaderNameReserved + " name"},
+		{proxy.Request, proxy.HeaderRule{Name: "Connection", Value: "x"}, proxy.CodeHeaderNameReserved + " name"},
+		{proxy.Response, proxy.HeaderRule{Name: "Strict-Transport-Security", Value: "x"}, proxy.CodeHeaderNameReserved + " name"},
+		{proxy.Response, proxy.HeaderRule{Name: "Location", Value: "/x"}, proxy.CodeHeaderNameReserved + " name"},
+		{proxy.Response, proxy.HeaderRule{Name: "Set-Cookie", Value: "a=b"}, proxy.CodeHeaderOpInvalid + " op"},
+		{proxy.Response, proxy.HeaderRule{Name: "Set-Cookie", Op: proxy.HeaderRemove}, proxy.CodeHeaderOpInvalid + " op"},
+		{proxy.Response, proxy.HeaderRule{Name: "X-A", Value: "a\r\nb"}, proxy.CodeHeaderValueInvalid + " value"},
+		{proxy.Response, proxy.HeaderRule{Name: "X-A", Value: " a"}, proxy.CodeHeaderValueInvalid + " value"},
+		{proxy.Response, proxy.HeaderRule{Name: "X-A", Op: proxy.HeaderRemove, Value: "a"}, proxy.CodeHeaderValueUnexpected + " value"},
+		{proxy.Response, proxy.HeaderRule{Name: "X A", Value: "a"}, proxy.CodeHeaderNameInvalid + " name"},
+		{proxy.Response, proxy.HeaderRule{Name: "X-A", Op: 9, Value: "a"}, proxy.CodeHeaderOpInvalid + " op"},
 	} {
-		assert.ErrorIs(t, proxy.CheckHeaderRule(tc.dir, tc.rule), tc.err, "%+v", tc.rule)
+		assert.Equal(t, []string{tc.want}, problemsOf(proxy.CheckHeaderRule(tc.dir, tc.rule)), "%+v", tc.rule)
 	}
 	assert.NoError(t, proxy.CheckHeaderRule(proxy.Response, proxy.HeaderRule{Name: "Set-Cookie", Op: proxy.HeaderAdd, Value: "a=b"}))
 
@@ -151,9 +151,9 @@ func TestHeaderRulesRefused(t *testing.T) {
 		many = append(many, proxy.HeaderRule{Name: "X-R" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Value: "v"})
 	}
 	_, err := proxy.NewRoute(proxy.RouteConfig{Cluster: &proxy.Cluster{}, RequestHeaders: many})
-	assert.ErrorIs(t, err, proxy.ErrHeaderTooMany)
-	_, err = proxy.NewSite(proxy.SiteConfig{ResponseHeaders: []proxy.HeaderRule{{Name: "X-A", Value: "1"}, {Name: "x-a", Value: "2"}}})
-	assert.ErrorIs(t, err, proxy.ErrHeaderDuplicate)
+	assert.Equal(t, []string{proxy.CodeRouteClusterMissing + " cluster.upstream", proxy.CodeHeadersTooMany + " requestHeaders"}, problemsOf(err))
+	_, err = proxy.NewSite(proxy.SiteConfig{ResponseHeaders: []proxy.HeaderRule{{Name: "X-A", Value: "1"}, {Name: "x-a", Value: "2"}, {Name: "X-B", Op: proxy.HeaderRemove, Value: "v"}}})
+	assert.Equal(t, []string{proxy.CodeHeaderNameDuplicate + " responseHeaders[1].name", proxy.CodeHeaderValueUnexpected + " responseHeaders[2].value"}, problemsOf(err))
 }
 
 func TestCloudflareHeadersRemoved(t *testing.T) {
@@ -543,7 +543,7 @@ func TestH2CEndToEndWithTrailers(t *testing.T) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 
-	addr, _ := setup{client: proxy.ClientConfig{Version: proxy.HTTP2, ExactVersion: true}, h2c: true}.start(t, ln.Addr().String())
+	addr, _ := setup{client: proxy.ClientConfig{Version: proxy.HTTP2, VersionPolicy: proxy.VersionExact}, h2c: true}.start(t, ln.Addr().String())
 	for _, tc := range []struct {
 		name string
 		rt   http.RoundTripper
@@ -736,8 +736,8 @@ func TestRetries(t *testing.T) {
 		assert.Equal(t, 200, res.StatusCode)
 		assert.Equal(t, "replayed", recv(t, got))
 	})
-	assert.ErrorIs(t, proxy.CheckRetry(proxy.Retry{Attempts: 9}), proxy.ErrRetry)
-	assert.ErrorIs(t, proxy.CheckRetry(proxy.Retry{Budget: 2}), proxy.ErrRetry)
+	assert.Equal(t, []string{proxy.CodeRetryAttemptsInvalid + " attempts", proxy.CodeRetryBudgetInvalid + " budget"},
+		problemsOf(proxy.CheckRetry(proxy.Retry{Attempts: 9, Budget: 2})))
 }
 
 func TestClientAddressIsTheResolvedOne(t *testing.T) {

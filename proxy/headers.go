@@ -1,14 +1,14 @@
 package proxy
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 	"net/textproto"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/problem"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -172,18 +172,17 @@ const (
 	HeaderRemove
 )
 
-// String returns the operation's name as the config document spells it.
-func (op HeaderOp) String() string {
-	switch op {
-	case HeaderSet:
-		return "set"
-	case HeaderAdd:
-		return "add"
-	case HeaderRemove:
-		return "remove"
-	}
-	return "invalid"
-}
+var headerOpNames = enum[HeaderOp]{"set", "add", "remove"}
+
+// String returns the operation's name: "set", "add" or "remove".
+func (op HeaderOp) String() string { return headerOpNames.name(op) }
+
+// ParseHeaderOp returns the operation a name stands for.
+func ParseHeaderOp(name string) (HeaderOp, bool) { return headerOpNames.parse(name) }
+
+// HeaderOpNames returns the names of the operations, the default first:
+// the names a config document uses.
+func HeaderOpNames() []string { return headerOpNames }
 
 // HeaderRule is one custom header rule: a static value set, added or
 // removed on the request sent upstream or on the response sent to the
@@ -212,17 +211,6 @@ const (
 // rules are merged over its host's.
 const MaxHeaderRules = 32
 
-// Errors of [CheckHeaderRule]; each is wrapped with the detail.
-var (
-	ErrHeaderName       = errors.New("proxy: invalid header name")
-	ErrHeaderReserved   = errors.New("proxy: header is reserved")
-	ErrHeaderOp         = errors.New("proxy: invalid header operation")
-	ErrHeaderValue      = errors.New("proxy: invalid header value")
-	ErrHeaderValueUnset = errors.New("proxy: remove takes no value")
-	ErrHeaderDuplicate  = errors.New("proxy: two rules for one header")
-	ErrHeaderTooMany    = errors.New("proxy: too many header rules")
-)
-
 // reservedBoth are refused in either direction: the proxy or the HTTP
 // framing owns them.
 var reservedBoth = map[string]bool{
@@ -244,35 +232,36 @@ var reservedResponse = map[string]bool{
 	"Strict-Transport-Security": true, "Alt-Svc": true, "X-Request-Id": true, "Location": true,
 }
 
-// CheckHeaderRule reports the first problem of a rule, wrapping one of the
-// ErrHeader* errors, or nil.
+// CheckHeaderRule reports the first problem of a rule, a
+// [ValidationError] with a path relative to the rule ("name", "op",
+// "value"), or nil.
 func CheckHeaderRule(dir Direction, r HeaderRule) error {
 	if len(r.Name) == 0 || len(r.Name) > 64 || !httpguts.ValidHeaderFieldName(r.Name) {
-		return fmt.Errorf("%w: %q (want 1-64 token characters)", ErrHeaderName, r.Name)
+		return &ValidationError{Code: CodeHeaderNameInvalid, Path: "name", Msg: quote(r.Name) + " is not 1-64 token characters"}
 	}
 	k := textproto.CanonicalMIMEHeaderKey(r.Name)
 	if reservedBoth[k] ||
 		(dir == Request && (reservedRequest[k] || strings.HasPrefix(k, "X-Forwarded-") || isCloudflare(k))) ||
 		(dir == Response && reservedResponse[k]) {
-		return fmt.Errorf("%w: %s", ErrHeaderReserved, k)
+		return &ValidationError{Code: CodeHeaderNameReserved, Path: "name", Msg: quote(r.Name) + " is owned by the proxy and cannot be a custom header"}
 	}
 	switch r.Op {
 	case HeaderSet, HeaderAdd:
 		if k == "Set-Cookie" && r.Op != HeaderAdd {
-			return fmt.Errorf("%w: Set-Cookie only takes add", ErrHeaderOp)
+			return &ValidationError{Code: CodeHeaderOpInvalid, Path: "op", Msg: "Set-Cookie only takes add"}
 		}
 		if !validRuleValue(r.Value) {
-			return fmt.Errorf("%w: %q (want 1-4096 visible characters, no leading or trailing space)", ErrHeaderValue, r.Value)
+			return &ValidationError{Code: CodeHeaderValueInvalid, Path: "value", Msg: quote(r.Value) + " is not 1-4096 visible characters without leading or trailing space"}
 		}
 	case HeaderRemove:
 		if k == "Set-Cookie" {
-			return fmt.Errorf("%w: Set-Cookie only takes add", ErrHeaderOp)
+			return &ValidationError{Code: CodeHeaderOpInvalid, Path: "op", Msg: "Set-Cookie only takes add"}
 		}
 		if r.Value != "" {
-			return fmt.Errorf("%w: %s", ErrHeaderValueUnset, k)
+			return &ValidationError{Code: CodeHeaderValueUnexpected, Path: "value", Msg: "remove takes no value"}
 		}
 	default:
-		return fmt.Errorf("%w: %d", ErrHeaderOp, r.Op)
+		return &ValidationError{Code: CodeHeaderOpInvalid, Path: "op", Msg: "unknown operation " + r.Op.String() + " (want " + headerOpNames.list() + ")"}
 	}
 	return nil
 }
@@ -302,48 +291,47 @@ type headerRule struct {
 // headerRules is a compiled, merged list of rules for one direction.
 type headerRules []headerRule
 
-// compileRules checks and merges layers of rules, lowest first: a later
-// layer's rule for a name replaces the earlier one in place, a new name goes
-// after the inherited ones. One layer may name a header once.
-func compileRules(dir Direction, layers ...[]HeaderRule) (headerRules, error) {
-	var out headerRules
-	var errs []error
-	for _, layer := range layers {
-		seen := make(map[string]bool, len(layer))
-		for _, r := range layer {
-			if err := CheckHeaderRule(dir, r); err != nil {
-				errs = append(errs, err)
-				continue
+// compileRules checks rules, reporting each problem at path (the list's
+// name) and its index, and merges them over the compiled rules they
+// inherit: a rule for an inherited name replaces it in place, a new name
+// goes after the inherited ones. One list may name a header once.
+func compileRules(errs *problem.List, path string, dir Direction, inherited headerRules, rules []HeaderRule) headerRules {
+	if len(rules) == 0 {
+		return inherited
+	}
+	out := slices.Clone(inherited)
+	seen := make(map[string]int, len(rules))
+	for i, r := range rules {
+		at := problem.Index(path, i)
+		if err := CheckHeaderRule(dir, r); err != nil {
+			errs.Under(at, CodeHeaderNameInvalid, err)
+			continue
+		}
+		k := textproto.CanonicalMIMEHeaderKey(r.Name)
+		if prev, dup := seen[k]; dup {
+			errs.Add(CodeHeaderNameDuplicate, at+".name", quote(r.Name)+" has a rule already at "+problem.Index(path, prev))
+			continue
+		}
+		seen[k] = i
+		hr := headerRule{key: k, op: r.Op}
+		if r.Op != HeaderRemove {
+			hr.value = []string{r.Value}[:1:1]
+		}
+		replaced := false
+		for i := range out {
+			if out[i].key == k {
+				out[i], replaced = hr, true
+				break
 			}
-			k := textproto.CanonicalMIMEHeaderKey(r.Name)
-			if seen[k] {
-				errs = append(errs, fmt.Errorf("%w: %s", ErrHeaderDuplicate, k))
-				continue
-			}
-			seen[k] = true
-			hr := headerRule{key: k, op: r.Op}
-			if r.Op != HeaderRemove {
-				hr.value = []string{r.Value}[:1:1]
-			}
-			replaced := false
-			for i := range out {
-				if out[i].key == k {
-					out[i], replaced = hr, true
-					break
-				}
-			}
-			if !replaced {
-				out = append(out, hr)
-			}
+		}
+		if !replaced {
+			out = append(out, hr)
 		}
 	}
 	if len(out) > MaxHeaderRules {
-		errs = append(errs, fmt.Errorf("%w: %d rules after merging, at most %d", ErrHeaderTooMany, len(out), MaxHeaderRules))
+		errs.Add(CodeHeadersTooMany, path, strconv.Itoa(len(out))+" rules, at most "+strconv.Itoa(MaxHeaderRules)+" in one direction (a route's rules count with the ones it inherits)")
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
+	return out
 }
 
 // apply runs the rules on h. A set stores the shared value, a remove

@@ -125,63 +125,70 @@ var (
 )
 
 // refCheckHeaderRule is CheckHeaderRule by the documentation of HeaderRule
-// and of the reserved names: the name is 1-64 tchars; names the proxy or
-// the framing owns are refused (on requests also every X-Forwarded-* and
-// CF-* name); Set-Cookie only takes add; a set or added value is 1-4096
-// bytes of VCHAR, space or tab, not starting or ending with white space; a
-// remove takes no value.
-func refCheckHeaderRule(dir Direction, r HeaderRule) error {
+// and of the reserved names, as the code and path of the first problem:
+// the name is 1-64 tchars; names the proxy or the framing owns are refused
+// (on requests also every X-Forwarded-* and CF-* name); Set-Cookie only
+// takes add; a set or added value is 1-4096 bytes of VCHAR, space or tab,
+// not starting or ending with white space; a remove takes no value.
+func refCheckHeaderRule(dir Direction, r HeaderRule) string {
+	const (
+		badName  = "proxy.header.name.invalid name"
+		reserved = "proxy.header.name.reserved name"
+		badOp    = "proxy.header.op.invalid op"
+		badValue = "proxy.header.value.invalid value"
+		unset    = "proxy.header.value.unexpected value"
+	)
 	if len(r.Name) == 0 || len(r.Name) > 64 {
-		return ErrHeaderName
+		return badName
 	}
 	for i := 0; i < len(r.Name); i++ {
 		if strings.IndexByte(refTchar, r.Name[i]) < 0 {
-			return ErrHeaderName
+			return badName
 		}
 	}
 	n := refASCIILower(r.Name)
-	reserved := refReservedBoth
+	owned := refReservedBoth
 	if dir == Request {
-		reserved = append(reserved, refReservedRequest...)
+		owned = append(owned, refReservedRequest...)
 		if strings.HasPrefix(n, "x-forwarded-") || (len(n) > 3 && strings.HasPrefix(n, "cf-")) {
-			return ErrHeaderReserved
+			return reserved
 		}
 	} else {
-		reserved = append(reserved, refReservedResponse...)
+		owned = append(owned, refReservedResponse...)
 	}
-	for _, k := range reserved {
+	for _, k := range owned {
 		if n == k {
-			return ErrHeaderReserved
+			return reserved
 		}
 	}
 	switch r.Op {
 	case HeaderSet, HeaderAdd, HeaderRemove:
 	default:
-		return ErrHeaderOp
+		return badOp
 	}
 	if n == "set-cookie" && r.Op != HeaderAdd {
-		return ErrHeaderOp
+		return badOp
 	}
 	if r.Op == HeaderRemove {
 		if r.Value != "" {
-			return ErrHeaderValueUnset
+			return unset
 		}
-		return nil
+		return ""
 	}
 	v := r.Value
 	if len(v) == 0 || len(v) > 4096 || strings.Trim(v, " \t") != v {
-		return ErrHeaderValue
+		return badValue
 	}
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; !(c >= 0x21 && c <= 0x7e) && c != ' ' && c != '\t' {
-			return ErrHeaderValue
+			return badValue
 		}
 	}
-	return nil
+	return ""
 }
 
 // FuzzCheckHeaderRule checks CheckHeaderRule against refCheckHeaderRule:
-// the same error class, or both nil.
+// the same code at the same path, or both nil.
 func FuzzCheckHeaderRule(f *testing.F) {
 	f.Add(false, "X-Env", uint8(HeaderSet), "prod")
 	f.Add(false, "x-forwarded-for", uint8(HeaderSet), "x")
@@ -205,9 +212,17 @@ func FuzzCheckHeaderRule(f *testing.F) {
 			dir = Response
 		}
 		r := HeaderRule{Name: name, Op: HeaderOp(op), Value: value}
-		got, want := CheckHeaderRule(dir, r), refCheckHeaderRule(dir, r)
-		if (got == nil) != (want == nil) || (want != nil && !errors.Is(got, want)) {
-			t.Fatalf("CheckHeaderRule(%v, %+v) = %v, want %v", dir, r, got, want)
+		err, want := CheckHeaderRule(dir, r), refCheckHeaderRule(dir, r)
+		got := ""
+		if err != nil {
+			var p *ValidationError
+			if !errors.As(err, &p) {
+				t.Fatalf("CheckHeaderRule(%v, %+v) = %v, not a problem", dir, r, err)
+			}
+			got = p.Code + " " + p.Path
+		}
+		if got != want {
+			t.Fatalf("CheckHeaderRule(%v, %+v) = %q, want %q", dir, r, got, want)
 		}
 	})
 }

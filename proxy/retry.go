@@ -2,13 +2,13 @@ package proxy
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"sync/atomic"
 	"syscall"
 
+	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
@@ -54,22 +54,20 @@ const (
 	minRetriesInFlight    = 3
 )
 
-// ErrRetry reports an invalid [Retry].
-var ErrRetry = errors.New("proxy: invalid retry policy")
-
-// CheckRetry reports every problem of r, joined, or nil.
+// CheckRetry reports every problem of r, each a [ValidationError] with a
+// path relative to r, joined, or nil.
 func CheckRetry(r Retry) error {
-	var errs []error
+	var errs problem.List
 	if r.Attempts < 0 || r.Attempts > MaxRetryAttempts {
-		errs = append(errs, fmt.Errorf("%w: attempts %d (want 0 to %d)", ErrRetry, r.Attempts, MaxRetryAttempts))
+		errs.Add(CodeRetryAttemptsInvalid, "attempts", fmt.Sprintf("%d is not 0 to %d", r.Attempts, MaxRetryAttempts))
 	}
 	if r.BodyLimit < 0 || r.BodyLimit > 1<<20 {
-		errs = append(errs, fmt.Errorf("%w: bodyLimit %d (want 0 to 1 MiB)", ErrRetry, r.BodyLimit))
+		errs.Add(CodeRetryBodyLimitInvalid, "bodyLimit", fmt.Sprintf("%d is not 0 to 1048576 bytes", r.BodyLimit))
 	}
 	if !(r.Budget >= 0 && r.Budget <= 1) {
-		errs = append(errs, fmt.Errorf("%w: budget %v (want 0 to 1)", ErrRetry, r.Budget))
+		errs.Add(CodeRetryBudgetInvalid, "budget", fmt.Sprintf("%v is not a share between 0 and 1", r.Budget))
 	}
-	return errors.Join(errs...)
+	return errs.Err()
 }
 
 // retrier is a compiled Retry with its budget counters.

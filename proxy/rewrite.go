@@ -1,13 +1,12 @@
 package proxy
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
 // Rewrite changes the path a route forwards. The zero value forwards the
@@ -32,28 +31,22 @@ type Rewrite struct {
 	KeepLocation bool
 }
 
-// Errors of [CheckRewrite].
-var (
-	ErrStripRoot     = errors.New("proxy: stripPrefix on the root route")
-	ErrStripInvalid  = errors.New("proxy: invalid stripPrefix")
-	ErrAddPrefixPath = errors.New("proxy: invalid addPrefix")
-)
-
-// CheckRewrite reports every problem of a rewrite, joined, or nil.
+// CheckRewrite reports every problem of a rewrite, each a
+// [ValidationError] with a path relative to it, joined, or nil.
 func CheckRewrite(rw Rewrite) error {
-	var errs []error
+	var errs problem.List
 	if p := rw.StripPrefix; p != "" {
 		switch t := strings.TrimSuffix(p, "/"); {
 		case t == "":
-			errs = append(errs, ErrStripRoot)
+			errs.Add(CodeRewriteStripPrefixRoot, "stripPrefix", "the route \"/\" has no prefix to strip")
 		case gate.CheckPrefix(p) != nil:
-			errs = append(errs, fmt.Errorf("%w: %q", ErrStripInvalid, p))
+			errs.Add(CodeRewriteStripPrefixInvalid, "stripPrefix", quote(p)+" is not a prefix the gate can match")
 		}
 	}
 	if p := rw.AddPrefix; p != "" && !validAddPrefix(p) {
-		errs = append(errs, fmt.Errorf("%w: %q (want /segments of URL path characters, no trailing /, no . or .. segment, at most 256 bytes)", ErrAddPrefixPath, p))
+		errs.Add(CodeRewriteAddPrefixInvalid, "addPrefix", quote(p)+": want /segments of URL path characters and valid escapes, no trailing /, no empty, . or .. segment, at most 256 bytes")
 	}
-	return errors.Join(errs...)
+	return errs.Err()
 }
 
 // validAddPrefix holds an added prefix to RFC 3986 path characters, valid

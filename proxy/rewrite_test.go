@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -57,14 +58,21 @@ func TestRewriteApply(t *testing.T) {
 }
 
 func TestCheckRewrite(t *testing.T) {
-	assert.ErrorIs(t, CheckRewrite(Rewrite{StripPrefix: "/"}), ErrStripRoot)
+	only := func(err error) string {
+		t.Helper()
+		ps := problem.All(err)
+		require.Len(t, ps, 1, "%v", err)
+		return ps[0].Code + " " + ps[0].Path
+	}
+	assert.Equal(t, CodeRewriteStripPrefixRoot+" stripPrefix", only(CheckRewrite(Rewrite{StripPrefix: "/"})))
 	for _, p := range []string{"/a/../b", "app", "/a;b", "/a%2Fb", "/a//b", "/a?b", "/a\\b"} {
-		assert.ErrorIs(t, CheckRewrite(Rewrite{StripPrefix: p}), ErrStripInvalid, p)
+		assert.Equal(t, CodeRewriteStripPrefixInvalid+" stripPrefix", only(CheckRewrite(Rewrite{StripPrefix: p})), p)
 	}
 	for _, p := range []string{"api", "/api/", "/a//b", "/a/%2e%2e", "/a/./b", "/a b", "/a%2", "/a/%252e", "/a%2fb", "/a%3Fb", "/a%61", "/" + strings.Repeat("a", 300)} {
-		assert.ErrorIs(t, CheckRewrite(Rewrite{AddPrefix: p}), ErrAddPrefixPath, p)
+		assert.Equal(t, CodeRewriteAddPrefixInvalid+" addPrefix", only(CheckRewrite(Rewrite{AddPrefix: p})), p)
 	}
 	assert.NoError(t, CheckRewrite(Rewrite{StripPrefix: "/app", AddPrefix: "/api/v1;x=1/~me/%C3%A9"}))
+	assert.Len(t, problem.All(CheckRewrite(Rewrite{StripPrefix: "/", AddPrefix: "x"})), 2, "every problem at once")
 }
 
 func mustRewriter(t testing.TB, rw Rewrite) *rewriter {

@@ -1,10 +1,11 @@
 package proxy
 
 import (
-	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
 // HostHeader says which Host header a route sends upstream.
@@ -19,6 +20,18 @@ const (
 	// HostCustom sends RouteConfig.HostName.
 	HostCustom
 )
+
+var hostHeaderNames = enum[HostHeader]{"client", "destination", "custom"}
+
+// String returns the mode's name: "client", "destination" or "custom".
+func (h HostHeader) String() string { return hostHeaderNames.name(h) }
+
+// ParseHostHeader returns the mode a name stands for.
+func ParseHostHeader(name string) (HostHeader, bool) { return hostHeaderNames.parse(name) }
+
+// HostHeaderNames returns the names of the Host modes, the default first:
+// the names a config document uses.
+func HostHeaderNames() []string { return hostHeaderNames }
 
 // RouteConfig describes a route's forwarding. Only Cluster is required.
 type RouteConfig struct {
@@ -60,56 +73,70 @@ type Route struct {
 
 var _ gate.Target = (*Route)(nil)
 
-// ErrInvalidRoute wraps every problem [NewRoute] finds.
-var ErrInvalidRoute = errors.New("proxy: invalid route")
-
-// NewRoute checks and compiles a route. Header rules are merged over the
-// site's: at most MaxHeaderRules per direction after the merge.
+// NewRoute checks and compiles a route. It returns every problem of cfg
+// at once, each a [ValidationError] with a path relative to cfg. Header
+// rules are merged over the site's: at most MaxHeaderRules per direction
+// after the merge.
 func NewRoute(cfg RouteConfig) (*Route, error) {
 	rt := &Route{Cluster: cfg.Cluster, site: cfg.Site, hostMode: cfg.HostHeader}
-	var errs []error
-	if cfg.Cluster == nil || cfg.Cluster.Upstream == nil || cfg.Cluster.Transport == nil {
-		errs = append(errs, errors.New("route without a cluster, its runtime state or its transport"))
-	}
+	var errs problem.List
+	checkCluster(&errs, cfg.Cluster)
 	switch cfg.HostHeader {
 	case HostClient, HostDestination:
 		if cfg.HostName != "" {
-			errs = append(errs, errors.New("a host name is only used with HostCustom"))
+			errs.Add(CodeRouteHostNameUnused, "hostName", "a host name is only used with Host mode custom")
 		}
 	case HostCustom:
 		if !validHostName(cfg.HostName) {
-			errs = append(errs, errors.New("custom Host "+quote(cfg.HostName)+" is not a host name or IP literal with an optional port"))
+			errs.Add(CodeRouteHostNameInvalid, "hostName", quote(cfg.HostName)+" is not a host name or IP literal with an optional port")
 		}
 		rt.hostName = cfg.HostName
 		rt.sniName = strings.TrimSuffix(strings.ToLower(hostOnly(cfg.HostName)), ".")
 	default:
-		errs = append(errs, errors.New("unknown Host header mode"))
+		errs.Add(CodeRouteHostHeaderUnknown, "hostHeader", "unknown Host mode "+cfg.HostHeader.String()+" (want "+hostHeaderNames.list()+")")
 	}
 	var err error
-	if rt.rw, err = newRewriter(cfg.Rewrite); err != nil {
-		errs = append(errs, err)
-	}
+	rt.rw, err = newRewriter(cfg.Rewrite)
+	errs.Under("rewrite", CodeRewriteAddPrefixInvalid, err)
 	if rt.rw.strip != "" {
 		rt.prefixHdr = []string{rt.rw.strip}[:1:1]
 	}
-	var siteReq, siteResp []HeaderRule
+	var siteReq, siteResp headerRules
 	if cfg.Site != nil {
-		siteReq, siteResp = cfg.Site.cfg.RequestHeaders, cfg.Site.cfg.ResponseHeaders
+		siteReq, siteResp = cfg.Site.reqRules, cfg.Site.respRules
 	}
-	if rt.reqRules, err = compileRules(Request, siteReq, cfg.RequestHeaders); err != nil {
-		errs = append(errs, err)
-	}
-	if rt.respRules, err = compileRules(Response, siteResp, cfg.ResponseHeaders); err != nil {
-		errs = append(errs, err)
-	}
-	if err := CheckRetry(cfg.Retry); err != nil {
-		errs = append(errs, err)
-	}
+	rt.reqRules = compileRules(&errs, "requestHeaders", Request, siteReq, cfg.RequestHeaders)
+	rt.respRules = compileRules(&errs, "responseHeaders", Response, siteResp, cfg.ResponseHeaders)
+	errs.Under("retry", CodeRetryAttemptsInvalid, CheckRetry(cfg.Retry))
 	rt.retry.init(cfg.Retry)
-	if len(errs) > 0 {
-		return nil, errors.Join(append([]error{ErrInvalidRoute}, errs...)...)
+	if err := errs.Err(); err != nil {
+		return nil, err
 	}
 	return rt, nil
 }
 
-func quote(s string) string { return `"` + s + `"` }
+// checkCluster adds a problem at the first part of a route's cluster that
+// is missing.
+func checkCluster(errs *problem.List, c *Cluster) {
+	switch {
+	case c == nil:
+		errs.Add(CodeRouteClusterMissing, "cluster", "a route needs a cluster")
+	case c.Upstream == nil:
+		errs.Add(CodeRouteClusterMissing, "cluster.upstream", "the route's cluster has no runtime state (an upstream.Cluster)")
+	case c.Transport == nil:
+		errs.Add(CodeRouteClusterMissing, "cluster.transport", "the route's cluster has no transport")
+	}
+}
+
+// CheckTarget reports whether the route can forward: a Route built by
+// hand (a zero Route, or one without its cluster's runtime state or
+// transport) cannot. [gate.New] asks every target that has this method, so
+// such a route is refused when the gate is built instead of failing on
+// its first request.
+func (rt *Route) CheckTarget() error {
+	var errs problem.List
+	checkCluster(&errs, rt.Cluster)
+	return errs.Err()
+}
+
+func quote(s string) string { return strconv.Quote(s) }

@@ -2,9 +2,10 @@ package proxy
 
 import (
 	"encoding/hex"
-	"errors"
 	"math/rand/v2"
 	"net/http"
+
+	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
 // RequestIDMode says what the proxy does with X-Request-Id.
@@ -22,6 +23,18 @@ const (
 	// the client's, and sends it both ways like RequestIDKeep.
 	RequestIDGenerate
 )
+
+var requestIDModeNames = enum[RequestIDMode]{"pass", "keep", "generate"}
+
+// String returns the mode's name: "pass", "keep" or "generate".
+func (m RequestIDMode) String() string { return requestIDModeNames.name(m) }
+
+// ParseRequestIDMode returns the mode a name stands for.
+func ParseRequestIDMode(name string) (RequestIDMode, bool) { return requestIDModeNames.parse(name) }
+
+// RequestIDModeNames returns the names of the request ID modes, the
+// default first: the names a config document uses.
+func RequestIDModeNames() []string { return requestIDModeNames }
 
 // SiteConfig holds a host's forwarding settings, shared by its routes.
 type SiteConfig struct {
@@ -45,28 +58,27 @@ type Site struct {
 	cfg       SiteConfig
 	comp      compressor
 	requestID RequestIDMode
+	reqRules  headerRules
+	respRules headerRules
 }
 
-// NewSite checks and compiles a host's settings.
+// NewSite checks and compiles a host's settings. It returns every problem
+// of cfg at once, each a [ValidationError] with a path relative to cfg.
 func NewSite(cfg SiteConfig) (*Site, error) {
-	var errs []error
-	if _, err := compileRules(Request, cfg.RequestHeaders); err != nil {
-		errs = append(errs, err)
+	var errs problem.List
+	s := &Site{cfg: cfg, requestID: cfg.RequestID}
+	s.reqRules = compileRules(&errs, "requestHeaders", Request, nil, cfg.RequestHeaders)
+	s.respRules = compileRules(&errs, "responseHeaders", Response, nil, cfg.ResponseHeaders)
+	var err error
+	s.comp, err = newCompressor(cfg.Compression)
+	errs.Under("compression", CodeCompressionMinimumSize, err)
+	if !requestIDModeNames.known(cfg.RequestID) {
+		errs.Add(CodeSiteRequestIDUnknown, "requestID", "unknown request ID mode "+cfg.RequestID.String()+" (want "+requestIDModeNames.list()+")")
 	}
-	if _, err := compileRules(Response, cfg.ResponseHeaders); err != nil {
-		errs = append(errs, err)
+	if err := errs.Err(); err != nil {
+		return nil, err
 	}
-	comp, err := newCompressor(cfg.Compression)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if cfg.RequestID > RequestIDGenerate {
-		errs = append(errs, errors.New("proxy: unknown request ID mode"))
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return &Site{cfg: cfg, comp: comp, requestID: cfg.RequestID}, nil
+	return s, nil
 }
 
 // requestIDValue returns the request ID to send both ways, or nil.

@@ -9,11 +9,13 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/paduraksa/paduraksa/internal/cowmap"
+	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
 // HTTPVersion is the HTTP version spoken to an upstream.
@@ -26,6 +28,45 @@ const (
 	// with prior knowledge.
 	HTTP2
 )
+
+var httpVersionNames = enum[HTTPVersion]{"1.1", "2"}
+
+// String returns the version's name: "1.1" or "2".
+func (v HTTPVersion) String() string { return httpVersionNames.name(v) }
+
+// ParseHTTPVersion returns the version a name stands for.
+func ParseHTTPVersion(name string) (HTTPVersion, bool) { return httpVersionNames.parse(name) }
+
+// HTTPVersionNames returns the names of the versions, the default first:
+// the names a config document uses.
+func HTTPVersionNames() []string { return httpVersionNames }
+
+// VersionPolicy says whether a client may speak a lower version than its
+// HTTPVersion.
+type VersionPolicy uint8
+
+const (
+	// VersionOrLower offers the version and takes a lower one (the zero
+	// value): with HTTP2, TLS destinations that do not agree to h2 in
+	// ALPN get HTTP/1.1, and plain-text ones are spoken to in HTTP/1.1.
+	VersionOrLower VersionPolicy = iota
+	// VersionExact refuses a lower version: with HTTP2, TLS destinations
+	// must agree to h2 and plain-text ones are spoken to in h2c with prior
+	// knowledge.
+	VersionExact
+)
+
+var versionPolicyNames = enum[VersionPolicy]{"orLower", "exact"}
+
+// String returns the policy's name: "orLower" or "exact".
+func (p VersionPolicy) String() string { return versionPolicyNames.name(p) }
+
+// ParseVersionPolicy returns the policy a name stands for.
+func ParseVersionPolicy(name string) (VersionPolicy, bool) { return versionPolicyNames.parse(name) }
+
+// VersionPolicyNames returns the names of the version policies, the
+// default first: the names a config document uses.
+func VersionPolicyNames() []string { return versionPolicyNames }
 
 // Trust says how an https upstream's certificate is checked.
 type Trust uint8
@@ -40,19 +81,29 @@ const (
 	TrustAny
 )
 
+var trustNames = enum[Trust]{"system", "pinned", "any"}
+
+// String returns the trust's name: "system", "pinned" or "any".
+func (t Trust) String() string { return trustNames.name(t) }
+
+// ParseTrust returns the trust a name stands for.
+func ParseTrust(name string) (Trust, bool) { return trustNames.parse(name) }
+
+// TrustNames returns the names of the trusts, the default first: the
+// names a config document uses.
+func TrustNames() []string { return trustNames }
+
 // ClientConfig holds the settings of an upstream's HTTP client: a cluster
 // keeps its transport (and its pooled connections) across publishes while
 // its ClientConfig is unchanged. The zero value is HTTP/1.1 with a 10 s
 // connect timeout and system trust. ClientConfig is comparable.
 type ClientConfig struct {
 	Version HTTPVersion
-	// ExactVersion refuses to negotiate below Version: with HTTP2, TLS
-	// upstreams must agree to h2 in ALPN and plain-text ones are spoken to
-	// in h2c with prior knowledge. Without it, HTTP2 is offered over TLS
-	// and plain-text upstreams get HTTP/1.1.
-	ExactVersion bool
+	// VersionPolicy says whether Version may be negotiated down (see
+	// [ClientConfig.PlainTextVersion]).
+	VersionPolicy VersionPolicy
 	// ConnectTimeout covers the TCP connect and the TLS handshake; 0 means
-	// 10 s.
+	// 10 s, else between MinConnectTimeout and MaxConnectTimeout.
 	ConnectTimeout time.Duration
 	// ResponseHeaderTimeout bounds the wait for the response header once
 	// the request is written; 0 means none. The compiler sets it to the
@@ -69,8 +120,66 @@ type ClientConfig struct {
 	ServerName string
 }
 
-// DefaultConnectTimeout is the connect timeout when none is configured.
-const DefaultConnectTimeout = 10 * time.Second
+// DefaultConnectTimeout is the connect timeout when none is configured;
+// MinConnectTimeout and MaxConnectTimeout bound a configured one.
+const (
+	DefaultConnectTimeout = 10 * time.Second
+	MinConnectTimeout     = 100 * time.Millisecond
+	MaxConnectTimeout     = 5 * time.Minute
+)
+
+// Validate reports every problem of c, each a [ValidationError] with a
+// path relative to c, joined, or nil. [NewTransport] does not refuse
+// anything: validate first.
+func (c ClientConfig) Validate() error {
+	var errs problem.List
+	if !httpVersionNames.known(c.Version) {
+		errs.Add(CodeClientVersionUnknown, "version", "unknown HTTP version "+c.Version.String()+" (want "+httpVersionNames.list()+")")
+	}
+	if !versionPolicyNames.known(c.VersionPolicy) {
+		errs.Add(CodeClientVersionPolicyUnknown, "versionPolicy", "unknown version policy "+c.VersionPolicy.String()+" (want "+versionPolicyNames.list()+")")
+	}
+	if ct := c.ConnectTimeout; ct != 0 && (ct < MinConnectTimeout || ct > MaxConnectTimeout) {
+		errs.Add(CodeClientConnectTimeoutInvalid, "connectTimeout", ct.String()+" is not between "+MinConnectTimeout.String()+" and "+MaxConnectTimeout.String())
+	}
+	if c.ResponseHeaderTimeout < 0 {
+		errs.Add(CodeClientResponseHeaderTimeoutInvalid, "responseHeaderTimeout", "negative (0 means none)")
+	}
+	switch {
+	case !trustNames.known(c.Trust):
+		errs.Add(CodeClientTrustUnknown, "trust", "unknown trust "+c.Trust.String()+" (want "+trustNames.list()+")")
+	case c.Trust == TrustPinned && c.Pins == "":
+		errs.Add(CodeClientPinsMissing, "pins", "trust pinned needs at least one pin")
+	case c.Trust != TrustPinned && c.Pins != "":
+		errs.Add(CodeClientPinsUnexpected, "pins", "pins are only used with trust pinned")
+	}
+	if len(c.Pins)%sha256.Size != 0 {
+		errs.Add(CodeClientPinsInvalid, "pins", "not a whole number of 32-byte SHA-256 pins")
+	}
+	if n := c.ServerName; n != "" && !validServerName(n) {
+		errs.Add(CodeClientServerNameInvalid, "serverName", quote(n)+" is not a host name or IP literal")
+	}
+	return errs.Err()
+}
+
+// validServerName reports whether n can be a TLS server name: a host name
+// (as a custom Host, without a port) or an IP literal without brackets.
+func validServerName(n string) bool {
+	if ip, err := netip.ParseAddr(n); err == nil {
+		return ip.Zone() == ""
+	}
+	return validHostName(n) && strings.IndexByte(n, ':') < 0
+}
+
+// PlainTextVersion returns the version c speaks to a plain-text (http://)
+// destination: HTTP/2 (h2c) only with HTTP2 and VersionExact, HTTP/1.1
+// otherwise.
+func (c ClientConfig) PlainTextVersion() HTTPVersion {
+	if c.Version == HTTP2 && c.VersionPolicy == VersionExact {
+		return HTTP2
+	}
+	return HTTP11
+}
 
 // MaxServerNames bounds the TLS server names one [Transport] keeps a pool
 // for (see [Transport.ForServerName]).
@@ -171,7 +280,7 @@ func newHTTPTransport(cfg ClientConfig) *http.Transport {
 	switch cfg.Version {
 	case HTTP2:
 		p.SetHTTP2(true)
-		if cfg.ExactVersion {
+		if cfg.VersionPolicy == VersionExact {
 			p.SetUnencryptedHTTP2(true)
 		} else {
 			p.SetHTTP1(true)

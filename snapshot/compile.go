@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -309,7 +308,7 @@ func (c *Compiler) build(doc *Document, form canonForm, prev *Snapshot) (*Snapsh
 				r := &h.Routes[j]
 				target, err := proxyRoute(r, s.clusters[r.Upstream], site)
 				if err != nil {
-					if errors.Is(err, proxy.ErrHeaderTooMany) {
+					if ps := Problems(err); len(ps) > 0 && ps[len(ps)-1].Code == proxy.CodeHeadersTooMany {
 						return nil, &ValidationError{Code: CodeHeadersTooMany, Path: routePath(i, j, ".headers"), Msg: "over 32 rules in one direction once merged over the host's: " + err.Error()}
 					}
 					return nil, internal(routePath(i, j, ""), err)
@@ -413,7 +412,9 @@ func clientConfig(h *UpstreamHTTP) (proxy.ClientConfig, error) {
 	if h.Version == "2" {
 		c.Version = proxy.HTTP2
 	}
-	c.ExactVersion = h.VersionPolicy == "exact"
+	if h.VersionPolicy == "exact" {
+		c.VersionPolicy = proxy.VersionExact
+	}
 	ct, err := ParseDuration(h.ConnectTimeout, proxy.DefaultConnectTimeout)
 	if err != nil {
 		return c, err

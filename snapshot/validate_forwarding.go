@@ -1,8 +1,6 @@
 package snapshot
 
 import (
-	"errors"
-
 	"github.com/paduraksa/paduraksa/proxy"
 )
 
@@ -90,18 +88,21 @@ func (c *docCheck) headerRules(path string, h *Headers) {
 				c.add(CodeHeadersOperationInvalid, p+".operation", quote(r.Operation)+" is not set, add or remove")
 				continue
 			}
-			err := proxy.CheckHeaderRule(dir.d, proxy.HeaderRule{Name: r.Name, Op: op, Value: r.Value})
-			switch {
-			case err == nil:
-			case errors.Is(err, proxy.ErrHeaderName):
+			var code string
+			if ps := Problems(proxy.CheckHeaderRule(dir.d, proxy.HeaderRule{Name: r.Name, Op: op, Value: r.Value})); len(ps) > 0 {
+				code = ps[0].Code
+			}
+			switch code {
+			case "":
+			case proxy.CodeHeaderNameInvalid:
 				c.add(CodeHeadersNameInvalid, p+".name", quote(r.Name)+" is not 1-64 token characters")
 				continue
-			case errors.Is(err, proxy.ErrHeaderReserved):
+			case proxy.CodeHeaderNameReserved:
 				c.add(CodeHeadersNameReserved, p+".name", quote(r.Name)+" is owned by the proxy and cannot be a custom header")
 				continue
-			case errors.Is(err, proxy.ErrHeaderOp):
+			case proxy.CodeHeaderOpInvalid:
 				c.add(CodeHeadersOperationInvalid, p+".operation", "Set-Cookie only takes add")
-			case errors.Is(err, proxy.ErrHeaderValueUnset):
+			case proxy.CodeHeaderValueUnexpected:
 				c.add(CodeHeadersValueUnexpected, p+".value", "remove takes no value")
 			default:
 				c.add(CodeHeadersValueInvalid, p+".value", "not 1-4096 visible characters without leading or trailing space")

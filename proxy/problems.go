@@ -1,0 +1,109 @@
+package proxy
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/paduraksa/paduraksa/internal/problem"
+)
+
+// ValidationError is one problem of a forwarding config: a stable Code
+// (one of the Code* constants), a Path relative to the config that was
+// validated ("rewrite.addPrefix", "requestHeaders[2].name"), so a caller
+// that embeds the config can put its own path in front, and a Msg for
+// people. It is the one problem type of the library's configs: errors.As
+// finds it whichever package reported it.
+type ValidationError = problem.Error
+
+// Codes of [ValidationError]. Paths are relative to the config named; a
+// header rule's path is its list and index ("responseHeaders[1].value").
+// They are stable: tools and tests may branch on them.
+//
+//	code                                 path                               meaning
+//	proxy.route.cluster.missing          cluster, cluster.upstream, ...     RouteConfig (or a Route) without a cluster, its runtime state or its transport
+//	proxy.route.hostHeader.unknown       hostHeader                         not one of HostHeaderNames
+//	proxy.route.hostName.invalid         hostName                           HostCustom without a host name or IP literal (optional port)
+//	proxy.route.hostName.unused          hostName                           a host name with another Host mode
+//	proxy.rewrite.stripPrefix.root       rewrite.stripPrefix                "/": there is no prefix to strip
+//	proxy.rewrite.stripPrefix.invalid    rewrite.stripPrefix                not a prefix the gate can match (gate.CheckPrefix)
+//	proxy.rewrite.addPrefix.invalid      rewrite.addPrefix                  not /segments of URL path characters; trailing /, empty, . or .. segment, loose escape, over 256 bytes
+//	proxy.retry.attempts.invalid         retry.attempts                     not 0 to MaxRetryAttempts
+//	proxy.retry.bodyLimit.invalid        retry.bodyLimit                    not 0 to 1 MiB
+//	proxy.retry.budget.invalid           retry.budget                       not a share in [0, 1]
+//	proxy.headers.tooMany                requestHeaders, responseHeaders    over MaxHeaderRules in one direction once a route's rules merge over its site's
+//	proxy.header.name.invalid            ...Headers[k].name                 not 1-64 token characters
+//	proxy.header.name.reserved           ...Headers[k].name                 a name the proxy or the framing owns (see HeaderRule)
+//	proxy.header.name.duplicate          ...Headers[k].name                 a second rule for the name in the same list
+//	proxy.header.op.invalid              ...Headers[k].op                   not set, add or remove; Set-Cookie other than add
+//	proxy.header.value.invalid           ...Headers[k].value                not 1-4096 visible characters without leading or trailing space
+//	proxy.header.value.unexpected        ...Headers[k].value                a value on a remove
+//	proxy.compression.minimumSize.invalid compression.minimumSize           not 0 to 1 MiB
+//	proxy.compression.encoding.unknown   compression.encodings[k]           not one of EncodingNames
+//	proxy.compression.encoding.duplicate compression.encodings[k]           listed twice
+//	proxy.site.requestID.unknown         requestID                          not one of RequestIDModeNames
+//	proxy.client.version.unknown         version                            not one of HTTPVersionNames
+//	proxy.client.versionPolicy.unknown   versionPolicy                      not one of VersionPolicyNames
+//	proxy.client.connectTimeout.invalid  connectTimeout                     not 0 (the default) or MinConnectTimeout to MaxConnectTimeout
+//	proxy.client.responseHeaderTimeout.invalid responseHeaderTimeout        negative
+//	proxy.client.trust.unknown           trust                              not one of TrustNames
+//	proxy.client.pins.missing            pins                               TrustPinned without a pin
+//	proxy.client.pins.unexpected         pins                               pins with another trust
+//	proxy.client.pins.invalid            pins                               not a whole number of 32-byte pins
+//	proxy.client.serverName.invalid      serverName                         not a host name or IP literal
+const (
+	CodeRouteClusterMissing                = "proxy.route.cluster.missing"
+	CodeRouteHostHeaderUnknown             = "proxy.route.hostHeader.unknown"
+	CodeRouteHostNameInvalid               = "proxy.route.hostName.invalid"
+	CodeRouteHostNameUnused                = "proxy.route.hostName.unused"
+	CodeRewriteStripPrefixRoot             = "proxy.rewrite.stripPrefix.root"
+	CodeRewriteStripPrefixInvalid          = "proxy.rewrite.stripPrefix.invalid"
+	CodeRewriteAddPrefixInvalid            = "proxy.rewrite.addPrefix.invalid"
+	CodeRetryAttemptsInvalid               = "proxy.retry.attempts.invalid"
+	CodeRetryBodyLimitInvalid              = "proxy.retry.bodyLimit.invalid"
+	CodeRetryBudgetInvalid                 = "proxy.retry.budget.invalid"
+	CodeHeadersTooMany                     = "proxy.headers.tooMany"
+	CodeHeaderNameInvalid                  = "proxy.header.name.invalid"
+	CodeHeaderNameReserved                 = "proxy.header.name.reserved"
+	CodeHeaderNameDuplicate                = "proxy.header.name.duplicate"
+	CodeHeaderOpInvalid                    = "proxy.header.op.invalid"
+	CodeHeaderValueInvalid                 = "proxy.header.value.invalid"
+	CodeHeaderValueUnexpected              = "proxy.header.value.unexpected"
+	CodeCompressionMinimumSize             = "proxy.compression.minimumSize.invalid"
+	CodeCompressionEncodingUnknown         = "proxy.compression.encoding.unknown"
+	CodeCompressionEncodingDuplicate       = "proxy.compression.encoding.duplicate"
+	CodeSiteRequestIDUnknown               = "proxy.site.requestID.unknown"
+	CodeClientVersionUnknown               = "proxy.client.version.unknown"
+	CodeClientVersionPolicyUnknown         = "proxy.client.versionPolicy.unknown"
+	CodeClientConnectTimeoutInvalid        = "proxy.client.connectTimeout.invalid"
+	CodeClientResponseHeaderTimeoutInvalid = "proxy.client.responseHeaderTimeout.invalid"
+	CodeClientTrustUnknown                 = "proxy.client.trust.unknown"
+	CodeClientPinsMissing                  = "proxy.client.pins.missing"
+	CodeClientPinsUnexpected               = "proxy.client.pins.unexpected"
+	CodeClientPinsInvalid                  = "proxy.client.pins.invalid"
+	CodeClientServerNameInvalid            = "proxy.client.serverName.invalid"
+)
+
+// enum is the name table of one enumerated type: the value n is
+// names[n]. Its String, Parse and Names are the one source of the names a
+// config document uses.
+type enum[T ~uint8] []string
+
+func (e enum[T]) name(v T) string {
+	if int(v) < len(e) {
+		return e[v]
+	}
+	return "invalid(" + strconv.Itoa(int(v)) + ")"
+}
+
+func (e enum[T]) parse(s string) (T, bool) {
+	for i, n := range e {
+		if n == s {
+			return T(i), true
+		}
+	}
+	return 0, false
+}
+
+func (e enum[T]) known(v T) bool { return int(v) < len(e) }
+
+func (e enum[T]) list() string { return strings.Join(e, ", ") }
