@@ -4,16 +4,17 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"errors"
 	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
 	"sync/atomic"
 
+	"github.com/paduraksa/paduraksa/internal/problem"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/paduraksa/paduraksa/internal/ipaddr"
+	"golang.org/x/net/http/httpguts"
 )
 
 // CountryLookup resolves a client address to its country, an ISO 3166-1
@@ -47,7 +48,7 @@ type AccessListConfig struct {
 	Countries      CountryLookup
 	// Users, when not empty, requires HTTP basic auth as one of them.
 	Users []BasicUser
-	// Realm is the basic-auth realm; default "restricted".
+	// Realm is the basic-auth realm; default [DefaultRealm].
 	Realm string
 }
 
@@ -92,7 +93,27 @@ var _ Policy = (*AccessList)(nil)
 // are checked against it.
 const dummyHash = "$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BWX4Z3ZSwnKQ2ZTmLPy4ENyB1Xm6"
 
-// NewAccessList builds an access list.
+// countryCodes returns country codes in upper case, refusing what is not
+// two ASCII letters; at is the list's path.
+func countryCodes(errs *problem.List, at string, ccs []string) []string {
+	var out []string
+	for i, c := range ccs {
+		if len(c) != 2 || !isLetter(c[0]) || !isLetter(c[1]) {
+			errs.Add(CodeAccessListCountryInvalid, problem.Index(at, i), strconv.Quote(c)+" is not an ISO 3166-1 alpha-2 code (two letters)")
+			continue
+		}
+		out = append(out, strings.ToUpper(c))
+	}
+	return out
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// DefaultRealm is the basic-auth realm of an access list without one.
+const DefaultRealm = "restricted"
+
+// NewAccessList builds an access list. It returns every problem of cfg at
+// once, each a [ValidationError] with a path relative to cfg.
 func NewAccessList(cfg AccessListConfig) (*AccessList, error) {
 	l := &AccessList{
 		id:       cfg.ID,
@@ -103,44 +124,48 @@ func NewAccessList(cfg AccessListConfig) (*AccessList, error) {
 		page403:  statusPage(http.StatusForbidden, nil),
 		dummy:    []byte(dummyHash),
 	}
-	var errs []error
-	for _, p := range append(append([]netip.Prefix(nil), cfg.Allow...), cfg.Deny...) {
-		if err := ipaddr.CheckPrefix(p); err != nil {
-			errs = append(errs, errors.New("gate: access list "+strconv.Quote(cfg.ID)+": "+p.String()+": "+err.Error()))
+	var errs problem.List
+	checkPrefixes(&errs, "allow", cfg.Allow)
+	checkPrefixes(&errs, "deny", cfg.Deny)
+	l.allowCC = countryCodes(&errs, "allowCountries", cfg.AllowCountries)
+	l.denyCC = countryCodes(&errs, "denyCountries", cfg.DenyCountries)
+	if l.geo == nil {
+		for _, f := range [...]struct {
+			path string
+			ccs  []string
+		}{{"allowCountries", cfg.AllowCountries}, {"denyCountries", cfg.DenyCountries}} {
+			if len(f.ccs) > 0 {
+				errs.Add(CodeAccessListCountriesNoLookup, f.path, "country rules need a CountryLookup: without one no client has a country")
+			}
 		}
-	}
-	for _, c := range cfg.AllowCountries {
-		l.allowCC = append(l.allowCC, strings.ToUpper(c))
-	}
-	for _, c := range cfg.DenyCountries {
-		l.denyCC = append(l.denyCC, strings.ToUpper(c))
-	}
-	if (len(l.allowCC) > 0 || len(l.denyCC) > 0) && l.geo == nil {
-		errs = append(errs, errors.New("gate: access list "+strconv.Quote(cfg.ID)+": country rules need a CountryLookup"))
 	}
 	if len(cfg.Users) > 0 {
 		l.users = make(map[string]*basicUser, len(cfg.Users))
-		for _, u := range cfg.Users {
+		for i, u := range cfg.Users {
+			at := problem.Index("users", i)
+			ok := true
+			if u.Name == "" || strings.IndexByte(u.Name, ':') >= 0 || !httpguts.ValidHeaderFieldValue(u.Name) {
+				errs.Add(CodeAccessListUserNameInvalid, at+".name", "a user name is not empty and has no ':' or control characters")
+				ok = false
+			}
 			if _, err := bcrypt.Cost([]byte(u.Hash)); err != nil {
-				errs = append(errs, errors.New("gate: access list "+strconv.Quote(cfg.ID)+": user "+strconv.Quote(u.Name)+": not a bcrypt hash"))
-				continue
+				errs.Add(CodeAccessListUserHashInvalid, at+".hash", "not a bcrypt hash")
+				ok = false
 			}
-			if u.Name == "" || strings.IndexByte(u.Name, ':') >= 0 {
-				errs = append(errs, errors.New("gate: access list "+strconv.Quote(cfg.ID)+": invalid user name "+strconv.Quote(u.Name)))
-				continue
+			if ok {
+				l.users[u.Name] = &basicUser{hash: []byte(u.Hash)}
 			}
-			l.users[u.Name] = &basicUser{hash: []byte(u.Hash)}
 		}
-		realm := cfg.Realm
-		if realm == "" {
-			realm = "restricted"
-		}
+	}
+	checkHeaderValue(&errs, CodeAccessListRealmInvalid, "realm", cfg.Realm)
+	if len(cfg.Users) > 0 {
+		realm := cmpOr(cfg.Realm, DefaultRealm)
 		l.page401 = statusPage(http.StatusUnauthorized, http.Header{
 			"Www-Authenticate": {`Basic realm=` + strconv.Quote(realm) + `, charset="UTF-8"`},
 		})
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if err := errs.Err(); err != nil {
+		return nil, err
 	}
 	return l, nil
 }

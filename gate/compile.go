@@ -1,9 +1,9 @@
 package gate
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"runtime"
 	"slices"
 	"strconv"
@@ -11,10 +11,14 @@ import (
 	"time"
 
 	"github.com/paduraksa/paduraksa/internal/ipaddr"
+	"github.com/paduraksa/paduraksa/internal/problem"
+	"golang.org/x/net/http/httpguts"
 )
 
-// New validates cfg and builds a Gate. Host names are canonicalised with
-// [CanonicalHostName]; a name used twice is an error.
+// New validates cfg and builds a Gate. It returns every problem of cfg at
+// once, each a [ValidationError] with a path relative to cfg, and copies
+// what it keeps. Host names are canonicalised with [CanonicalHostName]; a
+// name used twice is an error.
 func New(cfg Config) (*Gate, error) {
 	g := &Gate{
 		hosts:      newHostTable(cfg),
@@ -29,28 +33,18 @@ func New(cfg Config) (*Gate, error) {
 	if g.state == nil {
 		g.state = new(State)
 	}
-	var errs []error
+	var errs problem.List
 	switch g.maxPasswordChecks = cfg.MaxPasswordChecks; {
 	case g.maxPasswordChecks == 0:
 		g.maxPasswordChecks = max(1, runtime.GOMAXPROCS(0)/2)
 	case g.maxPasswordChecks < 0:
-		errs = append(errs, fmt.Errorf("%w: negative MaxPasswordChecks", ErrInvalidConfig))
+		errs.Add(CodeMaxPasswordChecksInvalid, "maxPasswordChecks", "negative (0 means half the CPUs)")
 	}
-	fail := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...))
-	}
-	for i, p := range cfg.TrustedProxies {
-		if err := ipaddr.CheckPrefix(p); err != nil {
-			fail("trustedProxies[%d]: %v", i, err)
-		}
-	}
-	for i, p := range cfg.ProbeSources {
-		if err := ipaddr.CheckPrefix(p); err != nil {
-			fail("probeSources[%d]: %v", i, err)
-		}
-	}
+	checkPrefixes(&errs, "trustedProxies", cfg.TrustedProxies)
+	checkPrefixes(&errs, "probeSources", cfg.ProbeSources)
 	g.trusted = ipaddr.NewPrefixSet(cfg.TrustedProxies)
 	g.probes = ipaddr.NewPrefixSet(cfg.ProbeSources)
+	checkHeaderValue(&errs, CodeServerInvalid, "server", cfg.Server)
 	g.defServer = headerValue(cmpOr(cfg.Server, "Paduraksa"))
 	answers := answerCache{}
 	servers := map[string][]string{g.defServer[0]: g.defServer}
@@ -62,9 +56,7 @@ func New(cfg Config) (*Gate, error) {
 			def.Body = []byte("not found\n")
 		}
 	}
-	if !validStatus(def.Status) {
-		fail("default answer status %d", def.Status)
-	}
+	checkAnswer(&errs, "default", def)
 	g.def = newAnswer(def, g.defServer)
 
 	for i, h := range cfg.Reuse {
@@ -73,7 +65,7 @@ func New(cfg Config) (*Gate, error) {
 		g.compiled = append(g.compiled, h)
 		for j, n := range h.Names {
 			if !g.hosts.add(n, h) {
-				fail("reuse[%d].names[%d]: %q is used twice", i, j, n)
+				errs.Add(CodeHostNameDuplicate, problem.Index(problem.Index("reuse", i)+".names", j), strconv.Quote(n)+" is used twice")
 			}
 		}
 	}
@@ -83,8 +75,10 @@ func New(cfg Config) (*Gate, error) {
 		*h = cfg.Hosts[i]
 		h.Names = slices.Clone(h.Names)
 		h.Routes = slices.Clone(h.Routes)
+		at := problem.Index("hosts", i)
 		h.server = g.defServer
 		if h.Server != "" {
+			checkHeaderValue(&errs, CodeServerInvalid, at+".server", h.Server)
 			if h.server = servers[h.Server]; h.server == nil {
 				h.server = headerValue(h.Server)
 				servers[h.Server] = h.server
@@ -92,67 +86,54 @@ func New(cfg Config) (*Gate, error) {
 		}
 		h.answers = answers.get(h.server)
 		if len(h.Names) == 0 {
-			fail("hosts[%d]: no names", i)
+			errs.Add(CodeHostNamesEmpty, at+".names", "a host needs at least one name")
 		}
 		for j, n := range h.Names {
 			canon, _, err := CanonicalHostName(n)
 			if err != nil {
-				fail("hosts[%d].names[%d]: %q: %v", i, j, n, err)
+				errs.Add(CodeHostNameInvalid, problem.Index(at+".names", j), strconv.Quote(n)+": "+err.Error())
 				continue
 			}
 			h.Names[j] = canon
 			if !g.hosts.add(canon, h) {
-				fail("hosts[%d].names[%d]: %q is used twice", i, j, n)
+				errs.Add(CodeHostNameDuplicate, problem.Index(at+".names", j), strconv.Quote(n)+" is used twice")
 			}
 		}
 		if len(h.Names) > 0 {
 			h.firstName = h.Names[0]
 		}
 		h.scopeKey = scopeKeyOf(h.firstName)
-		if err := h.compileCommon(); err != nil {
-			fail("hosts[%d]: %v", i, err)
-		}
-		h.chain = compileChain(ScopeHost, h.Policies, func(format string, args ...any) {
-			fail("hosts[%d].policies: "+format, append([]any{i}, args...)...)
-		})
+		h.compileCommon(&errs, at)
+		h.chain = compileChain(&errs, at+".policies", ScopeHost, h.Policies)
 		h.owned = ownedHeaders(h.Policies)
 		switch h.Kind {
 		case HostProxy:
 			for j := range h.Routes {
-				rt := &h.Routes[j]
-				if rt.Target == nil {
-					fail("hosts[%d].routes[%d]: no target", i, j)
-				}
-				if err := CheckPrefix(rt.Prefix); err != nil {
-					fail("hosts[%d].routes[%d]: prefix %q: %v", i, j, rt.Prefix, err)
-				}
-				if rt.PathAllow&^pathAllowAll != 0 {
-					fail("hosts[%d].routes[%d]: unknown path allowance %d", i, j, rt.PathAllow)
-				}
-				if rt.MaxBodyBytes < 0 {
-					fail("hosts[%d].routes[%d]: negative body limit", i, j)
-				}
-				rt.Prefix = strings.TrimSuffix(rt.Prefix, "/")
-				rt.lower = lowerASCII(rt.Prefix)
-				rt.scopeKey = scopeKeyOf(h.firstName, "route", cmpOr(rt.ID, rt.Prefix+"/"))
-				rt.chain = compileChain(ScopeRoute, rt.Policies, func(format string, args ...any) {
-					fail("hosts[%d].routes[%d].policies: "+format, append([]any{i, j}, args...)...)
-				})
-				rt.owned = ownedHeaders(rt.Policies)
+				compileRoute(&errs, problem.Index(at+".routes", j), h, &h.Routes[j])
 			}
 			// Most specific first: longer prefixes before shorter ones;
 			// equal prefixes keep their order.
-			slices.SortStableFunc(h.Routes, func(a, b Route) int { return len(b.Prefix) - len(a.Prefix) })
+			order := make([]int, len(h.Routes))
+			for j := range order {
+				order[j] = j
+			}
+			slices.SortStableFunc(order, func(a, b int) int { return len(h.Routes[b].Prefix) - len(h.Routes[a].Prefix) })
 			if len(h.Routes) > 1 {
 				seen := make(map[string]int, len(h.Routes))
-				for j := range h.Routes {
+				for _, j := range order {
 					k := h.Routes[j].lower
 					if prev, dup := seen[k]; dup {
-						fail("hosts[%d]: routes with prefixes %q and %q match the same paths (prefixes match ASCII letters in any case)", i, h.Routes[prev].Prefix+"/", h.Routes[j].Prefix+"/")
+						errs.Add(CodeRoutePrefixDuplicate, problem.Index(at+".routes", max(prev, j))+".prefix",
+							"routes["+strconv.Itoa(min(prev, j))+"] and routes["+strconv.Itoa(max(prev, j))+"] match the same paths (prefixes match ASCII letters in any case)")
 					}
 					seen[k] = j
 				}
 			}
+			sorted := make([]Route, len(order))
+			for k, j := range order {
+				sorted[k] = h.Routes[j]
+			}
+			h.Routes = sorted
 		case HostRedirect:
 			if h.Redirect.Status == 0 {
 				h.Redirect.Status = http.StatusPermanentRedirect
@@ -160,10 +141,10 @@ func New(cfg Config) (*Gate, error) {
 			switch h.Redirect.Status {
 			case 301, 302, 303, 307, 308:
 			default:
-				fail("hosts[%d]: redirect status %d", i, h.Redirect.Status)
+				errs.Add(CodeHostRedirectStatusInvalid, at+".redirect.status", "status "+strconv.Itoa(h.Redirect.Status)+" is not 301, 302, 303, 307 or 308")
 			}
-			if !strings.HasPrefix(h.Redirect.To, "http://") && !strings.HasPrefix(h.Redirect.To, "https://") {
-				fail("hosts[%d]: redirect target %q is not an absolute http(s) URL", i, h.Redirect.To)
+			if reason := checkRedirectTo(h.Redirect.To, h.Redirect.DropPath); reason != "" {
+				errs.Add(CodeHostRedirectToInvalid, at+".redirect.to", strconv.Quote(h.Redirect.To)+": "+reason)
 			}
 			if h.Redirect.DropPath {
 				h.dropLoc = headerValue(h.Redirect.To)
@@ -176,30 +157,70 @@ func New(cfg Config) (*Gate, error) {
 			if h.Fixed.Status == 0 {
 				h.Fixed.Status = http.StatusOK
 			}
-			if !validStatus(h.Fixed.Status) {
-				fail("hosts[%d]: fixed status %d", i, h.Fixed.Status)
-			}
+			checkAnswer(&errs, at+".fixed", h.Fixed)
 			h.fixed = newAnswer(h.Fixed, h.server)
 		default:
-			fail("hosts[%d]: unknown kind %d", i, h.Kind)
+			errs.Add(CodeHostKindUnknown, at+".kind", "unknown host kind "+h.Kind.String()+" (want "+hostKindNames.List()+")")
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	g.redirectLoops(&errs, cfg.Hosts)
+	if err := errs.Err(); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
 
-// compileCommon precomputes a host's TLS, HSTS, HTTPS redirect, robots and
-// limits.
-func (h *Host) compileCommon() error {
+// compileRoute checks and precomputes one route of h; at is its path.
+func compileRoute(errs *problem.List, at string, h *Host, rt *Route) {
+	switch t := rt.Target.(type) {
+	case nil:
+		errs.Add(CodeRouteTargetMissing, at+".target", "a route needs a target")
+	case TargetChecker:
+		if err := t.CheckTarget(); err != nil {
+			errs.Add(CodeRouteTargetMissing, at+".target", "the target cannot serve")
+			errs.Under(at+".target", CodeRouteTargetMissing, err)
+		}
+	}
+	if ah, ok := rt.Target.(AnswerHeaders); ok {
+		rt.answerHeaders = ah
+	}
+	if err := CheckPrefix(rt.Prefix); err != nil {
+		errs.Add(CodeRoutePrefixInvalid, at+".prefix", strconv.Quote(rt.Prefix)+": "+strings.TrimPrefix(err.Error(), "gate: "))
+	}
+	if rt.PathAllow&^pathAllowAll != 0 {
+		errs.Add(CodeRoutePathAllowUnknown, at+".pathAllow", "unknown path allowance "+strconv.Itoa(int(rt.PathAllow&^pathAllowAll)))
+	}
+	if rt.MaxBodyBytes < 0 {
+		errs.Add(CodeRouteMaxBodyBytesInvalid, at+".maxBodyBytes", "negative (0 means the host's limit)")
+	}
+	rt.Prefix = strings.TrimSuffix(rt.Prefix, "/")
+	rt.lower = lowerASCII(rt.Prefix)
+	rt.scopeKey = scopeKeyOf(h.firstName, "route", cmpOr(rt.ID, rt.Prefix+"/"))
+	rt.chain = compileChain(errs, at+".policies", ScopeRoute, rt.Policies)
+	rt.owned = ownedHeaders(rt.Policies)
+}
+
+// compileCommon checks and precomputes a host's TLS, HSTS, HTTPS redirect,
+// robots and limits; at is its path.
+func (h *Host) compileCommon(errs *problem.List, at string) {
+	if !knownTLSVersion(h.TLS.MinVersion) {
+		errs.Add(CodeHostTLSMinVersionInvalid, at+".tls.minVersion", "TLS version "+strconv.Itoa(int(h.TLS.MinVersion))+" is not one of "+strings.Join(TLSVersionNames(), ", "))
+	}
+	if h.TLS.AltSvc != "" {
+		switch {
+		case !h.TLS.HTTP3:
+			errs.Add(CodeHostTLSAltSvcInvalid, at+".tls.altSvc", "Alt-Svc is only sent for HTTP/3 hosts")
+		case !httpguts.ValidHeaderFieldValue(h.TLS.AltSvc):
+			errs.Add(CodeHostTLSAltSvcInvalid, at+".tls.altSvc", "not a valid header value")
+		}
+	}
 	if h.TLS.HTTP3 {
 		h.altSvc = headerValue(cmpOr(h.TLS.AltSvc, defaultAltSvc))
 	}
-	if h.HSTS.MaxAge < 0 {
-		return errors.New("negative HSTS max-age")
+	if m := h.HSTS.MaxAge; m < 0 || (m > 0 && m < time.Second) {
+		errs.Add(CodeHostHSTSMaxAgeInvalid, at+".hsts.maxAge", "max-age "+m.String()+" is negative or under a second (0 sends no header)")
 	}
-	if h.HSTS.MaxAge > 0 {
+	if h.HSTS.MaxAge >= time.Second {
 		v := "max-age=" + strconv.FormatInt(int64(h.HSTS.MaxAge/time.Second), 10)
 		if h.HSTS.IncludeSubdomains {
 			v += "; includeSubDomains"
@@ -216,10 +237,10 @@ func (h *Host) compileCommon() error {
 		switch rd.Status {
 		case 301, 302, 307, 308:
 		default:
-			return fmt.Errorf("HTTPS redirect status %d", rd.Status)
+			errs.Add(CodeHostHTTPSRedirectStatusInvalid, at+".httpsRedirect.status", "status "+strconv.Itoa(rd.Status)+" is not 301, 302, 307 or 308")
 		}
 		if rd.Port < 0 || rd.Port > 65535 {
-			return fmt.Errorf("HTTPS redirect port %d", rd.Port)
+			errs.Add(CodeHostHTTPSRedirectPortInvalid, at+".httpsRedirect.port", "port "+strconv.Itoa(rd.Port)+" is not 1-65535 (0 means 443)")
 		}
 		if rd.Port != 0 && rd.Port != 443 {
 			h.httpsPort = ":" + strconv.Itoa(rd.Port)
@@ -239,26 +260,126 @@ func (h *Host) compileCommon() error {
 		h.httpsPage = NewPage(rd.Status, "", nil, nil)
 	}
 	if h.Robots != nil {
+		if len(h.Robots) > MaxAnswerBody {
+			errs.Add(CodeAnswerBodyTooLarge, at+".robots", strconv.Itoa(len(h.Robots))+" bytes; at most "+strconv.Itoa(MaxAnswerBody))
+		}
 		h.robots = NewPage(http.StatusOK, "text/plain; charset=utf-8", h.Robots, nil)
 	}
 	l := &h.Limits
-	if l.MaxURIBytes < 0 || l.MaxHeaderCount < 0 || l.MaxHeaderBytes < 0 || l.MaxBodyBytes < 0 {
-		return errors.New("negative limit")
+	for _, f := range [...]struct {
+		name string
+		v    int64
+	}{{"maxUriBytes", int64(l.MaxURIBytes)}, {"maxHeaderCount", int64(l.MaxHeaderCount)}, {"maxHeaderBytes", int64(l.MaxHeaderBytes)}, {"maxBodyBytes", l.MaxBodyBytes}} {
+		if f.v < 0 {
+			errs.Add(CodeHostLimitsInvalid, at+".limits."+f.name, "negative (0 means no limit)")
+		}
 	}
-	return nil
 }
 
-func compileChain(scope Scope, uses []PolicyUse, fail func(string, ...any)) chain {
+func compileChain(errs *problem.List, at string, scope Scope, uses []PolicyUse) chain {
 	c := chain{scope: scope, uses: slices.Clone(uses)}
 	for i, u := range c.uses {
 		if u.Policy == nil {
-			fail("[%d]: no policy", i)
+			errs.Add(CodeChainPolicyMissing, problem.Index(at, i), "a policy use without a policy")
 		}
-		if u.Mode > Off {
-			fail("[%d]: unknown mode %d", i, u.Mode)
+		if !modeNames.Known(u.Mode) {
+			errs.Add(CodeChainModeUnknown, problem.Index(at, i)+".mode", "unknown mode "+u.Mode.String()+" (want "+modeNames.List()+")")
 		}
 	}
 	return c
+}
+
+// redirectLoops refuses redirect hosts whose target comes back to them,
+// directly or through other redirect hosts: every request would loop.
+// Targets are looked up in the host table as a Host header is.
+func (g *Gate) redirectLoops(errs *problem.List, hosts []Host) {
+	var buf [maxHostLen]byte
+	target := func(h *Host) *Host {
+		if h.Kind != HostRedirect {
+			return nil
+		}
+		u, err := url.Parse(h.Redirect.To)
+		if err != nil || u.Host == "" {
+			return nil
+		}
+		next, _, _ := g.hosts.lookup(buf[:0], u.Host)
+		return next
+	}
+	for i := range hosts {
+		h := g.compiled[i]
+		at := h
+		for range len(g.compiled) {
+			if at = target(at); at == nil {
+				break
+			}
+			if at == h {
+				errs.Add(CodeHostRedirectToLoop, problem.Index("hosts", i)+".redirect.to", strconv.Quote(hosts[i].Redirect.To)+" leads back to this host: every request would be redirected forever")
+				break
+			}
+		}
+	}
+}
+
+// checkRedirectTo returns why to is not a usable redirect target, or "".
+func checkRedirectTo(to string, dropPath bool) string {
+	if to == "" {
+		return "a redirect needs a target URL"
+	}
+	if !httpguts.ValidHeaderFieldValue(to) || strings.ContainsAny(to, " \t") {
+		return "not a valid Location header value"
+	}
+	u, err := url.Parse(to)
+	if err != nil {
+		return "not a URL"
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "not an absolute http:// or https:// URL"
+	case u.Opaque != "" || u.Host == "":
+		return "no host"
+	case u.User != nil:
+		return "user info is not allowed"
+	case strings.IndexByte(to, '#') >= 0:
+		return "a fragment is not allowed"
+	case !dropPath && (u.RawQuery != "" || u.ForceQuery):
+		return "a query is only allowed with dropPath (the request's path and query are appended)"
+	}
+	if host := u.Hostname(); host == "" {
+		return "no host"
+	} else if _, wildcard, err := CanonicalHostName(host); err != nil || wildcard {
+		return "invalid host " + strconv.Quote(host)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 || p[0] == '0' {
+			return "invalid port " + strconv.Quote(p)
+		}
+	}
+	return ""
+}
+
+// checkAnswer checks an answer the gate gives itself; at is its path.
+func checkAnswer(errs *problem.List, at string, a Answer) {
+	if !validStatus(a.Status) {
+		errs.Add(CodeAnswerStatusInvalid, at+".status", "status "+strconv.Itoa(a.Status)+" is not 200-599")
+	}
+	checkHeaderValue(errs, CodeAnswerContentTypeInvalid, at+".contentType", a.ContentType)
+	if len(a.Body) > MaxAnswerBody {
+		errs.Add(CodeAnswerBodyTooLarge, at+".body", strconv.Itoa(len(a.Body))+" bytes; at most "+strconv.Itoa(MaxAnswerBody))
+	}
+}
+
+func checkHeaderValue(errs *problem.List, code, at, v string) {
+	if v != "" && !httpguts.ValidHeaderFieldValue(v) {
+		errs.Add(code, at, "not a valid header value")
+	}
+}
+
+func checkPrefixes(errs *problem.List, at string, ps []netip.Prefix) {
+	for i, p := range ps {
+		if err := ipaddr.CheckPrefix(p); err != nil {
+			errs.Add(CodePrefixInvalid, problem.Index(at, i), err.Error())
+		}
+	}
 }
 
 func validStatus(s int) bool { return s >= 200 && s <= 599 }

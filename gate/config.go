@@ -14,6 +14,29 @@ type Target interface {
 	Forward(w http.ResponseWriter, r *http.Request, rq *Request)
 }
 
+// TargetChecker is implemented by a [Target] that can tell, when the gate
+// is built, that it would fail every request: the proxy's Route built by
+// hand without its cluster, say. [New] refuses a route whose target
+// reports a problem, so it is found at publish instead of on the first
+// request.
+type TargetChecker interface {
+	CheckTarget() error
+}
+
+// AnswerHeaders adds a host's or a route's own headers to the answers the
+// gate gives itself for it: a policy's refusal or challenge, 400, 404,
+// 413, 414, 421, 431, the HTTPS and host redirects, robots.txt and a fixed
+// host's answer. The proxy's Site (a host's settings) and Route implement
+// it with the request ID and the custom response rules, so the gate's
+// answers carry what the proxy's own do. A route's Target that implements
+// it is used once the route matched; the host's [Host.AnswerHeaders]
+// before that and on hosts without routes. SetAnswerHeaders runs on the
+// request path before the status is written: it must not block, and
+// should allocate only what it must make (a request ID).
+type AnswerHeaders interface {
+	SetAnswerHeaders(h http.Header, r *http.Request)
+}
+
 // TargetFunc adapts a function to [Target].
 type TargetFunc func(w http.ResponseWriter, r *http.Request, rq *Request)
 
@@ -117,6 +140,9 @@ type Host struct {
 	// Robots, when not nil, is served for GET and HEAD /robots.txt as
 	// text/plain, before redirect and fixed answers and route matching.
 	Robots []byte
+	// AnswerHeaders, when not nil, adds the host's headers to the answers
+	// the gate gives itself for the host (see [AnswerHeaders]).
+	AnswerHeaders AnswerHeaders
 
 	server    []string
 	answers   *answerSet // the gate's own answers, with this host's headers
@@ -176,10 +202,11 @@ type Route struct {
 	// upstream).
 	PathAllow PathAllow
 
-	chain    chain
-	owned    []string
-	lower    string // Prefix, ASCII lower case
-	scopeKey uint64
+	chain         chain
+	owned         []string
+	lower         string // Prefix, ASCII lower case
+	scopeKey      uint64
+	answerHeaders AnswerHeaders // the Target's, or nil
 }
 
 // Redirect is a precomputed redirect answer.

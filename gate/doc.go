@@ -11,6 +11,25 @@
 // every later decision — host, policies, route, target — comes from it, a
 // request never mixes two config generations.
 //
+// # Validation
+//
+// [New] and the policy constructors return every problem of their config
+// at once, each a [ValidationError] with a stable code (listed in
+// problems.go) and a path relative to the config ("hosts[2].routes[0].prefix",
+// "rules[1].status"). A route's target that implements [TargetChecker]
+// is asked whether it can serve, so a forwarder built by hand without its
+// cluster is refused by New rather than on the first request. The names
+// of the enumerated settings ([HostKindNames], [ModeNames],
+// [RuleActionNames], [RateLimitScopeNames], [TLSVersionNames],
+// [PathAllowNames]) are their String and Parse forms and the ones a config
+// document uses.
+//
+// The answers the gate gives itself for a host (a policy's refusal, 400,
+// 404, 413, 414, 421, 431, the redirects, robots.txt, a fixed answer)
+// carry the host's or the matched route's own headers when they have an
+// [AnswerHeaders]: the proxy's Site and Route add the request ID and the
+// custom response rules there, as on the proxy's own answers.
+//
 // # Pipeline
 //
 //  1. Client address. The peer is the PROXY-protocol source when the

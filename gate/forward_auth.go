@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paduraksa/paduraksa/internal/problem"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -64,17 +65,23 @@ var _ AsyncPolicy = (*ForwardAuth)(nil)
 // maxAuthBody bounds the body of a refusal copied to the client.
 const maxAuthBody = 64 << 10
 
-// NewForwardAuth builds a forward-auth policy.
+// DefaultForwardAuthTimeout bounds a forward-auth call without a
+// Timeout.
+const DefaultForwardAuthTimeout = 5 * time.Second
+
+// NewForwardAuth builds a forward-auth policy. It returns every problem of
+// cfg at once, each a [ValidationError] with a path relative to cfg.
 func NewForwardAuth(cfg ForwardAuthConfig) (*ForwardAuth, error) {
+	var errs problem.List
 	u, err := url.Parse(cfg.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, errors.New("gate: forward auth " + strconv.Quote(cfg.ID) + ": URL must be an absolute http(s) URL")
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" {
+		errs.Add(CodeForwardAuthURLInvalid, "url", strconv.Quote(cfg.URL)+": not an absolute http(s) URL without user info or fragment")
 	}
 	if cfg.Timeout < 0 {
-		return nil, errors.New("gate: forward auth " + strconv.Quote(cfg.ID) + ": negative timeout")
+		errs.Add(CodeForwardAuthTimeoutInvalid, "timeout", "negative (0 means 5s)")
 	}
 	if cfg.Timeout == 0 {
-		cfg.Timeout = 5 * time.Second
+		cfg.Timeout = DefaultForwardAuthTimeout
 	}
 	a := &ForwardAuth{
 		cfg:     cfg,
@@ -88,17 +95,22 @@ func NewForwardAuth(cfg ForwardAuthConfig) (*ForwardAuth, error) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
-	for _, h := range cfg.IdentityHeaders {
+	for i, h := range cfg.IdentityHeaders {
 		if !httpguts.ValidHeaderFieldName(h) || strings.IndexByte(h, '_') >= 0 {
-			return nil, errors.New("gate: forward auth " + strconv.Quote(cfg.ID) + ": identity header " + strconv.Quote(h) + " is not a header name without underscores")
+			errs.Add(CodeForwardAuthHeaderInvalid, problem.Index("identityHeaders", i), strconv.Quote(h)+" is not a header name without underscores")
+			continue
 		}
 		a.identity = append(a.identity, http.CanonicalHeaderKey(h))
 	}
-	for _, h := range cfg.RequestHeaders {
+	for i, h := range cfg.RequestHeaders {
 		if !httpguts.ValidHeaderFieldName(h) {
-			return nil, errors.New("gate: forward auth " + strconv.Quote(cfg.ID) + ": request header " + strconv.Quote(h) + " is not a header name")
+			errs.Add(CodeForwardAuthHeaderInvalid, problem.Index("requestHeaders", i), strconv.Quote(h)+" is not a header name")
+			continue
 		}
 		a.request = append(a.request, http.CanonicalHeaderKey(h))
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

@@ -99,14 +99,15 @@ func FuzzRuleMatch(f *testing.F) {
 	f.Add("", "", "", "k", "GET", "/", "\u212a", true)
 	f.Add("/...", "/a.", "", "", "GET", "/", "", false)
 	f.Add("/a::$DATA", "/x\xe0\x80\xae", "", "", "GET", "/", "", false)
+	f.Add("/a", "", "GET,,PUT", "", "GET", "/a", "", false)
 	f.Fuzz(func(t *testing.T, prefix, exact, methods, needle, method, path, ua string, hasUA bool) {
 		rule := Rule{PathPrefix: prefix, PathExact: exact, UserAgentContains: needle}
 		if methods != "" {
 			rule.Methods = strings.Split(methods, ",")
 		}
 		rs, err := NewRuleSet(RuleSetConfig{ID: "fuzz", Rules: []Rule{rule}})
-		if valid := refRulePath(prefix) && refRulePath(exact); (err == nil) != valid {
-			t.Fatalf("rule paths %q, %q: error %v, want valid %v", prefix, exact, err, valid)
+		if valid := refRulePath(prefix) && refRulePath(exact) && refMethods(rule.Methods); (err == nil) != valid {
+			t.Fatalf("rule paths %q, %q, methods %q: error %v, want valid %v", prefix, exact, rule.Methods, err, valid)
 		}
 		if err != nil {
 			return
@@ -134,6 +135,18 @@ var asciiFold = strings.NewReplacer("A", "a", "B", "b", "C", "c", "D", "d", "E",
 // space, %, ;, ?, #, \, none empty (but a last one), none of dots only,
 // none ending with a dot or "::$DATA" (Windows drops those from names),
 // and no overlong UTF-8 start.
+// refMethods reports whether every method is a token of RFC 9110 section
+// 5.6.2: one or more of the tchar characters.
+func refMethods(ms []string) bool {
+	const tchar = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	for _, m := range ms {
+		if m == "" || strings.Trim(m, tchar) != "" {
+			return false
+		}
+	}
+	return true
+}
+
 func refRulePath(p string) bool {
 	if p == "" {
 		return true

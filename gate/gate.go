@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"errors"
 	"log/slog"
 
 	"github.com/paduraksa/paduraksa/internal/ipaddr"
@@ -26,9 +25,6 @@ type Gate struct {
 
 	maxPasswordChecks int
 }
-
-// ErrInvalidConfig wraps every problem [New] finds.
-var ErrInvalidConfig = errors.New("gate: invalid config")
 
 // Host returns the i-th compiled host: Config.Hosts[i], then the hosts of
 // Config.Reuse. It is immutable and may be passed back to a later [New] in

@@ -79,16 +79,6 @@ const (
 	Off
 )
 
-var modeNames = [...]string{"enforce", "shadow", "off"}
-
-// String returns the mode's name.
-func (m Mode) String() string {
-	if int(m) < len(modeNames) {
-		return modeNames[m]
-	}
-	return "invalid"
-}
-
 // PolicyUse places a policy in a chain.
 type PolicyUse struct {
 	Policy Policy

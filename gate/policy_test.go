@@ -257,11 +257,10 @@ func TestIPv4MappedPrefixes(t *testing.T) {
 	short := mustPrefix("::ffff:0:0/64")
 	hosts := []Host{{Names: []string{"a.test"}, Routes: []Route{{Prefix: "/", Target: &forwarded{}}}}}
 	_, err := New(Config{TrustedProxies: short, ProbeSources: short, Hosts: hosts})
-	require.ErrorIs(t, err, ErrInvalidConfig)
-	assert.ErrorContains(t, err, "trustedProxies[0]: an IPv4-mapped prefix must be /96 or longer")
-	assert.ErrorContains(t, err, "probeSources[0]: an IPv4-mapped prefix must be /96 or longer")
+	assert.Equal(t, []string{CodePrefixInvalid + " trustedProxies[0]", CodePrefixInvalid + " probeSources[0]"}, problemsOf(t, err))
+	assert.ErrorContains(t, err, "an IPv4-mapped prefix must be /96 or longer")
 	_, err = NewAccessList(AccessListConfig{ID: "l", Deny: short})
-	assert.ErrorContains(t, err, `gate: access list "l": ::ffff:0.0.0.0/64: an IPv4-mapped prefix must be /96 or longer`)
+	assert.Equal(t, []string{CodePrefixInvalid + " deny[0]"}, problemsOf(t, err))
 
 	g, err := New(Config{TrustedProxies: mustPrefix("::/0", "::ffff:10.0.0.0/104"), ProbeSources: mustPrefix("::ffff:0:0/96"), Hosts: hosts})
 	require.NoError(t, err)
@@ -341,4 +340,31 @@ func TestHSTSAndAltSvc(t *testing.T) {
 	g.ServeHTTP(w, r)
 	assert.Empty(t, w.h.Get("Strict-Transport-Security"), "plain HTTP")
 	assert.Empty(t, w.h.Get("Alt-Svc"), "plain HTTP")
+}
+
+// problemsOf returns "code path" of every problem err joins, failing on an
+// error of another type.
+func problemsOf(t *testing.T, err error) []string {
+	t.Helper()
+	var out []string
+	for _, e := range unjoin(err) {
+		var ve *ValidationError
+		require.ErrorAs(t, e, &ve)
+		out = append(out, ve.Code+" "+ve.Path)
+	}
+	return out
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, unjoin(e)...)
+		}
+		return out
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }

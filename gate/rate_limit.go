@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"errors"
 	"hash/fnv"
 	"math/bits"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/paduraksa/paduraksa/internal/clock"
 	"github.com/paduraksa/paduraksa/internal/ipaddr"
+	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
 // RateLimitScope says who shares a rate limit's buckets.
@@ -25,14 +25,6 @@ const (
 	// chain, per client and host.
 	RateLimitPerRoute
 )
-
-// String returns "shared" or "route".
-func (s RateLimitScope) String() string {
-	if s == RateLimitPerRoute {
-		return "route"
-	}
-	return "shared"
-}
 
 // RateLimitConfig configures a rate limit. Clients are counted by address:
 // an IPv4 address alone, an IPv6 address by its /64.
@@ -57,6 +49,27 @@ type RateLimitConfig struct {
 }
 
 func (c *RateLimitConfig) equal(o *RateLimitConfig) bool { return *c == *o }
+
+// check returns every problem of c, with paths relative to c.
+func (c *RateLimitConfig) check() error {
+	var errs problem.List
+	if c.Requests <= 0 {
+		errs.Add(CodeRateLimitRateInvalid, "requests", "requests must be positive")
+	}
+	if c.Period <= 0 {
+		errs.Add(CodeRateLimitRateInvalid, "period", "period must be positive")
+	}
+	if c.Burst < 0 {
+		errs.Add(CodeRateLimitBurstInvalid, "burst", "negative (0 means requests)")
+	}
+	if !rateLimitScopeNames.Known(c.Scope) {
+		errs.Add(CodeRateLimitScopeUnknown, "scope", "unknown scope "+c.Scope.String()+" (want "+rateLimitScopeNames.List()+")")
+	}
+	if c.TableSize < 0 {
+		errs.Add(CodeRateLimitTableSizeInvalid, "tableSize", "negative (0 means 65536)")
+	}
+	return errs.Err()
+}
 
 // RateLimit is a token-bucket rate limit per client address, kept in a
 // fixed-size lock-free table. Build it with [State.RateLimit] so its
@@ -99,11 +112,8 @@ func NewRateLimit(cfg RateLimitConfig) (*RateLimit, error) {
 }
 
 func newRateLimit(cfg RateLimitConfig, counters *Counters, clk clock.Clock) (*RateLimit, error) {
-	if cfg.Requests <= 0 || cfg.Period <= 0 {
-		return nil, errors.New("gate: rate limit " + strconv.Quote(cfg.ID) + ": requests and period must be positive")
-	}
-	if cfg.Burst < 0 || cfg.TableSize < 0 {
-		return nil, errors.New("gate: rate limit " + strconv.Quote(cfg.ID) + ": negative burst or table size")
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	burst := cfg.Burst
 	if burst == 0 {

@@ -26,6 +26,7 @@ func (g *Gate) httpsRedirect(w http.ResponseWriter, r *http.Request, rq *Request
 		loc = []string{"https://" + name + h.httpsPort + uri}
 	}
 	w.Header()["Location"] = loc
+	decorate(w, r, rq)
 	h.httpsPage.write(w, r)
 	if tr := rq.Tracer; tr != nil {
 		tr.OnStep(Step{Kind: StepRedirect, Status: h.httpsPage.status, Name: loc[0], Reason: "https redirect"})
@@ -44,6 +45,7 @@ func (g *Gate) hostRedirect(w http.ResponseWriter, r *http.Request, rq *Request,
 		loc = []string{h.Redirect.To + uri}
 	}
 	w.Header()["Location"] = loc
+	decorate(w, r, rq)
 	h.redirPage.write(w, r)
 	if tr := rq.Tracer; tr != nil {
 		tr.OnStep(Step{Kind: StepRedirect, Status: h.redirPage.status, Name: loc[0]})

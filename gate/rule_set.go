@@ -1,9 +1,12 @@
 package gate
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
+	"strings"
+
+	"github.com/paduraksa/paduraksa/internal/problem"
+	"golang.org/x/net/http/httpguts"
 )
 
 // RuleAction is what a matching rule does.
@@ -64,13 +67,15 @@ type compiledRule struct {
 
 var _ Policy = (*RuleSet)(nil)
 
-// NewRuleSet compiles a rule set.
+// NewRuleSet compiles a rule set. It returns every problem of cfg at once,
+// each a [ValidationError] with a path relative to cfg.
 func NewRuleSet(cfg RuleSetConfig) (*RuleSet, error) {
 	s := &RuleSet{id: cfg.ID, rules: make([]compiledRule, len(cfg.Rules))}
 	deny := statusPage(http.StatusForbidden, nil)
-	var errs []error
+	var errs problem.List
 	for i, r := range cfg.Rules {
 		c := &s.rules[i]
+		at := problem.Index("rules", i)
 		c.prefix, c.exact = lowerASCII(r.PathPrefix), lowerASCII(r.PathExact)
 		c.methods = append([]string(nil), r.Methods...)
 		c.ua = []byte(r.UserAgentContains)
@@ -78,9 +83,14 @@ func NewRuleSet(cfg RuleSetConfig) (*RuleSet, error) {
 			c.ua[j] = lower(b) // ASCII only: strings.ToLower would change other bytes too
 		}
 		n := "rule " + strconv.Itoa(i) + ": "
-		for _, p := range [...]string{r.PathPrefix, r.PathExact} {
-			if err := CheckPrefix(p); err != nil {
-				errs = append(errs, errors.New("gate: rule set "+strconv.Quote(cfg.ID)+": "+n+"path "+strconv.Quote(p)+": "+err.Error()))
+		for _, f := range [...]struct{ name, p string }{{".pathPrefix", r.PathPrefix}, {".pathExact", r.PathExact}} {
+			if err := CheckPrefix(f.p); err != nil {
+				errs.Add(CodeRuleSetRulePathInvalid, at+f.name, strconv.Quote(f.p)+": "+strings.TrimPrefix(err.Error(), "gate: ")+"; no request path could match")
+			}
+		}
+		for k, m := range r.Methods {
+			if !httpguts.ValidHeaderFieldName(m) {
+				errs.Add(CodeRuleSetRuleMethodInvalid, problem.Index(at+".methods", k), strconv.Quote(m)+" is not a method token")
 			}
 		}
 		switch r.Action {
@@ -89,17 +99,17 @@ func NewRuleSet(cfg RuleSetConfig) (*RuleSet, error) {
 		case RuleAllow:
 			c.verdict, c.reason = Continue, n+"allow"
 		case RuleRespond:
-			if !validStatus(r.Status) {
-				errs = append(errs, errors.New("gate: rule set "+strconv.Quote(cfg.ID)+": "+n+"status "+strconv.Itoa(r.Status)))
-				continue
-			}
+			checkAnswer(&errs, at, Answer{Status: r.Status, ContentType: r.ContentType, Body: r.Body})
 			c.verdict, c.page, c.reason = Respond, NewPage(r.Status, r.ContentType, r.Body, nil), n+"respond"
 		default:
-			errs = append(errs, errors.New("gate: rule set "+strconv.Quote(cfg.ID)+": "+n+"unknown action"))
+			errs.Add(CodeRuleSetRuleActionUnknown, at+".action", "unknown action "+r.Action.String()+" (want "+ruleActionNames.List()+")")
+		}
+		if r.Action != RuleRespond && (r.Status != 0 || r.ContentType != "" || r.Body != nil) {
+			errs.Add(CodeRuleSetRuleAnswerUnused, at+".status", "an answer is only given by a respond rule")
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if err := errs.Err(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

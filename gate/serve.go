@@ -75,7 +75,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 		if tr != nil {
 			tr.OnStep(Step{Kind: StepTLS, Status: http.StatusMisdirectedRequest, Reason: reason})
 		}
-		rq.Answer(w, r, http.StatusMisdirectedRequest)
+		g.answer(w, r, rq, http.StatusMisdirectedRequest)
 		return
 	}
 	if tr != nil && (r.TLS != nil || r.ProtoMajor == 3) {
@@ -88,7 +88,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 		if tr != nil {
 			tr.OnStep(Step{Kind: StepPath, Status: http.StatusBadRequest, Reason: err.Error()})
 		}
-		rq.Answer(w, r, http.StatusBadRequest)
+		g.answer(w, r, rq, http.StatusBadRequest)
 		return
 	}
 	rq.Path, rq.ForwardPath = view.Match, view.Forward
@@ -100,7 +100,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 		if tr != nil {
 			tr.OnStep(Step{Kind: StepLimits, Status: status, Reason: reason})
 		}
-		rq.Answer(w, r, status)
+		g.answer(w, r, rq, status)
 		return
 	}
 	if h.httpsPage != nil && rq.Scheme == schemeHTTP {
@@ -108,6 +108,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 		return
 	}
 	if h.robots != nil && rq.Path == "/robots.txt" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		decorate(w, r, rq)
 		h.robots.write(w, r)
 		if tr != nil {
 			tr.OnStep(Step{Kind: StepAnswer, Status: http.StatusOK, Reason: "robots.txt"})
@@ -120,6 +121,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 		g.hostRedirect(w, r, rq, h)
 		return
 	case HostFixed:
+		decorate(w, r, rq)
 		h.fixed.write(w, r)
 		if tr != nil {
 			tr.OnStep(Step{Kind: StepAnswer, Status: h.fixed.status, Reason: "fixed host"})
@@ -132,7 +134,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 		if tr != nil {
 			tr.OnStep(Step{Kind: StepRoute, Path: rq.Path, Status: http.StatusNotFound, Reason: "no route"})
 		}
-		rq.Answer(w, r, http.StatusNotFound)
+		g.answer(w, r, rq, http.StatusNotFound)
 		return
 	}
 	rq.Route = rt
@@ -143,7 +145,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 		if tr != nil {
 			tr.OnStep(Step{Kind: StepPath, Status: http.StatusBadRequest, Reason: need.refusal()})
 		}
-		rq.Answer(w, r, http.StatusBadRequest)
+		g.answer(w, r, rq, http.StatusBadRequest)
 		return
 	}
 	removeOwned(r.Header, rt.owned)
@@ -161,7 +163,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 			if tr != nil {
 				tr.OnStep(Step{Kind: StepLimits, Status: http.StatusRequestEntityTooLarge, Reason: "declared body over limit"})
 			}
-			rq.Answer(w, r, http.StatusRequestEntityTooLarge)
+			g.answer(w, r, rq, http.StatusRequestEntityTooLarge)
 			return
 		}
 		if r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody && !rq.DryRun {
@@ -200,11 +202,33 @@ func (g *Gate) applyChain(c *chain, w http.ResponseWriter, r *http.Request, rq *
 	if p == nil {
 		p = internalErrorPage
 	}
+	decorate(w, r, rq)
 	p.write(w, r)
 	if tr := rq.Tracer; tr != nil {
 		tr.OnStep(Step{Kind: StepAnswer, Status: p.status, Reason: d.Reason})
 	}
 	return true
+}
+
+// answer writes one of the gate's own answers with the host's or the
+// route's headers.
+func (g *Gate) answer(w http.ResponseWriter, r *http.Request, rq *Request, status int) {
+	decorate(w, r, rq)
+	rq.Answer(w, r, status)
+}
+
+// decorate adds the matched route's headers, or the host's, to an answer
+// the gate gives itself ([AnswerHeaders]).
+func decorate(w http.ResponseWriter, r *http.Request, rq *Request) {
+	var ah AnswerHeaders
+	if rt := rq.Route; rt != nil && rt.answerHeaders != nil {
+		ah = rt.answerHeaders
+	} else if h := rq.Host; h != nil {
+		ah = h.AnswerHeaders
+	}
+	if ah != nil {
+		ah.SetAnswerHeaders(w.Header(), r)
+	}
 }
 
 // responseHeaders applies stage 2: Alt-Svc on TCP HTTPS for HTTP/3 hosts,

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/enum"
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"golang.org/x/net/http/httpguts"
 )
@@ -172,13 +173,13 @@ const (
 	HeaderRemove
 )
 
-var headerOpNames = enum[HeaderOp]{"set", "add", "remove"}
+var headerOpNames = enum.Names[HeaderOp]{"set", "add", "remove"}
 
 // String returns the operation's name: "set", "add" or "remove".
-func (op HeaderOp) String() string { return headerOpNames.name(op) }
+func (op HeaderOp) String() string { return headerOpNames.Name(op) }
 
 // ParseHeaderOp returns the operation a name stands for.
-func ParseHeaderOp(name string) (HeaderOp, bool) { return headerOpNames.parse(name) }
+func ParseHeaderOp(name string) (HeaderOp, bool) { return headerOpNames.Parse(name) }
 
 // HeaderOpNames returns the names of the operations, the default first:
 // the names a config document uses.
@@ -261,7 +262,7 @@ func CheckHeaderRule(dir Direction, r HeaderRule) error {
 			return &ValidationError{Code: CodeHeaderValueUnexpected, Path: "value", Msg: "remove takes no value"}
 		}
 	default:
-		return &ValidationError{Code: CodeHeaderOpInvalid, Path: "op", Msg: "unknown operation " + r.Op.String() + " (want " + headerOpNames.list() + ")"}
+		return &ValidationError{Code: CodeHeaderOpInvalid, Path: "op", Msg: "unknown operation " + r.Op.String() + " (want " + headerOpNames.List() + ")"}
 	}
 	return nil
 }

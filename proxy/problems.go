@@ -1,9 +1,6 @@
 package proxy
 
 import (
-	"strconv"
-	"strings"
-
 	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
@@ -82,28 +79,3 @@ const (
 	CodeClientPinsInvalid                  = "proxy.client.pins.invalid"
 	CodeClientServerNameInvalid            = "proxy.client.serverName.invalid"
 )
-
-// enum is the name table of one enumerated type: the value n is
-// names[n]. Its String, Parse and Names are the one source of the names a
-// config document uses.
-type enum[T ~uint8] []string
-
-func (e enum[T]) name(v T) string {
-	if int(v) < len(e) {
-		return e[v]
-	}
-	return "invalid(" + strconv.Itoa(int(v)) + ")"
-}
-
-func (e enum[T]) parse(s string) (T, bool) {
-	for i, n := range e {
-		if n == s {
-			return T(i), true
-		}
-	}
-	return 0, false
-}
-
-func (e enum[T]) known(v T) bool { return int(v) < len(e) }
-
-func (e enum[T]) list() string { return strings.Join(e, ", ") }

@@ -1,39 +1,23 @@
 package proxy_test
 
 import (
-	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/proxy"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
-// problemsOf returns "code path" for each problem err holds, and nil for
-// nil; an error that holds no problem is reported as itself.
-func problemsOf(err error) []string {
-	if err == nil {
-		return nil
-	}
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else {
-		errs = []error{err}
-	}
-	var out []string
-	for _, e := range errs {
-		var p *proxy.ValidationError
-		if errors.As(e, &p) {
-			out = append(out, p.Code+" "+p.Path)
-		} else {
-			out = append(out, "not a problem: "+e.Error())
-		}
-	}
-	return out
-}
+var problemsOf = problem.CodePaths
 
 // TestNewRouteNamesWhatIsMissing: the error of a route without its
 // cluster, runtime state or transport says which, and a hand-built Route
@@ -146,5 +130,104 @@ func TestNames(t *testing.T) {
 	for _, e := range proxy.EncodingNames() {
 		_, err := proxy.NewSite(proxy.SiteConfig{Compression: proxy.Compression{Enabled: true, Encodings: []string{e}}})
 		assert.NoError(t, err, e)
+	}
+}
+
+// TestGateRefusesAHandBuiltRoute: a zero Route (and one without its
+// cluster's runtime state) is refused by gate.New, with the path of what
+// is missing, instead of panicking on the first request.
+func TestGateRefusesAHandBuiltRoute(t *testing.T) {
+	_, err := gate.New(gate.Config{Hosts: []gate.Host{{Names: []string{"a.test"}, Routes: []gate.Route{
+		{Prefix: "/", Target: &proxy.Route{}},
+		{Prefix: "/b", Target: &proxy.Route{Cluster: &proxy.Cluster{Transport: proxy.NewTransport(proxy.ClientConfig{})}}},
+	}}}})
+	assert.Equal(t, []string{
+		gate.CodeRouteTargetMissing + " hosts[0].routes[0].target",
+		proxy.CodeRouteClusterMissing + " hosts[0].routes[0].target.cluster",
+		gate.CodeRouteTargetMissing + " hosts[0].routes[1].target",
+		proxy.CodeRouteClusterMissing + " hosts[0].routes[1].target.cluster.upstream",
+	}, problemsOf(err))
+}
+
+// TestGateAnswersCarryRequestIDAndResponseRules: the answers the gate
+// gives itself (a policy's 403, 404, 413, 414, 429, 431) carry the host's
+// request ID and custom response rules, and the route's once it matched,
+// over a real listener, like the proxy's own 502.
+func TestGateAnswersCarryRequestIDAndResponseRules(t *testing.T) {
+	site, err := proxy.NewSite(proxy.SiteConfig{
+		RequestID:       proxy.RequestIDGenerate,
+		ResponseHeaders: []proxy.HeaderRule{{Name: "X-Frame-Options", Value: "DENY"}},
+	})
+	require.NoError(t, err)
+	var reg upstream.Registry
+	reg.Plan([]upstream.ClusterConfig{{ID: "c", Destinations: []upstream.DestinationConfig{{ID: "d", Scheme: "http", Host: refusedAddr(t)}}}}).Commit()
+	route, err := proxy.NewRoute(proxy.RouteConfig{
+		Cluster:         &proxy.Cluster{Upstream: reg.Cluster("c"), Transport: proxy.NewTransport(proxy.ClientConfig{})},
+		Site:            site,
+		ResponseHeaders: []proxy.HeaderRule{{Name: "X-Route", Value: "api"}},
+	})
+	require.NoError(t, err)
+	waf, err := gate.NewRuleSet(gate.RuleSetConfig{ID: "waf", Rules: []gate.Rule{{PathPrefix: "/wp-"}}})
+	require.NoError(t, err)
+	limit, err := gate.NewRateLimit(gate.RateLimitConfig{ID: "rl", Requests: 1, Period: time.Hour, Burst: 1})
+	require.NoError(t, err)
+	g, err := gate.New(gate.Config{Hosts: []gate.Host{{
+		Names: []string{"app.test"}, AnswerHeaders: site, Policies: []gate.PolicyUse{{Policy: waf}},
+		Limits: gate.Limits{MaxURIBytes: 100, MaxHeaderCount: 30},
+		Routes: []gate.Route{
+			{Prefix: "/api", Target: route, MaxBodyBytes: 4},
+			{Prefix: "/limited", Target: route, Policies: []gate.PolicyUse{{Policy: limit}}},
+		},
+	}}})
+	require.NoError(t, err)
+	addr := listen(t, g)
+
+	send := func(t *testing.T, method, path string, hdr http.Header, body string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Host = "app.test"
+		for k, v := range hdr {
+			req.Header[k] = v
+		}
+		tr := &http.Transport{}
+		t.Cleanup(tr.CloseIdleConnections)
+		res, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
+		require.NoError(t, err)
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res
+	}
+	many := http.Header{}
+	for i := range 40 {
+		many["X-H"+strconv.Itoa(i)] = []string{"v"}
+	}
+	send(t, "GET", "/limited", nil, "") // spends the one token: 502, the proxy's own
+	for _, tc := range []struct {
+		name, method, path string
+		hdr                http.Header
+		body               string
+		status             int
+		route              bool
+	}{
+		{"policy refusal", "GET", "/wp-login.php", nil, "", 403, false},
+		{"no route", "GET", "/other", nil, "", 404, false},
+		{"uri too long", "GET", "/" + strings.Repeat("a", 120), nil, "", 414, false},
+		{"too many headers", "GET", "/api", many, "", 431, false},
+		{"body too large", "POST", "/api", nil, "too long", 413, true},
+		{"rate limited", "GET", "/limited", nil, "", 429, true},
+		{"the proxy's own 502", "GET", "/api", nil, "", 502, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := send(t, tc.method, tc.path, tc.hdr, tc.body)
+			assert.Equal(t, tc.status, res.StatusCode)
+			assert.Len(t, res.Header.Get("X-Request-Id"), 32, "a generated request ID")
+			assert.Equal(t, "DENY", res.Header.Get("X-Frame-Options"), "the host's response rule")
+			if tc.route {
+				assert.Equal(t, "api", res.Header.Get("X-Route"), "the route's response rule")
+			} else {
+				assert.Empty(t, res.Header.Get("X-Route"))
+			}
+		})
 	}
 }

@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/enum"
 	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
@@ -21,13 +23,13 @@ const (
 	HostCustom
 )
 
-var hostHeaderNames = enum[HostHeader]{"client", "destination", "custom"}
+var hostHeaderNames = enum.Names[HostHeader]{"client", "destination", "custom"}
 
 // String returns the mode's name: "client", "destination" or "custom".
-func (h HostHeader) String() string { return hostHeaderNames.name(h) }
+func (h HostHeader) String() string { return hostHeaderNames.Name(h) }
 
 // ParseHostHeader returns the mode a name stands for.
-func ParseHostHeader(name string) (HostHeader, bool) { return hostHeaderNames.parse(name) }
+func ParseHostHeader(name string) (HostHeader, bool) { return hostHeaderNames.Parse(name) }
 
 // HostHeaderNames returns the names of the Host modes, the default first:
 // the names a config document uses.
@@ -93,7 +95,7 @@ func NewRoute(cfg RouteConfig) (*Route, error) {
 		rt.hostName = cfg.HostName
 		rt.sniName = strings.TrimSuffix(strings.ToLower(hostOnly(cfg.HostName)), ".")
 	default:
-		errs.Add(CodeRouteHostHeaderUnknown, "hostHeader", "unknown Host mode "+cfg.HostHeader.String()+" (want "+hostHeaderNames.list()+")")
+		errs.Add(CodeRouteHostHeaderUnknown, "hostHeader", "unknown Host mode "+cfg.HostHeader.String()+" (want "+hostHeaderNames.List()+")")
 	}
 	var err error
 	rt.rw, err = newRewriter(cfg.Rewrite)
@@ -126,6 +128,19 @@ func checkCluster(errs *problem.List, c *Cluster) {
 	case c.Transport == nil:
 		errs.Add(CodeRouteClusterMissing, "cluster.transport", "the route's cluster has no transport")
 	}
+}
+
+var _ gate.AnswerHeaders = (*Route)(nil)
+
+// SetAnswerHeaders adds the route's request ID and custom response rules
+// (merged over its site's) to an answer the gate gives itself once the
+// route matched ([gate.AnswerHeaders]): a refusal of the route's policies,
+// 413, a path it does not allow.
+func (rt *Route) SetAnswerHeaders(h http.Header, r *http.Request) {
+	if rt.site != nil && rt.site.requestID != RequestIDPass {
+		h["X-Request-Id"] = rt.site.requestIDValue(r)
+	}
+	rt.respRules.apply(h)
 }
 
 // CheckTarget reports whether the route can forward: a Route built by

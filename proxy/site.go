@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 
+	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/enum"
 	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
@@ -24,13 +26,13 @@ const (
 	RequestIDGenerate
 )
 
-var requestIDModeNames = enum[RequestIDMode]{"pass", "keep", "generate"}
+var requestIDModeNames = enum.Names[RequestIDMode]{"pass", "keep", "generate"}
 
 // String returns the mode's name: "pass", "keep" or "generate".
-func (m RequestIDMode) String() string { return requestIDModeNames.name(m) }
+func (m RequestIDMode) String() string { return requestIDModeNames.Name(m) }
 
 // ParseRequestIDMode returns the mode a name stands for.
-func ParseRequestIDMode(name string) (RequestIDMode, bool) { return requestIDModeNames.parse(name) }
+func ParseRequestIDMode(name string) (RequestIDMode, bool) { return requestIDModeNames.Parse(name) }
 
 // RequestIDModeNames returns the names of the request ID modes, the
 // default first: the names a config document uses.
@@ -72,13 +74,25 @@ func NewSite(cfg SiteConfig) (*Site, error) {
 	var err error
 	s.comp, err = newCompressor(cfg.Compression)
 	errs.Under("compression", CodeCompressionMinimumSize, err)
-	if !requestIDModeNames.known(cfg.RequestID) {
-		errs.Add(CodeSiteRequestIDUnknown, "requestID", "unknown request ID mode "+cfg.RequestID.String()+" (want "+requestIDModeNames.list()+")")
+	if !requestIDModeNames.Known(cfg.RequestID) {
+		errs.Add(CodeSiteRequestIDUnknown, "requestID", "unknown request ID mode "+cfg.RequestID.String()+" (want "+requestIDModeNames.List()+")")
 	}
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+var _ gate.AnswerHeaders = (*Site)(nil)
+
+// SetAnswerHeaders adds the host's request ID and custom response rules to
+// an answer the gate gives itself for the host ([gate.AnswerHeaders]), so
+// it carries what the proxy's own answers carry.
+func (s *Site) SetAnswerHeaders(h http.Header, r *http.Request) {
+	if s.requestID != RequestIDPass {
+		h["X-Request-Id"] = s.requestIDValue(r)
+	}
+	s.respRules.apply(h)
 }
 
 // requestIDValue returns the request ID to send both ways, or nil.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paduraksa/paduraksa/internal/cowmap"
+	"github.com/paduraksa/paduraksa/internal/enum"
 	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
@@ -29,13 +30,13 @@ const (
 	HTTP2
 )
 
-var httpVersionNames = enum[HTTPVersion]{"1.1", "2"}
+var httpVersionNames = enum.Names[HTTPVersion]{"1.1", "2"}
 
 // String returns the version's name: "1.1" or "2".
-func (v HTTPVersion) String() string { return httpVersionNames.name(v) }
+func (v HTTPVersion) String() string { return httpVersionNames.Name(v) }
 
 // ParseHTTPVersion returns the version a name stands for.
-func ParseHTTPVersion(name string) (HTTPVersion, bool) { return httpVersionNames.parse(name) }
+func ParseHTTPVersion(name string) (HTTPVersion, bool) { return httpVersionNames.Parse(name) }
 
 // HTTPVersionNames returns the names of the versions, the default first:
 // the names a config document uses.
@@ -56,13 +57,13 @@ const (
 	VersionExact
 )
 
-var versionPolicyNames = enum[VersionPolicy]{"orLower", "exact"}
+var versionPolicyNames = enum.Names[VersionPolicy]{"orLower", "exact"}
 
 // String returns the policy's name: "orLower" or "exact".
-func (p VersionPolicy) String() string { return versionPolicyNames.name(p) }
+func (p VersionPolicy) String() string { return versionPolicyNames.Name(p) }
 
 // ParseVersionPolicy returns the policy a name stands for.
-func ParseVersionPolicy(name string) (VersionPolicy, bool) { return versionPolicyNames.parse(name) }
+func ParseVersionPolicy(name string) (VersionPolicy, bool) { return versionPolicyNames.Parse(name) }
 
 // VersionPolicyNames returns the names of the version policies, the
 // default first: the names a config document uses.
@@ -81,13 +82,13 @@ const (
 	TrustAny
 )
 
-var trustNames = enum[Trust]{"system", "pinned", "any"}
+var trustNames = enum.Names[Trust]{"system", "pinned", "any"}
 
 // String returns the trust's name: "system", "pinned" or "any".
-func (t Trust) String() string { return trustNames.name(t) }
+func (t Trust) String() string { return trustNames.Name(t) }
 
 // ParseTrust returns the trust a name stands for.
-func ParseTrust(name string) (Trust, bool) { return trustNames.parse(name) }
+func ParseTrust(name string) (Trust, bool) { return trustNames.Parse(name) }
 
 // TrustNames returns the names of the trusts, the default first: the
 // names a config document uses.
@@ -133,11 +134,11 @@ const (
 // anything: validate first.
 func (c ClientConfig) Validate() error {
 	var errs problem.List
-	if !httpVersionNames.known(c.Version) {
-		errs.Add(CodeClientVersionUnknown, "version", "unknown HTTP version "+c.Version.String()+" (want "+httpVersionNames.list()+")")
+	if !httpVersionNames.Known(c.Version) {
+		errs.Add(CodeClientVersionUnknown, "version", "unknown HTTP version "+c.Version.String()+" (want "+httpVersionNames.List()+")")
 	}
-	if !versionPolicyNames.known(c.VersionPolicy) {
-		errs.Add(CodeClientVersionPolicyUnknown, "versionPolicy", "unknown version policy "+c.VersionPolicy.String()+" (want "+versionPolicyNames.list()+")")
+	if !versionPolicyNames.Known(c.VersionPolicy) {
+		errs.Add(CodeClientVersionPolicyUnknown, "versionPolicy", "unknown version policy "+c.VersionPolicy.String()+" (want "+versionPolicyNames.List()+")")
 	}
 	if ct := c.ConnectTimeout; ct != 0 && (ct < MinConnectTimeout || ct > MaxConnectTimeout) {
 		errs.Add(CodeClientConnectTimeoutInvalid, "connectTimeout", ct.String()+" is not between "+MinConnectTimeout.String()+" and "+MaxConnectTimeout.String())
@@ -146,8 +147,8 @@ func (c ClientConfig) Validate() error {
 		errs.Add(CodeClientResponseHeaderTimeoutInvalid, "responseHeaderTimeout", "negative (0 means none)")
 	}
 	switch {
-	case !trustNames.known(c.Trust):
-		errs.Add(CodeClientTrustUnknown, "trust", "unknown trust "+c.Trust.String()+" (want "+trustNames.list()+")")
+	case !trustNames.Known(c.Trust):
+		errs.Add(CodeClientTrustUnknown, "trust", "unknown trust "+c.Trust.String()+" (want "+trustNames.List()+")")
 	case c.Trust == TrustPinned && c.Pins == "":
 		errs.Add(CodeClientPinsMissing, "pins", "trust pinned needs at least one pin")
 	case c.Trust != TrustPinned && c.Pins != "":

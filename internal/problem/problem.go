@@ -141,3 +141,29 @@ func Join(prefix, path string) string {
 func Index(path string, i int) string {
 	return path + "[" + strconv.Itoa(i) + "]"
 }
+
+// CodePaths returns "<code> <path>" for every error err joins, in order:
+// the shape tests compare. An error that is no problem appears as "not a
+// problem: " and its text, so a test that expects problems fails on it.
+func CodePaths(err error) []string {
+	var out []string
+	var walk func(error)
+	walk = func(err error) {
+		var p *Error
+		switch e := err.(type) {
+		case nil:
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				walk(inner)
+			}
+		default:
+			if errors.As(err, &p) {
+				out = append(out, p.Code+" "+p.Path)
+			} else {
+				out = append(out, "not a problem: "+err.Error())
+			}
+		}
+	}
+	walk(err)
+	return out
+}

@@ -69,3 +69,11 @@ func TestAllAndErr(t *testing.T) {
 	assert.True(t, errors.As(err, &p))
 	assert.Equal(t, "a", p.Code)
 }
+
+func TestCodePaths(t *testing.T) {
+	var l List
+	l.Add("a.b", "x[1]", "m")
+	l.Add("c", "", "m")
+	assert.Equal(t, []string{"a.b x[1]", "c ", "not a problem: plain"}, CodePaths(errors.Join(l.Err(), errors.New("plain"))))
+	assert.Nil(t, CodePaths(nil))
+}

@@ -1,0 +1,194 @@
+package gate
+
+import (
+	"crypto/tls"
+
+	"github.com/paduraksa/paduraksa/internal/enum"
+	"github.com/paduraksa/paduraksa/internal/problem"
+)
+
+// ValidationError is one problem of a gate config: a stable Code (one of
+// the Code* constants), a Path relative to the config that was validated
+// ("hosts[2].routes[0].prefix" in a [Config], "rules[1].status" in a
+// [RuleSetConfig]), so a caller that embeds the config can put its own
+// path in front, and a Msg for people. It is the one problem type of the
+// library's configs: errors.As finds it whichever package reported it.
+type ValidationError = problem.Error
+
+// Codes of [ValidationError]. Paths are relative to the config named in
+// the first column's group: a [Config] for New, a policy's config for its
+// constructor. They are stable: tools and tests may branch on them.
+//
+//	code                                  path                                  meaning
+//	gate.server.invalid                   server, hosts[i].server               not a valid header value
+//	gate.answer.status.invalid            default.status, hosts[i].fixed.status not 200-599 (rules[j].status of a RuleSetConfig too)
+//	gate.answer.contentType.invalid       ….contentType                         not a valid header value
+//	gate.answer.body.tooLarge             ….body, hosts[i].robots               over MaxAnswerBody
+//	gate.prefix.invalid                   trustedProxies[k], probeSources[k]    not a valid prefix (allow[k], deny[k] of an AccessListConfig too)
+//	gate.maxPasswordChecks.invalid        maxPasswordChecks                     negative
+//	gate.host.names.empty                 hosts[i].names                        a host without a name
+//	gate.host.name.invalid                hosts[i].names[j]                     not a host name, wildcard or IP literal (CanonicalHostName)
+//	gate.host.name.duplicate              hosts[i].names[j], reuse[i].names[j]  the same canonical name on another host, or earlier on this one
+//	gate.host.kind.unknown                hosts[i].kind                         not one of HostKindNames
+//	gate.host.redirect.to.invalid         hosts[i].redirect.to                  not an absolute http(s) URL with a host; user info, fragment, or a query with the path appended
+//	gate.host.redirect.to.loop            hosts[i].redirect.to                  the target's host is this host, or a redirect host that leads back to it
+//	gate.host.redirect.status.invalid     hosts[i].redirect.status              not 301, 302, 303, 307 or 308
+//	gate.host.tls.minVersion.invalid      hosts[i].tls.minVersion               not 0 or a version of TLSVersionNames
+//	gate.host.tls.altSvc.invalid          hosts[i].tls.altSvc                   without HTTP3 (it would never be sent), or not a valid header value
+//	gate.host.hsts.maxAge.invalid         hosts[i].hsts.maxAge                  negative, or under a second (browsers would read max-age=0: forget HSTS)
+//	gate.host.httpsRedirect.status.invalid hosts[i].httpsRedirect.status        not 301, 302, 307 or 308
+//	gate.host.httpsRedirect.port.invalid  hosts[i].httpsRedirect.port           not 0 to 65535
+//	gate.host.limits.invalid              hosts[i].limits.maxUriBytes, …        negative
+//	gate.chain.policy.missing             hosts[i].policies[k], ….routes[j].policies[k]  a use without a policy
+//	gate.chain.mode.unknown               ….policies[k].mode                    not one of ModeNames
+//	gate.route.prefix.invalid             hosts[i].routes[j].prefix             not a prefix requests can match (CheckPrefix)
+//	gate.route.prefix.duplicate           hosts[i].routes[j].prefix             the same prefix (in any ASCII case) as another route of the host
+//	gate.route.target.missing             hosts[i].routes[j].target             no target, or one that reports it cannot serve (TargetChecker; its own codes follow under target)
+//	gate.route.pathAllow.unknown          hosts[i].routes[j].pathAllow          a bit that is no PathAllow value
+//	gate.route.maxBodyBytes.invalid       hosts[i].routes[j].maxBodyBytes       negative
+//	gate.accessList.country.invalid       allowCountries[k], denyCountries[k]   not two ASCII letters (ISO 3166-1 alpha-2)
+//	gate.accessList.countries.noLookup    allowCountries, denyCountries         country rules without a CountryLookup
+//	gate.accessList.user.name.invalid     users[k].name                         empty, or holding ':' or a control character
+//	gate.accessList.user.hash.invalid     users[k].hash                         not a bcrypt hash
+//	gate.accessList.realm.invalid         realm                                 not a valid header value
+//	gate.ruleSet.rule.path.invalid        rules[j].pathPrefix, rules[j].pathExact  a path no request can match (CheckPrefix)
+//	gate.ruleSet.rule.method.invalid      rules[j].methods[k]                   not a method token
+//	gate.ruleSet.rule.action.unknown      rules[j].action                       not one of RuleActionNames
+//	gate.ruleSet.rule.answer.unused       rules[j].status                       an answer on a rule whose action is not respond
+//	gate.rateLimit.rate.invalid           requests, period                      not positive
+//	gate.rateLimit.burst.invalid          burst                                 negative
+//	gate.rateLimit.scope.unknown          scope                                 not one of RateLimitScopeNames
+//	gate.rateLimit.tableSize.invalid      tableSize                             negative
+//	gate.forwardAuth.url.invalid          url                                   not an absolute http(s) URL without user info or fragment
+//	gate.forwardAuth.timeout.invalid      timeout                               negative
+//	gate.forwardAuth.header.invalid       requestHeaders[k], identityHeaders[k] not a header name (identity headers: none with "_")
+const (
+	CodeServerInvalid                  = "gate.server.invalid"
+	CodeAnswerStatusInvalid            = "gate.answer.status.invalid"
+	CodeAnswerContentTypeInvalid       = "gate.answer.contentType.invalid"
+	CodeAnswerBodyTooLarge             = "gate.answer.body.tooLarge"
+	CodePrefixInvalid                  = "gate.prefix.invalid"
+	CodeMaxPasswordChecksInvalid       = "gate.maxPasswordChecks.invalid"
+	CodeHostNamesEmpty                 = "gate.host.names.empty"
+	CodeHostNameInvalid                = "gate.host.name.invalid"
+	CodeHostNameDuplicate              = "gate.host.name.duplicate"
+	CodeHostKindUnknown                = "gate.host.kind.unknown"
+	CodeHostRedirectToInvalid          = "gate.host.redirect.to.invalid"
+	CodeHostRedirectToLoop             = "gate.host.redirect.to.loop"
+	CodeHostRedirectStatusInvalid      = "gate.host.redirect.status.invalid"
+	CodeHostTLSMinVersionInvalid       = "gate.host.tls.minVersion.invalid"
+	CodeHostTLSAltSvcInvalid           = "gate.host.tls.altSvc.invalid"
+	CodeHostHSTSMaxAgeInvalid          = "gate.host.hsts.maxAge.invalid"
+	CodeHostHTTPSRedirectStatusInvalid = "gate.host.httpsRedirect.status.invalid"
+	CodeHostHTTPSRedirectPortInvalid   = "gate.host.httpsRedirect.port.invalid"
+	CodeHostLimitsInvalid              = "gate.host.limits.invalid"
+	CodeChainPolicyMissing             = "gate.chain.policy.missing"
+	CodeChainModeUnknown               = "gate.chain.mode.unknown"
+	CodeRoutePrefixInvalid             = "gate.route.prefix.invalid"
+	CodeRoutePrefixDuplicate           = "gate.route.prefix.duplicate"
+	CodeRouteTargetMissing             = "gate.route.target.missing"
+	CodeRoutePathAllowUnknown          = "gate.route.pathAllow.unknown"
+	CodeRouteMaxBodyBytesInvalid       = "gate.route.maxBodyBytes.invalid"
+	CodeAccessListCountryInvalid       = "gate.accessList.country.invalid"
+	CodeAccessListCountriesNoLookup    = "gate.accessList.countries.noLookup"
+	CodeAccessListUserNameInvalid      = "gate.accessList.user.name.invalid"
+	CodeAccessListUserHashInvalid      = "gate.accessList.user.hash.invalid"
+	CodeAccessListRealmInvalid         = "gate.accessList.realm.invalid"
+	CodeRuleSetRulePathInvalid         = "gate.ruleSet.rule.path.invalid"
+	CodeRuleSetRuleMethodInvalid       = "gate.ruleSet.rule.method.invalid"
+	CodeRuleSetRuleActionUnknown       = "gate.ruleSet.rule.action.unknown"
+	CodeRuleSetRuleAnswerUnused        = "gate.ruleSet.rule.answer.unused"
+	CodeRateLimitRateInvalid           = "gate.rateLimit.rate.invalid"
+	CodeRateLimitBurstInvalid          = "gate.rateLimit.burst.invalid"
+	CodeRateLimitScopeUnknown          = "gate.rateLimit.scope.unknown"
+	CodeRateLimitTableSizeInvalid      = "gate.rateLimit.tableSize.invalid"
+	CodeForwardAuthURLInvalid          = "gate.forwardAuth.url.invalid"
+	CodeForwardAuthTimeoutInvalid      = "gate.forwardAuth.timeout.invalid"
+	CodeForwardAuthHeaderInvalid       = "gate.forwardAuth.header.invalid"
+)
+
+// MaxAnswerBody is the largest body of an answer the gate gives itself
+// (the default answer, a fixed host's, a respond rule's) and of robots.txt.
+const MaxAnswerBody = 64 << 10
+
+var (
+	hostKindNames       = enum.Names[HostKind]{"proxy", "redirect", "fixed"}
+	modeNames           = enum.Names[Mode]{"enforce", "shadow", "off"}
+	ruleActionNames     = enum.Names[RuleAction]{"deny", "allow", "respond"}
+	rateLimitScopeNames = enum.Names[RateLimitScope]{"shared", "route"}
+)
+
+// String returns the kind's name: "proxy", "redirect" or "fixed".
+func (k HostKind) String() string { return hostKindNames.Name(k) }
+
+// ParseHostKind returns the kind a name stands for.
+func ParseHostKind(name string) (HostKind, bool) { return hostKindNames.Parse(name) }
+
+// HostKindNames returns the names of the host kinds, the default first:
+// the names a config document uses.
+func HostKindNames() []string { return hostKindNames }
+
+// String returns the mode's name: "enforce", "shadow" or "off".
+func (m Mode) String() string { return modeNames.Name(m) }
+
+// ParseMode returns the mode a name stands for.
+func ParseMode(name string) (Mode, bool) { return modeNames.Parse(name) }
+
+// ModeNames returns the names of the modes, the default first: the names
+// a config document uses.
+func ModeNames() []string { return modeNames }
+
+// String returns the action's name: "deny", "allow" or "respond".
+func (a RuleAction) String() string { return ruleActionNames.Name(a) }
+
+// ParseRuleAction returns the action a name stands for.
+func ParseRuleAction(name string) (RuleAction, bool) { return ruleActionNames.Parse(name) }
+
+// RuleActionNames returns the names of the rule actions, the default
+// first: the names a config document uses.
+func RuleActionNames() []string { return ruleActionNames }
+
+// String returns the scope's name: "shared" or "route".
+func (s RateLimitScope) String() string { return rateLimitScopeNames.Name(s) }
+
+// ParseRateLimitScope returns the scope a name stands for.
+func ParseRateLimitScope(name string) (RateLimitScope, bool) { return rateLimitScopeNames.Parse(name) }
+
+// RateLimitScopeNames returns the names of the rate-limit scopes, the
+// default first: the names a config document uses.
+func RateLimitScopeNames() []string { return rateLimitScopeNames }
+
+var tlsVersions = [...]struct {
+	name string
+	v    uint16
+}{{"1.2", tls.VersionTLS12}, {"1.3", tls.VersionTLS13}}
+
+// ParseTLSVersion returns the TLS version a name ("1.2", "1.3") stands
+// for, as [TLSPolicy.MinVersion] takes it.
+func ParseTLSVersion(name string) (uint16, bool) {
+	for _, t := range tlsVersions {
+		if t.name == name {
+			return t.v, true
+		}
+	}
+	return 0, false
+}
+
+// TLSVersionNames returns the names of the TLS versions a host may require
+// at least: the names a config document uses.
+func TLSVersionNames() []string {
+	out := make([]string, len(tlsVersions))
+	for i, t := range tlsVersions {
+		out[i] = t.name
+	}
+	return out
+}
+
+func knownTLSVersion(v uint16) bool {
+	for _, t := range tlsVersions {
+		if t.v == v {
+			return true
+		}
+	}
+	return v == 0
+}
