@@ -22,8 +22,9 @@
 //     handshake and guards the framing of HTTP/1.x requests.
 //   - [Limits.Handler], [MinRateReader] and [MinRateWriter] enforce the
 //     minimum data rates.
-//   - [Upgrades] caps upgraded connections; a proxy calls it around an
-//     upgrade.
+//   - [Limits.Handler] caps upgraded connections (MaxUpgradedConnections)
+//     with an [Upgrades], which a proxy can also call around an upgrade
+//     itself.
 //
 // # What net/http enforces, and what it cannot
 //

@@ -69,8 +69,10 @@ type Limits struct {
 	// the ones above. Default 10 000.
 	MaxConnections int
 
-	// MaxUpgradedConnections bounds the upgraded connections (WebSockets)
-	// counted by an Upgrades. Default 2 000.
+	// MaxUpgradedConnections bounds the requests that ask for an upgrade
+	// (WebSockets, CONNECT tunnels) while they are served, which for one
+	// that became an upgrade is its whole life; one more is answered 503.
+	// Enforced by Handler. Default 2 000.
 	MaxUpgradedConnections int
 
 	// HTTP2MaxConcurrentStreams bounds the concurrent streams of one

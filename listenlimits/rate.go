@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -261,16 +262,82 @@ var (
 // or is CONNECT is judged like any other until then, so an Upgrade header
 // cannot lift the rates from a slow body.
 //
+// Handler also enforces MaxUpgradedConnections: a request that asks for
+// an upgrade (an HTTP/1.1 Upgrade with Connection: upgrade, or a CONNECT)
+// holds one of the handler's places while next serves it, which for a
+// request that became an upgrade is the tunnel's whole life, and is
+// answered 503 with Retry-After when none is left.
+//
 // The writer implements http.Hijacker only when the ResponseWriter it
 // wraps does. Each request costs one allocation (both wrappers); with both
-// rates off, Handler returns next.
+// rates and the upgrade cap off, Handler returns next.
 func (l Limits) Handler(next http.Handler) http.Handler {
 	r := l.WithDefaults()
 	in, inGrace := on(r.MinRequestBodyRate), on(r.MinRequestBodyGrace)
 	out, outGrace := on(r.MinResponseRate), on(r.MinResponseGrace)
+	up := l.Upgrades()
 	if in == 0 && out == 0 {
-		return next
+		if up.max <= 0 {
+			return next
+		}
+		return up.handler(next)
 	}
+	rated := rateHandler(next, in, inGrace, out, outGrace)
+	if up.max <= 0 {
+		return rated
+	}
+	return up.handler(rated)
+}
+
+// handler wraps next with the cap on requests that ask for an upgrade.
+func (u *Upgrades) handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if !asksUpgrade(req) {
+			next.ServeHTTP(w, req)
+			return
+		}
+		if !u.TryAcquire() {
+			h := w.Header()
+			h["Retry-After"] = retryAfter
+			h["Content-Type"] = textPlain
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write(tooManyUpgrades)
+			return
+		}
+		defer u.Release()
+		next.ServeHTTP(w, req)
+	})
+}
+
+var (
+	retryAfter      = []string{"1"}
+	textPlain       = []string{"text/plain; charset=utf-8"}
+	tooManyUpgrades = []byte("503 Service Unavailable: too many upgraded connections\n")
+)
+
+// asksUpgrade reports whether a request asks to become a tunnel: a
+// CONNECT, or an HTTP/1.x request with an Upgrade field that Connection
+// names.
+func asksUpgrade(r *http.Request) bool {
+	if r.Method == http.MethodConnect {
+		return true
+	}
+	if r.ProtoMajor != 1 || len(r.Header["Upgrade"]) == 0 {
+		return false
+	}
+	for _, v := range r.Header["Connection"] {
+		for len(v) > 0 {
+			var tok string
+			tok, v, _ = strings.Cut(v, ",")
+			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func rateHandler(next http.Handler, in int, inGrace time.Duration, out int, outGrace time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		j := new(struct {
 			w MinRateWriter
