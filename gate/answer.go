@@ -17,7 +17,7 @@ type answer struct {
 func newAnswer(a Answer, server []string) *answer {
 	ct := a.ContentType
 	if ct == "" {
-		ct = "text/plain; charset=utf-8"
+		ct = DefaultContentType
 	}
 	return &answer{
 		status:        a.Status,

@@ -45,13 +45,13 @@ func New(cfg Config) (*Gate, error) {
 	g.trusted = ipaddr.NewPrefixSet(cfg.TrustedProxies)
 	g.probes = ipaddr.NewPrefixSet(cfg.ProbeSources)
 	checkHeaderValue(&errs, CodeServerInvalid, "server", cfg.Server)
-	g.defServer = headerValue(cmpOr(cfg.Server, "Paduraksa"))
+	g.defServer = headerValue(cmpOr(cfg.Server, DefaultServer))
 	answers := answerCache{}
 	servers := map[string][]string{g.defServer[0]: g.defServer}
 	g.defaultAnswers = answers.get(g.defServer)
 	def := cfg.Default
 	if def.Status == 0 {
-		def.Status = http.StatusNotFound
+		def.Status = DefaultAnswerStatus
 		if def.Body == nil {
 			def.Body = []byte("not found\n")
 		}
@@ -136,7 +136,7 @@ func New(cfg Config) (*Gate, error) {
 			h.Routes = sorted
 		case HostRedirect:
 			if h.Redirect.Status == 0 {
-				h.Redirect.Status = http.StatusPermanentRedirect
+				h.Redirect.Status = DefaultRedirectStatus
 			}
 			switch h.Redirect.Status {
 			case 301, 302, 303, 307, 308:
@@ -155,7 +155,7 @@ func New(cfg Config) (*Gate, error) {
 			h.redirPage = NewPage(h.Redirect.Status, "", nil, nil)
 		case HostFixed:
 			if h.Fixed.Status == 0 {
-				h.Fixed.Status = http.StatusOK
+				h.Fixed.Status = DefaultFixedStatus
 			}
 			checkAnswer(&errs, at+".fixed", h.Fixed)
 			h.fixed = newAnswer(h.Fixed, h.server)
@@ -215,7 +215,7 @@ func (h *Host) compileCommon(errs *problem.List, at string) {
 		}
 	}
 	if h.TLS.HTTP3 {
-		h.altSvc = headerValue(cmpOr(h.TLS.AltSvc, defaultAltSvc))
+		h.altSvc = headerValue(cmpOr(h.TLS.AltSvc, DefaultAltSvc))
 	}
 	if m := h.HSTS.MaxAge; m < 0 || (m > 0 && m < time.Second) {
 		errs.Add(CodeHostHSTSMaxAgeInvalid, at+".hsts.maxAge", "max-age "+m.String()+" is negative or under a second (0 sends no header)")
@@ -232,7 +232,7 @@ func (h *Host) compileCommon(errs *problem.List, at string) {
 	}
 	if rd := &h.HTTPSRedirect; rd.Enabled {
 		if rd.Status == 0 {
-			rd.Status = http.StatusPermanentRedirect
+			rd.Status = DefaultRedirectStatus
 		}
 		switch rd.Status {
 		case 301, 302, 307, 308:
@@ -242,7 +242,7 @@ func (h *Host) compileCommon(errs *problem.List, at string) {
 		if rd.Port < 0 || rd.Port > 65535 {
 			errs.Add(CodeHostHTTPSRedirectPortInvalid, at+".httpsRedirect.port", "port "+strconv.Itoa(rd.Port)+" is not 1-65535 (0 means 443)")
 		}
-		if rd.Port != 0 && rd.Port != 443 {
+		if rd.Port != 0 && rd.Port != DefaultHTTPSPort {
 			h.httpsPort = ":" + strconv.Itoa(rd.Port)
 		}
 		h.httpsLoc = map[string]*location{}
@@ -263,7 +263,7 @@ func (h *Host) compileCommon(errs *problem.List, at string) {
 		if len(h.Robots) > MaxAnswerBody {
 			errs.Add(CodeAnswerBodyTooLarge, at+".robots", strconv.Itoa(len(h.Robots))+" bytes; at most "+strconv.Itoa(MaxAnswerBody))
 		}
-		h.robots = NewPage(http.StatusOK, "text/plain; charset=utf-8", h.Robots, nil)
+		h.robots = NewPage(http.StatusOK, DefaultContentType, h.Robots, nil)
 	}
 	l := &h.Limits
 	for _, f := range [...]struct {

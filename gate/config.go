@@ -43,6 +43,17 @@ type TargetFunc func(w http.ResponseWriter, r *http.Request, rq *Request)
 // Forward calls f(w, r, rq).
 func (f TargetFunc) Forward(w http.ResponseWriter, r *http.Request, rq *Request) { f(w, r, rq) }
 
+// Defaults of the zero fields of a [Config], a [Host] and an [Answer].
+const (
+	DefaultServer         = "Paduraksa"
+	DefaultContentType    = "text/plain; charset=utf-8"
+	DefaultAnswerStatus   = http.StatusNotFound // the default answer, for unknown hosts
+	DefaultFixedStatus    = http.StatusOK
+	DefaultRedirectStatus = http.StatusPermanentRedirect // host and HTTPS redirects
+	DefaultHTTPSPort      = 443
+	DefaultAltSvc         = `h3=":443"; ma=86400`
+)
+
 // HostKind says what a host does with its requests.
 type HostKind uint8
 
@@ -90,7 +101,7 @@ type Config struct {
 	// State keeps policy state and counters across gates; nil means a
 	// private one.
 	State *State
-	// Server is the default Server header; empty means "Paduraksa".
+	// Server is the default Server header; empty means [DefaultServer].
 	Server string
 	// Logger receives the "would have blocked" lines of shadowed
 	// policies; nil means none.
@@ -178,7 +189,7 @@ type HTTPSRedirect struct {
 	Enabled bool
 	// Status is 301, 302, 307 or 308; 0 means 308.
 	Status int
-	// Port is the HTTPS port in the Location; 0 means 443.
+	// Port is the HTTPS port in the Location; 0 means [DefaultHTTPSPort].
 	Port int
 }
 
@@ -225,7 +236,7 @@ type Answer struct {
 	// Status is the status code; 0 means 200 for fixed hosts and 404 for
 	// the default answer.
 	Status int
-	// ContentType defaults to "text/plain; charset=utf-8".
+	// ContentType defaults to [DefaultContentType].
 	ContentType string
 	// Body is sent as is.
 	Body []byte

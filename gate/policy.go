@@ -105,7 +105,7 @@ type pageHeader struct {
 // WWW-Authenticate, Location, ...), canonicalised here.
 func NewPage(status int, contentType string, body []byte, header http.Header) *Page {
 	if contentType == "" {
-		contentType = "text/plain; charset=utf-8"
+		contentType = DefaultContentType
 	}
 	p := &Page{
 		status:        status,

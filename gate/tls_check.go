@@ -21,11 +21,9 @@ type TLSPolicy struct {
 	// HTTP3 accepts HTTP/3 and advertises it with Alt-Svc on TCP HTTPS.
 	HTTP3 bool
 	// AltSvc is the Alt-Svc value for HTTP/3 hosts; default
-	// `h3=":443"; ma=86400`. Use the externally visible port.
+	// [DefaultAltSvc]. Use the externally visible port.
 	AltSvc string
 }
-
-const defaultAltSvc = `h3=":443"; ma=86400`
 
 // tlsCheck returns the reason a request's connection is weaker than the
 // host allows, or "". Plain HTTP is not checked.
