@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"errors"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -318,6 +319,17 @@ func (g *Gate) redirectLoops(errs *problem.List, hosts []Host) {
 			}
 		}
 	}
+}
+
+// CheckRedirectTarget reports whether to can be a redirect host's target
+// ([Redirect.To]): an absolute http or https URL with a host, without user
+// info or a fragment, and without a query unless the path is dropped. New
+// refuses a redirect host whose target fails it.
+func CheckRedirectTarget(to string, dropPath bool) error {
+	if reason := checkRedirectTo(to, dropPath); reason != "" {
+		return errors.New("gate: redirect target " + strconv.Quote(to) + ": " + reason)
+	}
+	return nil
 }
 
 // checkRedirectTo returns why to is not a usable redirect target, or "".

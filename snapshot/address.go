@@ -1,6 +1,8 @@
 package snapshot
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"net/netip"
 	"strconv"
@@ -25,6 +27,31 @@ func ParseAddress(s string) (scheme, hostport string, err error) {
 		return "", "", errors.New("snapshot: address " + strconv.Quote(s) + ": " + reason)
 	}
 	return a.scheme, a.hostPort(), nil
+}
+
+// decodeSHA256Pin decodes a pin in hex or base64 (standard or URL alphabet,
+// padded or not) into its 32 bytes. Line breaks are refused: package
+// base64 would skip them.
+func decodeSHA256Pin(p string) ([32]byte, bool) {
+	var out [32]byte
+	switch len(p) {
+	case 64:
+		if n, err := hex.Decode(out[:], []byte(p)); err == nil && n == 32 {
+			return out, true
+		}
+	case 43, 44:
+		if strings.ContainsAny(p, "\r\n") {
+			break
+		}
+		for _, enc := range [...]*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			var buf [33]byte
+			if n, err := enc.Decode(buf[:], []byte(p)); err == nil && n == 32 {
+				copy(out[:], buf[:32])
+				return out, true
+			}
+		}
+	}
+	return out, false
 }
 
 // ParseDuration parses a Duration in Go syntax ("10s", "1m30s", "250ms").

@@ -10,6 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/paduraksa/paduraksa/balance"
+	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/proxy"
 )
 
@@ -20,9 +23,10 @@ import (
 // Keys come in the order of the Go fields, map keys sorted. Values equal to
 // their default are left out (kind "proxy", route path "/", versionPolicy
 // "orLower", loadBalancing "PowerOfTwoChoices", redirect status 308,
-// durations equal to their default, ...), and so are empty lists, maps and
-// objects, except the redirect, fixed and defaultAnswer blocks, whose
-// presence means something. Valid values are written in canonical form:
+// durations equal to their default or 0 where 0 means the default, ...),
+// and so are empty lists, maps and objects, except the redirect, fixed and
+// defaultAnswer blocks, whose presence means something. Every default is
+// the owning package's exported one. Valid values are written in canonical form:
 // host names as [gate.CanonicalHostName] returns them, durations in their
 // shortest [time.Duration.String] form, addresses as
 // "scheme://host:port", prefixes as netip writes them (an address alone for
@@ -204,9 +208,17 @@ func (e *canonEnc) float(k string, v, def float64) {
 	e.b = strconv.AppendFloat(e.b, v, 'g', -1, 64)
 }
 
-// duration writes d in its shortest form unless it equals def (hasDef) or
-// is empty; an invalid duration is written as it is.
-func (e *canonEnc) duration(k string, d Duration, def time.Duration, hasDef bool) {
+// duration writes d in its shortest form unless it is empty; an invalid
+// duration is written as it is.
+func (e *canonEnc) duration(k string, d Duration) { e.durationOmit(k, d, -1, -1) }
+
+// durationOr writes d unless it is empty, 0 or def: a field whose owner
+// reads 0 as its default.
+func (e *canonEnc) durationOr(k string, d Duration, def time.Duration) { e.durationOmit(k, d, 0, def) }
+
+// durationOmit writes d in its shortest form unless it is empty, a or b;
+// an invalid duration is written as it is.
+func (e *canonEnc) durationOmit(k string, d Duration, a, b time.Duration) {
 	if d == "" {
 		return
 	}
@@ -215,7 +227,7 @@ func (e *canonEnc) duration(k string, d Duration, def time.Duration, hasDef bool
 		e.str(k, string(d))
 		return
 	}
-	if hasDef && v == def {
+	if v == a || v == b {
 		return
 	}
 	e.key(k)
@@ -279,12 +291,14 @@ func (e *canonEnc) document(d *Document) {
 		e.str("id", l.ID)
 		e.prefixes("allow", l.Allow)
 		e.prefixes("deny", l.Deny)
-		e.strDefault("mode", l.Mode, ModeEnforce)
+		e.stringList("allowCountries", l.AllowCountries)
+		e.stringList("denyCountries", l.DenyCountries)
+		e.strDefault("mode", l.Mode, gate.ModeNames()[0])
 		e.objects("users", len(l.Users), nil, func(j int) {
 			e.str("name", l.Users[j].Name)
 			e.str("passwordHash", l.Users[j].PasswordHash)
 		})
-		e.strDefault("realm", l.Realm, dfltRealm)
+		e.strDefault("realm", l.Realm, gate.DefaultRealm)
 	})
 	e.objects("certificates", len(d.Certificates), nil, func(i int) {
 		c := &d.Certificates[i]
@@ -301,9 +315,9 @@ func (e *canonEnc) global(g *Global) {
 	e.prefixes("trustedProxies", g.TrustedProxies)
 	e.boolean("trustForwardedProto", g.TrustForwardedProto)
 	e.str("zone", g.Zone)
-	e.strDefault("server", g.Server, "Paduraksa")
+	e.strDefault("server", g.Server, gate.DefaultServer)
 	if g.DefaultAnswer != nil {
-		e.fixed("defaultAnswer", g.DefaultAnswer, dfltDefaultStatus)
+		e.fixed("defaultAnswer", g.DefaultAnswer, gate.DefaultAnswerStatus)
 	}
 	e.boolean("cloudflare", g.Cloudflare)
 	e.prefixes("probeSources", g.ProbeSources)
@@ -313,7 +327,7 @@ func (e *canonEnc) global(g *Global) {
 func (e *canonEnc) fixed(k string, f *FixedAnswer, defStatus int) {
 	m := e.open(k)
 	e.integer("status", f.Status, defStatus)
-	e.strDefault("contentType", f.ContentType, dfltContentType)
+	e.strDefault("contentType", f.ContentType, gate.DefaultContentType)
 	e.str("body", f.Body)
 	e.close(m, true)
 }
@@ -330,28 +344,28 @@ func (e *canonEnc) host(h *Host) {
 		}
 		e.closeArray()
 	}
-	e.strDefault("kind", h.Kind, KindProxy)
+	e.strDefault("kind", h.Kind, gate.HostKindNames()[0])
 	if r := h.Redirect; r != nil {
 		m := e.open("redirect")
 		to := r.To
-		if checkRedirectTo(to, r.DropPath) == "" {
+		if gate.CheckRedirectTarget(to, r.DropPath) == nil {
 			if t := strings.TrimSuffix(to, "/"); !strings.HasSuffix(t, "/") {
 				to = t
 			}
 		}
 		e.str("to", to)
-		e.integer("status", r.Status, dfltRedirectStatus)
+		e.integer("status", r.Status, gate.DefaultRedirectStatus)
 		e.boolean("dropPath", r.DropPath)
 		e.close(m, true)
 	}
 	if h.Fixed != nil {
-		e.fixed("fixed", h.Fixed, dfltFixedStatus)
+		e.fixed("fixed", h.Fixed, gate.DefaultFixedStatus)
 	}
 	e.objects("routes", len(h.Routes), nil, func(i int) {
 		r := &h.Routes[i]
 		e.str("id", r.ID)
 		p := r.Path
-		if checkRoutePath(p) == "" {
+		if gate.CheckPrefix(p) == nil {
 			p = routeKey(p)
 		}
 		e.str("path", p)
@@ -370,22 +384,19 @@ func (e *canonEnc) host(h *Host) {
 		m := e.open("compression")
 		e.boolean("enabled", c.Enabled)
 		e.integer("minimumSize", c.MinimumSize, proxy.DefaultMinimumSize)
-		if !slices.Equal(c.Encodings, dfltEncodings) {
+		if !slices.Equal(c.Encodings, proxy.EncodingNames()) {
 			e.stringList("encodings", c.Encodings)
 		}
 		e.close(m, false)
 	}
-	e.strDefault("requestId", h.RequestID, "pass")
+	e.strDefault("requestId", h.RequestID, proxy.RequestIDModeNames()[0])
 	e.boolean("keepUnderscoreHeaders", h.KeepUnderscoreHeaders)
 }
-
-// dfltEncodings is the default compression order.
-var dfltEncodings = []string{"gzip", "zstd", "br"}
 
 // routeForwarding writes a route's forwarding blocks; defaults write
 // nothing.
 func (e *canonEnc) routeForwarding(r *Route) {
-	e.strDefault("hostHeader", r.HostHeader, "client")
+	e.strDefault("hostHeader", r.HostHeader, proxy.HostHeaderNames()[0])
 	e.str("hostName", r.HostName)
 	m := e.open("rewrite")
 	e.boolean("stripPrefix", r.Rewrite.StripPrefix)
@@ -414,7 +425,7 @@ func (e *canonEnc) headers(h *Headers) {
 		e.objects(dir.k, len(dir.rules), nil, func(i int) {
 			r := &dir.rules[i]
 			e.str("name", r.Name)
-			e.strDefault("operation", r.Operation, "set")
+			e.strDefault("operation", r.Operation, proxy.HeaderOpNames()[0])
 			e.str("value", r.Value)
 		})
 	}
@@ -447,14 +458,14 @@ func (e *canonEnc) upstream(u *Upstream) {
 		}
 		e.metadata("metadata", d.Metadata)
 	})
-	e.strDefault("loadBalancing", u.LoadBalancing, "PowerOfTwoChoices")
+	e.strDefault("loadBalancing", u.LoadBalancing, balance.PolicyNames()[0])
 
 	if h := &u.HTTP; h.Version != "" || h.VersionPolicy != "" || h.ConnectTimeout != "" || h.IdleTimeout != "" ||
 		h.TLS.Trust != "" || len(h.TLS.Pins) > 0 || h.TLS.ServerName != "" {
 		e.upstreamHTTP(h)
 	}
 	if u.Health != (HealthCheck{}) {
-		e.health(&u.Health)
+		e.health(&u.Health, u.Metadata)
 	}
 	if u.Affinity != (Affinity{}) {
 		e.affinity(&u.Affinity)
@@ -464,13 +475,13 @@ func (e *canonEnc) upstream(u *Upstream) {
 
 func (e *canonEnc) upstreamHTTP(h *UpstreamHTTP) {
 	m := e.open("http")
-	e.strDefault("version", h.Version, "1.1")
-	e.strDefault("versionPolicy", h.VersionPolicy, "orLower")
-	e.duration("connectTimeout", h.ConnectTimeout, dfltConnectTimeout, true)
-	e.duration("idleTimeout", h.IdleTimeout, dfltIdleTimeout, true)
+	e.strDefault("version", h.Version, proxy.HTTPVersionNames()[0])
+	e.strDefault("versionPolicy", h.VersionPolicy, proxy.VersionPolicyNames()[0])
+	e.durationOr("connectTimeout", h.ConnectTimeout, proxy.DefaultConnectTimeout)
+	e.durationOmit("idleTimeout", h.IdleTimeout, proxy.DefaultIdleTimeout, proxy.DefaultIdleTimeout) // "0s" is never
 	t := &h.TLS
 	mt := e.open("tls")
-	e.strDefault("trust", t.Trust, "system")
+	e.strDefault("trust", t.Trust, proxy.TrustNames()[0])
 	if len(t.Pins) > 0 {
 		e.openArray("pins")
 		for i, p := range t.Pins {
@@ -495,39 +506,55 @@ func (e *canonEnc) upstreamHTTP(h *UpstreamHTTP) {
 	e.close(m, false)
 }
 
-func (e *canonEnc) health(hc *HealthCheck) {
+// health writes a health block. The threshold and the failure rate are
+// left out at their default only when the upstream's metadata does not
+// set them: health reads the metadata for a field left at 0.
+func (e *canonEnc) health(hc *HealthCheck, metadata map[string]string) {
 	m := e.open("health")
 	a := &hc.Active
 	ma := e.open("active")
 	e.boolean("enabled", a.Enabled)
-	e.duration("interval", a.Interval, dfltActiveInterval, true)
-	e.duration("timeout", a.Timeout, dfltActiveTimeout, true)
-	e.strDefault("path", a.Path, "/")
+	e.durationOr("interval", a.Interval, health.DefaultInterval)
+	e.durationOr("timeout", a.Timeout, health.DefaultTimeout)
+	e.strDefault("path", a.Path, health.DefaultPath)
 	e.str("query", a.Query)
-	e.strDefault("policy", a.Policy, "ConsecutiveFailures")
-	e.integer("threshold", a.Threshold, dfltActiveThreshold)
+	e.strDefault("policy", a.Policy, health.ActivePolicyNames()[0])
+	threshold := health.DefaultThreshold
+	if _, set := metadata[health.MetadataThreshold]; set {
+		threshold = 0
+	}
+	e.integer("threshold", a.Threshold, threshold)
 	e.close(ma, false)
 	p := &hc.Passive
 	mp := e.open("passive")
 	e.boolean("enabled", p.Enabled)
-	e.strDefault("policy", p.Policy, "TransportFailureRate")
-	e.duration("window", p.Window, dfltPassiveWindow, true)
-	e.integer("minRequests", p.MinRequests, dfltPassiveMinRequests)
-	e.float("failureRate", p.FailureRate, dfltPassiveFailureRate)
-	e.duration("reactivationPeriod", p.ReactivationPeriod, dfltReactivation, true)
+	e.strDefault("policy", p.Policy, health.PassivePolicyNames()[0])
+	e.durationOr("window", p.Window, health.DefaultWindow)
+	e.integer("minRequests", p.MinRequests, health.DefaultMinRequests)
+	rate := health.DefaultFailureRate
+	if _, set := metadata[health.MetadataRateLimit]; set {
+		rate = 0
+	}
+	e.float("failureRate", p.FailureRate, rate)
+	// 0 means the window, whatever it is.
+	window := health.DefaultWindow
+	if v, err := time.ParseDuration(string(p.Window)); err == nil && v > 0 {
+		window = v
+	}
+	e.durationOr("reactivationPeriod", p.ReactivationPeriod, window)
 	e.close(mp, false)
-	e.strDefault("availability", hc.Availability, "HealthyOrPanic")
+	e.strDefault("availability", hc.Availability, health.AvailabilityNames()[0])
 	e.boolean("probeFirst", hc.ProbeFirst)
-	e.duration("slowStart", hc.SlowStart, 0, true) // 0 is off, like empty
+	e.durationOr("slowStart", hc.SlowStart, 0) // 0 is off, like empty
 	e.close(m, false)
 }
 
 func (e *canonEnc) affinity(af *Affinity) {
 	m := e.open("affinity")
 	e.boolean("enabled", af.Enabled)
-	e.strDefault("mode", af.Mode, "HashCookie")
-	e.strDefault("failurePolicy", af.FailurePolicy, "Redistribute")
-	e.strDefault("key", af.Key, dfltAffinityKey)
+	e.strDefault("mode", af.Mode, balance.AffinityModeNames()[0])
+	e.strDefault("failurePolicy", af.FailurePolicy, balance.AffinityFailurePolicyNames()[0])
+	e.strDefault("key", af.Key, balance.DefaultAffinityKeyName)
 	ck := &af.Cookie
 	mc := e.open("cookie")
 	e.str("path", ck.Path)
@@ -536,9 +563,9 @@ func (e *canonEnc) affinity(af *Affinity) {
 		e.key("httpOnly")
 		e.b = append(e.b, "false"...)
 	}
-	e.strDefault("secure", ck.Secure, "SameAsRequest")
-	e.strDefault("sameSite", ck.SameSite, "Lax")
-	e.duration("maxAge", ck.MaxAge, 0, false)
+	e.strDefault("secure", ck.Secure, balance.CookieSecureNames()[0])
+	e.strDefault("sameSite", ck.SameSite, balance.CookieSameSiteNames()[0])
+	e.durationOr("maxAge", ck.MaxAge, 0) // 0 is a session cookie, like empty
 	e.close(mc, false)
 	e.close(m, false)
 }

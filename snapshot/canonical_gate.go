@@ -1,18 +1,10 @@
 package snapshot
 
-import "time"
+import "github.com/paduraksa/paduraksa/gate"
 
 // The canonical form of the gate's blocks: host TLS, HSTS, HTTPS
 // redirect, robots and limits, and the rule sets, rate limits and forward
 // auths. Defaults are left out like everywhere else.
-
-const (
-	dfltHTTPSRedirectStatus = 308
-	dfltHTTPSPort           = 443
-	dfltAltSvc              = `h3=":443"; ma=86400`
-	dfltForwardAuthTimeout  = 5 * time.Second
-	dfltRealm               = "restricted"
-)
 
 func (e *canonEnc) hostGate(h *Host) {
 	e.stringList("policies", h.Policies)
@@ -21,20 +13,20 @@ func (e *canonEnc) hostGate(h *Host) {
 		e.str("minVersion", t.MinVersion)
 		e.boolean("http1Only", t.HTTP1Only)
 		e.boolean("http3", t.HTTP3)
-		e.strDefault("altSvc", t.AltSvc, dfltAltSvc)
+		e.strDefault("altSvc", t.AltSvc, gate.DefaultAltSvc)
 		e.close(m, false)
 	}
 	if hs := h.HSTS; hs != nil {
 		m := e.open("hsts")
-		e.duration("maxAge", hs.MaxAge, 0, false)
+		e.duration("maxAge", hs.MaxAge)
 		e.boolean("includeSubdomains", hs.IncludeSubdomains)
 		e.boolean("preload", hs.Preload)
 		e.close(m, true)
 	}
 	if rd := h.HTTPSRedirect; rd != nil {
 		m := e.open("httpsRedirect")
-		e.integer("status", rd.Status, dfltHTTPSRedirectStatus)
-		e.integer("port", rd.Port, dfltHTTPSPort)
+		e.integer("status", rd.Status, gate.DefaultRedirectStatus)
+		e.integer("port", rd.Port, gate.DefaultHTTPSPort)
 		e.close(m, true)
 	}
 	e.str("robots", h.Robots)
@@ -52,14 +44,14 @@ func (e *canonEnc) gatePolicies(d *Document) {
 	e.objects("ruleSets", len(d.RuleSets), nil, func(i int) {
 		rs := &d.RuleSets[i]
 		e.str("id", rs.ID)
-		e.strDefault("mode", rs.Mode, ModeEnforce)
+		e.strDefault("mode", rs.Mode, gate.ModeNames()[0])
 		e.objects("rules", len(rs.Rules), nil, func(j int) {
 			r := &rs.Rules[j]
 			e.str("pathPrefix", r.PathPrefix)
 			e.str("pathExact", r.PathExact)
 			e.stringList("methods", r.Methods)
 			e.str("userAgentContains", r.UserAgentContains)
-			e.strDefault("action", r.Action, ActionDeny)
+			e.strDefault("action", r.Action, gate.RuleActionNames()[0])
 			if r.Respond != nil {
 				e.fixed("respond", r.Respond, 0)
 			}
@@ -68,9 +60,9 @@ func (e *canonEnc) gatePolicies(d *Document) {
 	e.objects("rateLimits", len(d.RateLimits), nil, func(i int) {
 		rl := &d.RateLimits[i]
 		e.str("id", rl.ID)
-		e.strDefault("mode", rl.Mode, ModeEnforce)
+		e.strDefault("mode", rl.Mode, gate.ModeNames()[0])
 		e.integer("requests", rl.Requests, 0)
-		e.duration("period", rl.Period, 0, false)
+		e.duration("period", rl.Period)
 		e.integer("burst", rl.Burst, 0)
 		e.str("scope", rl.Scope)
 		e.boolean("exemptProbes", rl.ExemptProbes)
@@ -78,9 +70,9 @@ func (e *canonEnc) gatePolicies(d *Document) {
 	e.objects("forwardAuths", len(d.ForwardAuths), nil, func(i int) {
 		fa := &d.ForwardAuths[i]
 		e.str("id", fa.ID)
-		e.strDefault("mode", fa.Mode, ModeEnforce)
+		e.strDefault("mode", fa.Mode, gate.ModeNames()[0])
 		e.str("url", fa.URL)
-		e.duration("timeout", fa.Timeout, dfltForwardAuthTimeout, true)
+		e.durationOr("timeout", fa.Timeout, gate.DefaultForwardAuthTimeout)
 		e.stringList("requestHeaders", fa.RequestHeaders)
 		e.stringList("identityHeaders", fa.IdentityHeaders)
 	})

@@ -130,7 +130,7 @@ func TestCanonicalRoundTrip(t *testing.T) {
 		c1 := canonicalOf(t, string(data))
 		doc, err := Decode([]byte(c1))
 		require.NoError(t, err)
-		assert.Empty(t, Validate(doc, ValidateOptions{}))
+		assert.Empty(t, Validate(doc))
 		c2, err := Canonical(doc)
 		require.NoError(t, err)
 		assert.Equal(t, c1, string(c2))
@@ -265,7 +265,7 @@ func BenchmarkValidateCanonical(b *testing.B) {
 		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if probs := Validate(doc, ValidateOptions{}); len(probs) > 0 {
+				if probs := Validate(doc); len(probs) > 0 {
 					b.Fatal(probs[0])
 				}
 				if _, err := Canonical(doc); err != nil {

@@ -2,15 +2,18 @@ package snapshot
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
-	"net/netip"
+	"strconv"
 	"strings"
-	"time"
 
 	"github.com/paduraksa/paduraksa/balance"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
+	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/proxy"
 	"github.com/paduraksa/paduraksa/upstream"
 )
@@ -78,16 +81,20 @@ type Compiler struct {
 	GateState *gate.State
 	// Challenges answers ACME HTTP-01 challenges; nil means none.
 	Challenges *gate.ChallengeStore
-	// Countries resolves client countries for access lists; nil means
-	// none.
+	// Countries resolves client countries for the access lists'
+	// allowCountries and denyCountries; nil means none, and then a
+	// document with country rules is refused
+	// (gate.accessList.countries.noLookup).
 	Countries gate.CountryLookup
-	// Validate holds the names the embedder registered.
-	Validate ValidateOptions
-	// Health runs the active and passive checks of every cluster; nil
-	// means no health checking (every destination stays available unless
-	// something else sets a verdict). The compiler validates each cluster's
-	// health config with it and, once a snapshot is applied, hands it the
-	// clusters.
+	// Logger receives the gate's "would have blocked" lines of shadowed
+	// policies and the changes of the health monitor a Publisher runs for
+	// this compiler; nil discards them.
+	Logger *slog.Logger
+	// Health validates every cluster's health config (with its registered
+	// policies) and, once a snapshot is applied, runs the checks. A
+	// Publisher whose compiler has none runs one of its own (see
+	// [Publisher]); a Compiler used alone validates with the built-in
+	// policies and runs nothing.
 	Health *health.Monitor
 	// Policies builds each cluster's balancing policy, with the policies
 	// the embedder registered; nil means a private one with the built-in
@@ -97,7 +104,9 @@ type Compiler struct {
 	// one made once. Replicas behind one load balancer must share it.
 	AffinityKey []byte
 
-	stats map[string]*proxy.Stats // per upstream ID, across publishes
+	stats       map[string]*proxy.Stats // per upstream ID, across publishes
+	placeholder *proxy.Cluster          // for routes whose upstream is not built
+	monitored   map[string]bool         // the upstream IDs the monitor took at the last apply
 }
 
 func (c *Compiler) init() {
@@ -121,29 +130,37 @@ func (c *Compiler) init() {
 	}
 }
 
-// CodeCompileInternal reports a document that validation accepted and the
-// compiler could not build: a bug, reported rather than served.
-const CodeCompileInternal = "compile.internal"
-
 // Compile validates a document and builds a snapshot whose runtime state is
 // prepared but not yet visible; the publisher makes it visible. A refused
 // document returns an error joining every *ValidationError. Compile never
 // panics on any document.
 func (c *Compiler) Compile(doc *Document) (*Snapshot, error) {
-	form, err := c.check(doc)
+	if doc == nil {
+		doc = new(Document)
+	}
+	form, err := canonical(doc)
 	if err != nil {
 		return nil, err
 	}
-	return c.buildSafe(doc, form, nil)
+	return c.compile(doc, form, nil)
 }
 
-// check validates a document and returns its canonical form.
-func (c *Compiler) check(doc *Document) (canonForm, error) {
-	form, err := canonical(doc)
-	if err != nil {
-		return form, err
-	}
-	return form, c.validate(doc, form, nil)
+// Check returns every problem of a document, as a publish through this
+// compiler would refuse it (its registered balancing policies and its
+// health monitor's policies included), in document order; nil means the
+// document is valid. It builds nothing that outlives the call.
+func (c *Compiler) Check(doc *Document) []*ValidationError {
+	_, err := c.Compile(doc)
+	return Problems(err)
+}
+
+// Validate returns every problem of a decoded document with the built-in
+// names only, each with a stable Code and a Path, in document order; nil
+// means the document is valid. It never modifies doc and never panics. Use
+// [Compiler.Check] when policies are registered.
+func Validate(doc *Document) []*ValidationError {
+	var c Compiler
+	return c.Check(doc)
 }
 
 // canonical returns the canonical form of any document.
@@ -159,39 +176,30 @@ func canonical(doc *Document) (form canonForm, err error) {
 	return form, nil
 }
 
-// validate returns every problem of a document, joined. With prev (the
-// applied snapshot) and the document's canonical form, upstreams equal to
-// one of prev's are not checked field by field again.
-func (c *Compiler) validate(doc *Document, form canonForm, prev *Snapshot) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("validation panic: ", v)}
-		}
-	}()
-	var known func(int) bool
-	if prev != nil && len(form.upstreams) == len(doc.Upstreams) {
-		known = func(i int) bool {
-			old := prev.upstreams[doc.Upstreams[i].ID]
-			return old != nil && bytes.Equal(old.canon, form.of(form.upstreams[i]))
-		}
-	}
-	return joinProblems(validate(doc, c.Validate, known))
-}
-
-// buildSafe builds a validated document, turning a panic into an error.
-// prev, when not nil, is the snapshot currently applied: upstreams that
-// did not change since are reused from it.
-func (c *Compiler) buildSafe(doc *Document, form canonForm, prev *Snapshot) (snap *Snapshot, err error) {
+// compile maps a document onto the configs of the packages that own each
+// setting and builds them, collecting every problem: the document's own and
+// each package's, under the document's paths. prev, when not nil, is the
+// snapshot currently applied: hosts and upstreams that did not change since
+// are reused from it, unchecked, since it was valid. A panic is turned into
+// an error.
+func (c *Compiler) compile(doc *Document, form canonForm, prev *Snapshot) (snap *Snapshot, err error) {
 	c.init()
 	defer func() {
 		if v := recover(); v != nil {
 			snap, err = nil, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("compiler panic: ", v)}
 		}
 	}()
-	return c.build(doc, form, prev)
+	r := &run{c: c, doc: doc}
+	s := r.build(form, prev)
+	if err := prune(r.probs).Err(); err != nil {
+		return nil, err
+	}
+	s.warnings = r.warns
+	return s, nil
 }
 
-func (c *Compiler) build(doc *Document, form canonForm, prev *Snapshot) (*Snapshot, error) {
+func (r *run) build(form canonForm, prev *Snapshot) *Snapshot {
+	doc, c := r.doc, r.c
 	s := &Snapshot{
 		doc: doc, canon: form,
 		clusters:  make(map[string]*proxy.Cluster, len(doc.Upstreams)),
@@ -201,50 +209,11 @@ func (c *Compiler) build(doc *Document, form canonForm, prev *Snapshot) (*Snapsh
 		prev = nil // the global block (the zone, say) reaches every cluster
 	}
 	c.Policies.Zone = doc.Global.Zone // read by PreferLocalZone when it is built
-	units := make([]*compiledUpstream, len(doc.Upstreams))
-	cfgs := make([]upstream.ClusterConfig, len(doc.Upstreams))
-	var refused []*ValidationError
-	for i := range doc.Upstreams {
-		u := &doc.Upstreams[i]
-		canon := form.of(form.upstreams[i])
-		if prev != nil {
-			if old := prev.upstreams[u.ID]; old != nil && bytes.Equal(old.canon, canon) {
-				units[i] = old
-				cfgs[i] = old.cfg
-				cfgs[i].Unchanged = true
-				continue
-			}
-		}
-		cu, errs, err := c.compileUpstream(i, u)
-		if err != nil {
-			return nil, err
-		}
-		refused = append(refused, errs...)
-		cu.canon = canon
-		units[i], cfgs[i] = cu, cu.cfg
-	}
-	if err := joinProblems(refused); err != nil {
-		return nil, err
-	}
-	s.plan = c.Registry.Plan(cfgs)
-	s.transports = c.Transports.Next()
-	if c.Health != nil {
-		s.health = make([]health.ClusterHealth, len(doc.Upstreams))
-	}
-	for i, cu := range units {
-		id := cu.cfg.ID
-		rc, tr := s.plan.Cluster(id), s.transports.Get(id, cu.client)
-		if cu.cluster == nil || cu.cluster.Upstream != rc || cu.cluster.Transport != tr {
-			cl := *cu
-			cl.cluster = c.cluster(id, cu, rc, tr)
-			cu = &cl
-		}
-		s.upstreams[id] = cu
-		s.clusters[id] = cu.cluster
-		s.warnings = append(s.warnings, cu.warnings...)
-		if s.health != nil {
-			s.health[i] = health.ClusterHealth{Cluster: rc, Config: cu.health, Transport: tr}
-		}
+	known := r.upstreams(s, form, prev)
+	pols := r.policies()
+	for i := range doc.Certificates {
+		r.add(CodeCertificateUnsupported, index("certificates", i),
+			"certificates are not loaded: this version serves no TLS itself (terminate TLS in front of it)")
 	}
 
 	gc := gate.Config{
@@ -254,24 +223,9 @@ func (c *Compiler) build(doc *Document, form canonForm, prev *Snapshot) (*Snapsh
 		Cloudflare:          doc.Global.Cloudflare,
 		State:               c.GateState,
 		Challenges:          c.Challenges,
-	}
-	for _, p := range doc.Global.ProbeSources {
-		pr, err := parsePrefix(p)
-		if err != nil {
-			return nil, internal("global.probeSources", err)
-		}
-		gc.ProbeSources = append(gc.ProbeSources, pr)
-	}
-	pols, err := c.gatePolicies(doc)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range doc.Global.TrustedProxies {
-		pr, err := parsePrefix(p)
-		if err != nil {
-			return nil, internal("global.trustedProxies", err)
-		}
-		gc.TrustedProxies = append(gc.TrustedProxies, pr)
+		Logger:              c.Logger,
+		TrustedProxies:      r.prefixes("global.trustedProxies", doc.Global.TrustedProxies, CodeGlobalTrustedProxyInvalid),
+		ProbeSources:        r.prefixes("global.probeSources", doc.Global.ProbeSources, CodeGlobalProbeSourceInvalid),
 	}
 	if a := doc.Global.DefaultAnswer; a != nil {
 		gc.Default = answer(a)
@@ -286,55 +240,121 @@ func (c *Compiler) build(doc *Document, form canonForm, prev *Snapshot) (*Snapsh
 	gc.Hosts = make([]gate.Host, 0, compiled)
 	gc.Reuse = make([]*gate.Host, 0, len(doc.Hosts)-compiled)
 	s.hostIndex = make([]int, len(doc.Hosts))
+	docOf := make([]int, 0, len(doc.Hosts)) // document index of gc.Hosts[k], then of gc.Reuse[k]
 	for i := range doc.Hosts {
 		if reuse != nil && reuse[i] != nil {
-			s.hostIndex[i] = compiled + len(gc.Reuse)
-			gc.Reuse = append(gc.Reuse, reuse[i])
 			continue
 		}
-		h := &doc.Hosts[i]
-		gh := gate.Host{Names: h.Names, Server: h.Server}
-		if err := gateHost(&gh, h, i, pols); err != nil {
-			return nil, err
-		}
-		switch h.Kind {
-		case "", KindProxy:
-			gh.Routes = make([]gate.Route, len(h.Routes))
-			site, err := proxySite(h)
-			if err != nil {
-				return nil, internal(hostPath(i, ""), err)
-			}
-			for j := range h.Routes {
-				r := &h.Routes[j]
-				target, err := proxyRoute(r, s.clusters[r.Upstream], site)
-				if err != nil {
-					if ps := Problems(err); len(ps) > 0 && ps[len(ps)-1].Code == proxy.CodeHeadersTooMany {
-						return nil, &ValidationError{Code: CodeHeadersTooMany, Path: routePath(i, j, ".headers"), Msg: "over 32 rules in one direction once merged over the host's: " + err.Error()}
-					}
-					return nil, internal(routePath(i, j, ""), err)
-				}
-				gh.Routes[j] = gate.Route{ID: r.ID, Prefix: r.Path, Target: target, PathAllow: pathAllow(r.AllowInPath)}
-				if err := gateRoute(&gh.Routes[j], &h.Routes[j], i, j, pols); err != nil {
-					return nil, err
-				}
-			}
-		case KindRedirect:
-			gh.Kind = gate.HostRedirect
-			gh.Redirect = gate.Redirect{To: h.Redirect.To, Status: h.Redirect.Status, DropPath: h.Redirect.DropPath}
-		case KindFixed:
-			gh.Kind = gate.HostFixed
-			gh.Fixed = answer(h.Fixed)
-		}
 		s.hostIndex[i] = len(gc.Hosts)
-		gc.Hosts = append(gc.Hosts, gh)
+		gc.Hosts = append(gc.Hosts, r.host(i, &doc.Hosts[i], s, known, pols))
+		docOf = append(docOf, i)
+	}
+	for i := range doc.Hosts {
+		if reuse != nil && reuse[i] != nil {
+			s.hostIndex[i] = len(gc.Hosts) + len(gc.Reuse)
+			gc.Reuse = append(gc.Reuse, reuse[i])
+			docOf = append(docOf, i)
+		}
 	}
 	g, err := gate.New(gc)
-	if err != nil {
-		return nil, internal("", err)
+	r.gateProblems(err, docOf, len(gc.Hosts))
+	if len(r.probs) > 0 {
+		return nil
 	}
-	c.retainRateLimits(doc)
+	r.retainRateLimits()
 	s.gate = g
-	return s, nil
+	return s
+}
+
+// prune drops the problems under the path of an earlier one: a block the
+// document found missing or misplaced (hosts[2].redirect) is not also
+// reported by its owner field by field (hosts[2].redirect.to).
+func prune(probs problem.List) problem.List {
+	out := probs[:0:0]
+	for _, p := range probs {
+		if !coveredBy(p, out, false) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// coveredBy reports whether p's path is under the path of one of by, or
+// equal to it when equal counts.
+func coveredBy(p *ValidationError, by []*ValidationError, equal bool) bool {
+	for _, q := range by {
+		if q.Path == "" || !strings.HasPrefix(p.Path, q.Path) {
+			continue
+		}
+		if len(p.Path) == len(q.Path) {
+			if equal {
+				return true
+			}
+			continue
+		}
+		if c := p.Path[len(q.Path)]; c == '.' || c == '[' {
+			return true
+		}
+	}
+	return false
+}
+
+// gateProblems records the gate's problems under the document's paths:
+// its hosts (compiled, then reused) back at their document index, its own
+// fields under global.
+func (r *run) gateProblems(err error, docOf []int, compiled int) {
+	for _, p := range Problems(err) {
+		path := p.Path
+		for _, list := range [...]string{"hosts[", "reuse["} {
+			rest, ok := strings.CutPrefix(path, list)
+			if !ok {
+				continue
+			}
+			end := strings.IndexByte(rest, ']')
+			k, convErr := strconv.Atoi(rest[:max(end, 0)])
+			if list == "reuse[" {
+				k += compiled
+			}
+			if end < 0 || convErr != nil || k < 0 || k >= len(docOf) {
+				break
+			}
+			path = hostPath(docOf[k], gateHostPath(rest[end+1:]))
+		}
+		switch {
+		case strings.HasPrefix(path, "hosts["):
+		case path == "server":
+			path = "global.server"
+		default:
+			path = renameHead(path, "default", "global.defaultAnswer")
+			path = renameHead(path, "trustedProxies", "global.trustedProxies")
+			path = renameHead(path, "probeSources", "global.probeSources")
+		}
+		r.probs = append(r.probs, &ValidationError{Code: p.Code, Path: path, Msg: p.Msg})
+	}
+	if err != nil && len(Problems(err)) == 0 {
+		r.add(CodeCompileInternal, "", err.Error())
+	}
+}
+
+// gateHostPath maps the path of a problem within a gate host onto the
+// document's host: the route's prefix is its path, its path allowance
+// allowInPath.
+func gateHostPath(rest string) string {
+	route, ok := strings.CutPrefix(rest, ".routes[")
+	if !ok {
+		return rest
+	}
+	end := strings.IndexByte(route, ']')
+	if end < 0 {
+		return rest
+	}
+	field := route[end+1:]
+	field = renameHead(strings.TrimPrefix(field, "."), "prefix", "path")
+	field = renameHead(field, "pathAllow", "allowInPath")
+	if field != "" {
+		field = "." + field
+	}
+	return ".routes[" + route[:end+1] + field
 }
 
 // reusableHosts returns, for each host of doc, the host compiled by prev
@@ -379,288 +399,76 @@ func (s *Snapshot) commit() {
 
 // startHealth hands the applied snapshot's clusters to the health monitor:
 // clusters it no longer names stop being probed. Their configs were
-// validated by the same monitor at compile time.
-func (c *Compiler) startHealth(s *Snapshot) error {
+// validated by the same monitor at compile time. A monitor of the
+// publisher's own starts probing with the first config that asks for it.
+func (c *Compiler) startHealth(s *Snapshot, own *ownMonitor) error {
 	if c.Health == nil {
 		return nil
 	}
 	hs := s.health
 	s.health = nil
+	c.monitored = make(map[string]bool, len(hs))
+	for _, h := range hs {
+		if cu := s.upstreams[h.Cluster.ID()]; cu != nil && cu.monitor {
+			c.monitored[h.Cluster.ID()] = true
+		}
+		if own != nil && h.Config.Active.Enabled {
+			own.start()
+		}
+	}
 	return c.Health.Update(hs...)
-}
-
-func internal(path string, err error) error {
-	return &ValidationError{Code: CodeCompileInternal, Path: path, Msg: err.Error()}
 }
 
 func answer(a *FixedAnswer) gate.Answer {
 	return gate.Answer{Status: a.Status, ContentType: a.ContentType, Body: []byte(a.Body)}
 }
 
-// parsePrefix is [parseAddrPrefix], the one prefix decoder, with its reason
-// as an error.
-func parsePrefix(s string) (netip.Prefix, error) {
-	p, reason := parseAddrPrefix(s)
-	if reason != "" {
-		return p, fmt.Errorf("prefix %q: %s", s, reason)
+// notServed is the target of a route whose upstream is not built: the
+// document is refused, so it never serves.
+var notServed = gate.TargetFunc(func(w http.ResponseWriter, r *http.Request, rq *gate.Request) {
+	rq.Answer(w, r, http.StatusInternalServerError)
+})
+
+// placeholderCluster is the cluster of a route whose upstream is not
+// built, so that the route's own settings are still checked: the document
+// is refused, so it never serves.
+func (c *Compiler) placeholderCluster() *proxy.Cluster {
+	if c.placeholder == nil {
+		var reg upstream.Registry
+		rc := reg.Plan([]upstream.ClusterConfig{{ID: "-"}}).Cluster("-")
+		c.placeholder = &proxy.Cluster{Upstream: rc, Transport: refusingTransport{}}
 	}
-	return p, nil
+	return c.placeholder
 }
 
-func clientConfig(h *UpstreamHTTP) (proxy.ClientConfig, error) {
-	var c proxy.ClientConfig
-	if h.Version == "2" {
-		c.Version = proxy.HTTP2
-	}
-	if h.VersionPolicy == "exact" {
-		c.VersionPolicy = proxy.VersionExact
-	}
-	ct, err := ParseDuration(h.ConnectTimeout, proxy.DefaultConnectTimeout)
-	if err != nil {
-		return c, err
-	}
-	c.ConnectTimeout = ct
-	if _, err := ParseDuration(h.IdleTimeout, time.Hour); err != nil {
-		return c, err
-	}
-	c.ServerName = h.TLS.ServerName
-	switch h.TLS.Trust {
-	case "pinned":
-		c.Trust = proxy.TrustPinned
-		var pins strings.Builder
-		for _, p := range h.TLS.Pins {
-			b, err := decodePin(p)
-			if err != nil {
-				return c, err
-			}
-			pins.Write(b)
-		}
-		c.Pins = pins.String()
-	case "any":
-		c.Trust = proxy.TrustAny
-	}
-	return c, nil
+type refusingTransport struct{}
+
+func (refusingTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("snapshot: no upstream")
 }
 
-// decodePin is [decodeSHA256Pin], the one pin decoder, with an error.
-func decodePin(p string) ([]byte, error) {
-	sum, ok := decodeSHA256Pin(p)
-	if !ok {
-		return nil, fmt.Errorf("pin %q is not a SHA-256 digest in hex or base64", p)
-	}
-	return sum[:], nil
+// ownMonitor is the health monitor a publisher runs for a compiler
+// without one: created with the publisher, started with the first config
+// that probes, closed by [Publisher.Close].
+type ownMonitor struct {
+	m       *health.Monitor
+	started bool
+	cancel  context.CancelFunc
 }
 
-// compiledUpstream is what one upstream of the document compiles to. It
-// depends only on the upstream's own block, the global block and the
-// compiler, so a later compile reuses it whole while those are unchanged:
-// the cluster keeps its policy instances (round-robin position, hash
-// tables) and the publish skips the upstream's parsing.
-type compiledUpstream struct {
-	canon    []byte // the upstream's canonical bytes
-	cfg      upstream.ClusterConfig
-	client   proxy.ClientConfig
-	health   health.Config
-	warnings []*ValidationError
-	policy   balance.Policy
-	affinity *balance.Affinity
-	idle     time.Duration
-	cluster  *proxy.Cluster // set once the runtime state is planned
-}
-
-// cluster builds the forwarder's view of an upstream: its runtime state
-// and transport, its policies, passive health and counters.
-func (c *Compiler) cluster(id string, cu *compiledUpstream, rc *upstream.Cluster, tr http.RoundTripper) *proxy.Cluster {
-	st := c.stats[id]
-	if st == nil {
-		st = new(proxy.Stats)
-		c.stats[id] = st
-	}
-	cl := &proxy.Cluster{Upstream: rc, Transport: tr, Policy: cu.policy, Affinity: cu.affinity, IdleTimeout: cu.idle, Stats: st}
-	if c.Health != nil {
-		cl.Observer = healthObserver{c.Health}
-	}
-	return cl
-}
-
-// Stats returns the forwarding counters of an upstream ID, kept across
-// publishes, or nil.
-func (c *Compiler) Stats(id string) *proxy.Stats { return c.stats[id] }
-
-// healthObserver feeds the forwarder's outcomes to passive health.
-type healthObserver struct{ m *health.Monitor }
-
-func (o healthObserver) Observe(ob proxy.Observation) {
-	var out health.Outcome
-	switch ob.Kind {
-	case proxy.ErrorNone:
-		if out = health.Success; ob.Status >= 500 {
-			out = health.ServerError
-		}
-	case proxy.ErrorConnect:
-		out = health.ConnectError
-	case proxy.ErrorTLS:
-		out = health.TLSError
-	case proxy.ErrorTimeout:
-		out = health.Timeout
-	case proxy.ErrorResponse:
-		out = health.ResponseHeaderError
-	case proxy.ErrorBody:
-		out = health.BodyError
-	default:
+func (o *ownMonitor) start() {
+	if o.started {
 		return
 	}
-	o.m.Record(ob.Destination, out)
+	o.started = true
+	ctx, cancel := context.WithCancel(context.Background())
+	o.cancel = cancel
+	o.m.Start(ctx)
 }
 
-// compileUpstream compiles upstreams[i]. Problems the health monitor finds
-// are returned as refusals; err reports a problem validation should have
-// caught.
-func (c *Compiler) compileUpstream(i int, u *Upstream) (*compiledUpstream, []*ValidationError, error) {
-	cu := &compiledUpstream{health: healthConfig(u)}
-	var refused []*ValidationError
-	if c.Health != nil {
-		errs, warns := c.Health.Validate(cu.health)
-		refused = healthProblems(i, errs)
-		cu.warnings = healthProblems(i, warns)
+func (o *ownMonitor) close() {
+	if o.cancel != nil {
+		o.cancel()
 	}
-	cu.cfg = upstream.ClusterConfig{ID: u.ID, Destinations: make([]upstream.DestinationConfig, len(u.Destinations)), InitialActiveHealth: cu.health.InitialActiveHealth()}
-	for j, d := range u.Destinations {
-		scheme, host, err := ParseAddress(d.Address)
-		if err != nil {
-			return nil, nil, internal(fmt.Sprintf("upstreams[%d].destinations[%d].address", i, j), err)
-		}
-		dc := upstream.DestinationConfig{ID: d.ID, Scheme: scheme, Host: host, Metadata: d.Metadata}
-		if d.Health != "" {
-			if _, dc.HealthHost, err = ParseAddress(d.Health); err != nil {
-				return nil, nil, internal(fmt.Sprintf("upstreams[%d].destinations[%d].health", i, j), err)
-			}
-		}
-		cu.cfg.Destinations[j] = dc
-	}
-	client, err := clientConfig(&u.HTTP)
-	if err != nil {
-		return nil, nil, internal(fmt.Sprintf("upstreams[%d].http", i), err)
-	}
-	idle, err := ParseDuration(u.HTTP.IdleTimeout, proxy.DefaultIdleTimeout)
-	if err != nil {
-		return nil, nil, internal(fmt.Sprintf("upstreams[%d].http.idleTimeout", i), err)
-	}
-	cu.idle = idle
-	if idle == 0 {
-		cu.idle = -1 // never
-	}
-	// A request nobody answers is cut like a quiet stream.
-	client.ResponseHeaderTimeout = idle
-	cu.client = client
-	slow, err := ParseDuration(u.Health.SlowStart, 0)
-	if err != nil {
-		return nil, nil, internal(fmt.Sprintf("upstreams[%d].health.slowStart", i), err)
-	}
-	if cu.policy, err = c.Policies.New(balance.Config{Policy: u.LoadBalancing, SlowStart: slow}); err != nil {
-		return nil, nil, internal(fmt.Sprintf("upstreams[%d].loadBalancing", i), err)
-	}
-	if u.Affinity.Enabled {
-		ac, err := affinityConfig(&u.Affinity)
-		if err == nil {
-			cu.affinity, err = balance.NewAffinity(ac, c.AffinityKey)
-		}
-		if err != nil {
-			return nil, nil, internal(fmt.Sprintf("upstreams[%d].affinity", i), err)
-		}
-	}
-	return cu, refused, nil
-}
-
-// affinityConfig maps an upstream's affinity block to balance's.
-func affinityConfig(a *Affinity) (balance.AffinityConfig, error) {
-	c := balance.AffinityConfig{
-		Mode:          balance.AffinityMode(a.Mode),
-		KeyName:       a.Key,
-		FailurePolicy: balance.AffinityFailurePolicy(a.FailurePolicy),
-		Cookie: balance.CookieConfig{
-			Path:     a.Cookie.Path,
-			Domain:   a.Cookie.Domain,
-			Secure:   balance.CookieSecure(a.Cookie.Secure),
-			SameSite: balance.CookieSameSite(a.Cookie.SameSite),
-		},
-	}
-	if c.Cookie.SameSite == "Unspecified" {
-		c.Cookie.SameSite = balance.CookieSameSiteUnspecified
-	}
-	if h := a.Cookie.HTTPOnly; h != nil && !*h {
-		c.Cookie.AllowScriptAccess = true
-	}
-	var err error
-	c.Cookie.MaxAge, err = ParseDuration(a.Cookie.MaxAge, 0)
-	return c, err
-}
-
-// pathAllow maps validated allowInPath names onto the gate's set.
-func pathAllow(names []string) gate.PathAllow {
-	var a gate.PathAllow
-	for _, n := range names {
-		v, _ := gate.ParsePathAllow(n)
-		a |= v
-	}
-	return a
-}
-
-// proxySite compiles a host's forwarding settings.
-func proxySite(h *Host) (*proxy.Site, error) {
-	cfg := proxy.SiteConfig{
-		RequestHeaders:  headerRules(h.Headers.Request),
-		ResponseHeaders: headerRules(h.Headers.Response),
-		Compression: proxy.Compression{
-			Enabled:     h.Compression.Enabled,
-			MinimumSize: int64(h.Compression.MinimumSize),
-			Encodings:   h.Compression.Encodings,
-		},
-		KeepUnderscoreHeaders: h.KeepUnderscoreHeaders,
-	}
-	switch h.RequestID {
-	case "keep":
-		cfg.RequestID = proxy.RequestIDKeep
-	case "generate":
-		cfg.RequestID = proxy.RequestIDGenerate
-	}
-	return proxy.NewSite(cfg)
-}
-
-// proxyRoute compiles a route's forwarding into its target.
-func proxyRoute(r *Route, cl *proxy.Cluster, site *proxy.Site) (*proxy.Route, error) {
-	cfg := proxy.RouteConfig{
-		Cluster:         cl,
-		Site:            site,
-		HostName:        r.HostName,
-		RequestHeaders:  headerRules(r.Headers.Request),
-		ResponseHeaders: headerRules(r.Headers.Response),
-		Retry:           proxy.Retry{Attempts: r.Retry.Attempts, BodyLimit: int64(r.Retry.BodyLimit), Budget: r.Retry.Budget},
-		Rewrite: proxy.Rewrite{
-			AddPrefix:    r.Rewrite.AddPrefix,
-			KeepLocation: r.Rewrite.RewriteLocation != nil && !*r.Rewrite.RewriteLocation,
-		},
-	}
-	if r.Rewrite.StripPrefix {
-		cfg.Rewrite.StripPrefix = routeKey(r.Path)
-	}
-	switch r.HostHeader {
-	case "destination":
-		cfg.HostHeader = proxy.HostDestination
-	case "custom":
-		cfg.HostHeader = proxy.HostCustom
-	}
-	return proxy.NewRoute(cfg)
-}
-
-func headerRules(rules []HeaderRule) []proxy.HeaderRule {
-	if len(rules) == 0 {
-		return nil
-	}
-	out := make([]proxy.HeaderRule, len(rules))
-	for k, r := range rules {
-		op, _ := headerOp(r.Operation)
-		out[k] = proxy.HeaderRule{Name: r.Name, Op: op, Value: r.Value}
-	}
-	return out
+	o.m.Close()
 }

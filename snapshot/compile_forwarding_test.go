@@ -47,7 +47,7 @@ func TestCompileForwarding(t *testing.T) {
 		Upstreams: []Upstream{{ID: "u", Destinations: []Destination{{ID: "d", Address: "http://" + ln.Addr().String()}},
 			HTTP: UpstreamHTTP{IdleTimeout: "30s"}}},
 	}
-	require.Empty(t, Validate(doc, ValidateOptions{}))
+	require.Empty(t, Validate(doc))
 	var c Compiler
 	s, err := c.Compile(doc)
 	require.NoError(t, err)

@@ -43,10 +43,7 @@ func FuzzCompile(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	known := map[string]bool{}
-	for _, c := range allCodes {
-		known[c] = true
-	}
+	known := knownCodes(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := Decode(data)
 		if err != nil {
@@ -80,7 +77,7 @@ func FuzzCompile(f *testing.F) {
 			}
 		}
 		snap.commit()
-		if err := c.startHealth(snap); err != nil {
+		if err := c.startHealth(snap, nil); err != nil {
 			t.Fatalf("the monitor refuses what it validated: %v", err)
 		}
 		checkHosts(t, doc, snap)

@@ -1,176 +1,150 @@
 package snapshot
 
 import (
-	"crypto/tls"
-	"fmt"
-	"time"
+	"net/netip"
+	"strings"
 
 	"github.com/paduraksa/paduraksa/gate"
 )
 
-// gatePolicies builds every policy of the document, keyed by ID. Rate
-// limits come from the compiler's gate state, so an unchanged limit keeps
-// its buckets across publishes.
-func (c *Compiler) gatePolicies(doc *Document) (map[string]gate.PolicyUse, error) {
-	pols := make(map[string]gate.PolicyUse, len(doc.AccessLists)+len(doc.RuleSets)+len(doc.RateLimits)+len(doc.ForwardAuths))
+// policy is a policy of the document as hosts and routes name it: its use
+// (nil Policy when it has problems of its own) and whether it is an access
+// list, which a host's accessList field must name.
+type policy struct {
+	use        gate.PolicyUse
+	accessList bool
+}
+
+// policies builds every policy of the document, keyed by ID; IDs share one
+// namespace across the four kinds, and an ID that is malformed or taken is
+// still known (reported once, on its own entry, not on every reference).
+// Rate limits come from the compiler's gate state, so an unchanged limit
+// keeps its buckets across publishes.
+func (r *run) policies() map[string]policy {
+	doc, c := r.doc, r.c
+	pols := make(map[string]policy, len(doc.AccessLists)+len(doc.RuleSets)+len(doc.RateLimits)+len(doc.ForwardAuths))
+	seen := make(map[string]ref, len(pols))
+	add := func(list string, i int, id, mode string, build func(at string) (gate.Policy, error), rename func(string) string, accessList bool) {
+		e := ref{list, i}
+		own := r.claim(id, e, seen, policyIDCodes)
+		if _, taken := pols[id]; !taken {
+			pols[id] = policy{accessList: accessList}
+		}
+		m := name(r, func() string { return e.path() + ".mode" }, mode, gate.ParseMode, gate.ModeNames(), gate.CodeChainModeUnknown)
+		at := e.path()
+		p, err := build(at)
+		if err != nil {
+			r.under(at, err, rename)
+			return
+		}
+		if own && p != nil {
+			pols[id] = policy{use: gate.PolicyUse{Policy: p, Mode: m}, accessList: accessList}
+		}
+	}
 	for i := range doc.AccessLists {
 		l := &doc.AccessLists[i]
-		cfg := gate.AccessListConfig{ID: l.ID, Realm: l.Realm, Countries: c.Countries}
-		for _, p := range l.Allow {
-			pr, err := parsePrefix(p)
-			if err != nil {
-				return nil, internal(index("accessLists", i)+".allow", err)
+		add("accessLists", i, l.ID, l.Mode, func(at string) (gate.Policy, error) {
+			cfg := gate.AccessListConfig{
+				ID: l.ID, Realm: l.Realm, Countries: c.Countries,
+				Allow:          r.prefixes(at+".allow", l.Allow, CodeAccessListPrefixInvalid),
+				Deny:           r.prefixes(at+".deny", l.Deny, CodeAccessListPrefixInvalid),
+				AllowCountries: l.AllowCountries, DenyCountries: l.DenyCountries,
 			}
-			cfg.Allow = append(cfg.Allow, pr)
-		}
-		for _, p := range l.Deny {
-			pr, err := parsePrefix(p)
-			if err != nil {
-				return nil, internal(index("accessLists", i)+".deny", err)
+			for _, u := range l.Users {
+				cfg.Users = append(cfg.Users, gate.BasicUser{Name: u.Name, Hash: u.PasswordHash})
 			}
-			cfg.Deny = append(cfg.Deny, pr)
-		}
-		for _, u := range l.Users {
-			cfg.Users = append(cfg.Users, gate.BasicUser{Name: u.Name, Hash: u.PasswordHash})
-		}
-		p, err := gate.NewAccessList(cfg)
-		if err != nil {
-			return nil, internal(index("accessLists", i), err)
-		}
-		pols[l.ID] = gate.PolicyUse{Policy: p, Mode: gateMode(l.Mode)}
+			return gate.NewAccessList(cfg)
+		}, accessListPath, true)
 	}
 	for i := range doc.RuleSets {
 		rs := &doc.RuleSets[i]
-		cfg := gate.RuleSetConfig{ID: rs.ID, Rules: make([]gate.Rule, len(rs.Rules))}
-		for j, r := range rs.Rules {
-			gr := gate.Rule{PathPrefix: r.PathPrefix, PathExact: r.PathExact, Methods: r.Methods, UserAgentContains: r.UserAgentContains}
-			switch r.Action {
-			case ActionAllow:
-				gr.Action = gate.RuleAllow
-			case ActionRespond:
-				gr.Action = gate.RuleRespond
-				gr.Status, gr.ContentType, gr.Body = r.Respond.Status, r.Respond.ContentType, []byte(r.Respond.Body)
+		add("ruleSets", i, rs.ID, rs.Mode, func(at string) (gate.Policy, error) {
+			cfg := gate.RuleSetConfig{ID: rs.ID, Rules: make([]gate.Rule, len(rs.Rules))}
+			for j := range rs.Rules {
+				cfg.Rules[j] = r.rule(at+index(".rules", j), &rs.Rules[j])
 			}
-			cfg.Rules[j] = gr
-		}
-		p, err := gate.NewRuleSet(cfg)
-		if err != nil {
-			return nil, internal(index("ruleSets", i), err)
-		}
-		pols[rs.ID] = gate.PolicyUse{Policy: p, Mode: gateMode(rs.Mode)}
+			return gate.NewRuleSet(cfg)
+		}, ruleSetPath, false)
 	}
 	for i := range doc.RateLimits {
 		rl := &doc.RateLimits[i]
-		period, err := ParseDuration(rl.Period, 0)
-		if err != nil {
-			return nil, internal(index("rateLimits", i)+".period", err)
-		}
-		cfg := gate.RateLimitConfig{ID: rl.ID, Requests: rl.Requests, Period: period, Burst: rl.Burst, ExemptProbes: rl.ExemptProbes}
-		if rl.Scope == "route" {
-			cfg.Scope = gate.RateLimitPerRoute
-		}
-		p, err := c.GateState.RateLimit(cfg)
-		if err != nil {
-			return nil, internal(index("rateLimits", i), err)
-		}
-		pols[rl.ID] = gate.PolicyUse{Policy: p, Mode: gateMode(rl.Mode)}
+		add("rateLimits", i, rl.ID, rl.Mode, func(at string) (gate.Policy, error) {
+			cfg := gate.RateLimitConfig{ID: rl.ID, Requests: rl.Requests, Burst: rl.Burst, ExemptProbes: rl.ExemptProbes,
+				Period: r.duration(func() string { return at + ".period" }, rl.Period)}
+			if rl.Scope == "" {
+				r.add(CodeRateLimitScopeMissing, at+".scope", "a rate limit needs a scope: "+joinNames(gate.RateLimitScopeNames()))
+			}
+			cfg.Scope = name(r, func() string { return at + ".scope" }, rl.Scope, gate.ParseRateLimitScope, gate.RateLimitScopeNames(), gate.CodeRateLimitScopeUnknown)
+			return c.GateState.RateLimit(cfg)
+		}, nil, false)
 	}
 	for i := range doc.ForwardAuths {
 		fa := &doc.ForwardAuths[i]
-		timeout, err := ParseDuration(fa.Timeout, dfltForwardAuthTimeout)
-		if err != nil {
-			return nil, internal(index("forwardAuths", i)+".timeout", err)
-		}
-		p, err := gate.NewForwardAuth(gate.ForwardAuthConfig{ID: fa.ID, URL: fa.URL, Timeout: timeout,
-			RequestHeaders: fa.RequestHeaders, IdentityHeaders: fa.IdentityHeaders})
-		if err != nil {
-			return nil, internal(index("forwardAuths", i), err)
-		}
-		pols[fa.ID] = gate.PolicyUse{Policy: p, Mode: gateMode(fa.Mode)}
+		add("forwardAuths", i, fa.ID, fa.Mode, func(at string) (gate.Policy, error) {
+			return gate.NewForwardAuth(gate.ForwardAuthConfig{ID: fa.ID, URL: fa.URL,
+				Timeout:        r.duration(func() string { return at + ".timeout" }, fa.Timeout),
+				RequestHeaders: fa.RequestHeaders, IdentityHeaders: fa.IdentityHeaders})
+		}, nil, false)
 	}
-	return pols, nil
+	return pols
 }
 
-func gateMode(m string) gate.Mode {
-	switch m {
-	case ModeShadow:
-		return gate.Shadow
-	case ModeOff:
-		return gate.Off
+// rule maps a rule of a rule set onto the gate's; at is its path.
+func (r *run) rule(at string, ru *Rule) gate.Rule {
+	gr := gate.Rule{PathPrefix: ru.PathPrefix, PathExact: ru.PathExact, Methods: ru.Methods, UserAgentContains: ru.UserAgentContains}
+	gr.Action = name(r, func() string { return at + ".action" }, ru.Action, gate.ParseRuleAction, gate.RuleActionNames(), gate.CodeRuleSetRuleActionUnknown)
+	switch a := ru.Respond; {
+	case gr.Action == gate.RuleRespond && a == nil:
+		r.add(CodeRuleSetRuleRespondMissing, at+".respond", "action respond needs a respond block")
+	case gr.Action != gate.RuleRespond && a != nil:
+		r.add(CodeRuleSetRuleRespondUnexpected, at+".respond", "a respond block needs action respond")
+	case a != nil:
+		gr.Status, gr.ContentType, gr.Body = a.Status, a.ContentType, []byte(a.Body)
 	}
-	return gate.Enforce
+	return gr
 }
 
-// chain resolves a list of policy IDs.
-func chain(pols map[string]gate.PolicyUse, ids []string, path string) ([]gate.PolicyUse, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	out := make([]gate.PolicyUse, 0, len(ids))
-	for _, id := range ids {
-		u, ok := pols[id]
-		if !ok {
-			return nil, internal(path, fmt.Errorf("unknown policy %q", id))
+// accessListPath maps gate.AccessListConfig's paths onto the document: a
+// user's hash is its passwordHash.
+func accessListPath(p string) string { return renameLast(p, "hash", "passwordHash") }
+
+// ruleSetPath maps gate.RuleSetConfig's paths onto the document: a rule's
+// answer sits in its respond block.
+func ruleSetPath(p string) string {
+	for _, f := range [...]string{"status", "contentType", "body"} {
+		if q := renameLast(p, f, "respond."+f); q != p {
+			return q
 		}
-		out = append(out, u)
 	}
-	return out, nil
+	return p
 }
 
-// gateHost fills a gate host's TLS, HSTS, redirect, robots, limits and
-// chain from the document's host i.
-func gateHost(gh *gate.Host, h *Host, i int, pols map[string]gate.PolicyUse) error {
-	ids := h.Policies
-	if h.AccessList != "" {
-		ids = append([]string{h.AccessList}, ids...)
+// prefixes parses a list of addresses and prefixes, recording code at
+// path[k] for each one that is not.
+func (r *run) prefixes(path string, list []string, code string) []netip.Prefix {
+	if len(list) == 0 {
+		return nil
 	}
-	var err error
-	if gh.Policies, err = chain(pols, ids, hostPath(i, ".policies")); err != nil {
-		return err
-	}
-	if t := h.TLS; t != nil {
-		gh.TLS = gate.TLSPolicy{HTTP1Only: t.HTTP1Only, HTTP3: t.HTTP3, AltSvc: t.AltSvc}
-		switch t.MinVersion {
-		case "1.2":
-			gh.TLS.MinVersion = tls.VersionTLS12
-		case "1.3":
-			gh.TLS.MinVersion = tls.VersionTLS13
+	out := make([]netip.Prefix, 0, len(list))
+	for k, s := range list {
+		p, reason := parseAddrPrefix(s)
+		if reason != "" {
+			r.add(code, index(path, k), quote(s)+": "+reason)
+			continue
 		}
+		out = append(out, p)
 	}
-	if hs := h.HSTS; hs != nil {
-		maxAge, err := ParseDuration(hs.MaxAge, 0)
-		if err != nil {
-			return internal(hostPath(i, ".hsts.maxAge"), err)
-		}
-		gh.HSTS = gate.HSTS{MaxAge: maxAge.Truncate(time.Second), IncludeSubdomains: hs.IncludeSubdomains, Preload: hs.Preload}
-	}
-	if rd := h.HTTPSRedirect; rd != nil {
-		gh.HTTPSRedirect = gate.HTTPSRedirect{Enabled: true, Status: rd.Status, Port: rd.Port}
-	}
-	if h.Robots != "" {
-		gh.Robots = []byte(h.Robots)
-	}
-	if l := h.Limits; l != nil {
-		gh.Limits = gate.Limits{MaxURIBytes: l.MaxURIBytes, MaxHeaderCount: l.MaxHeaderCount,
-			MaxHeaderBytes: l.MaxHeaderBytes, MaxBodyBytes: int64(l.MaxBodyBytes)}
-	}
-	return nil
-}
-
-// gateRoute fills a gate route's chain and body limit.
-func gateRoute(gr *gate.Route, r *Route, i, j int, pols map[string]gate.PolicyUse) error {
-	var err error
-	gr.Policies, err = chain(pols, r.Policies, routePath(i, j, ".policies"))
-	gr.MaxBodyBytes = int64(r.MaxBodyBytes)
-	return err
+	return out
 }
 
 // retainRateLimits lets the gate state forget the rate limits the
 // document no longer defines.
-func (c *Compiler) retainRateLimits(doc *Document) {
-	ids := make(map[string]bool, len(doc.RateLimits))
-	for i := range doc.RateLimits {
-		ids[doc.RateLimits[i].ID] = true
+func (r *run) retainRateLimits() {
+	ids := make(map[string]bool, len(r.doc.RateLimits))
+	for i := range r.doc.RateLimits {
+		ids[r.doc.RateLimits[i].ID] = true
 	}
-	c.GateState.Retain(func(id string) bool { return ids[id] })
+	r.c.GateState.Retain(func(id string) bool { return ids[id] })
 }
+
+func joinNames(names []string) string { return strings.Join(names, ", ") }

@@ -36,7 +36,7 @@ func TestCompileGatePolicies(t *testing.T) {
 	b := startBackend(t, "b")
 	var c Compiler
 	doc := gateDocument(b.addr)
-	require.Empty(t, Validate(doc, ValidateOptions{}))
+	require.Empty(t, Validate(doc))
 	compile := func(doc *Document) *Snapshot {
 		t.Helper()
 		s, err := c.Compile(doc)

@@ -28,9 +28,13 @@ import (
 // line and column in the message when known), empty and null documents
 // (document.empty), and documents over MaxDocumentSize (document.size).
 //
-// The error joins every *ValidationError found (see [Problems]); the
-// document is nil when there is an error. Decode does not validate the
-// values: call [Validate].
+// The error joins every *ValidationError found (see [Problems]). The
+// document is nil only when data is not a document at all (syntax, size,
+// empty); with problems of fields it holds every value that decoded, the
+// fields in error left out (an element of a list in error is its zero
+// value), so that [Publisher.PublishData] can report the problems of the
+// values too, in the same refusal. Decode does not validate the values:
+// call [Validate].
 func Decode(data []byte) (*Document, error) {
 	if len(data) > MaxDocumentSize {
 		return nil, &ValidationError{Code: CodeDocumentSize,
@@ -46,9 +50,10 @@ func Decode(data []byte) (*Document, error) {
 		if !json.Valid(data) {
 			return nil, jsonSyntaxError(data)
 		}
-	} else {
-		var probs []*ValidationError
-		if js, probs = yamlToJSON(data); len(probs) > 0 {
+	}
+	var probs []*ValidationError
+	if start[0] != '{' {
+		if js, probs = yamlToJSON(data); js == nil {
 			return nil, joinProblems(probs)
 		}
 		if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
@@ -56,21 +61,26 @@ func Decode(data []byte) (*Document, error) {
 		}
 	}
 
-	w := docWalker{dec: json.NewDecoder(bytes.NewReader(js))}
+	w := docWalker{dec: json.NewDecoder(bytes.NewReader(js)), probs: probs, out: make([]byte, 0, len(js))}
 	w.dec.UseNumber()
-	if err := w.walk(reflect.TypeFor[Document](), ""); err != nil {
+	ok, err := w.walk(reflect.TypeFor[Document](), "")
+	if err != nil {
 		// The input is valid JSON by now; this cannot happen.
 		return nil, &ValidationError{Code: CodeDocumentSyntax, Msg: err.Error()}
 	}
+	if !ok {
+		return nil, joinProblems(w.probs) // not an object: no document at all
+	}
 	if len(w.probs) > 0 {
-		return nil, joinProblems(w.probs)
+		// What is left once the fields in error are out.
+		js = w.out
 	}
 	var doc Document
 	if err := json.Unmarshal(js, &doc); err != nil {
 		// The walk has checked every field and type; this cannot happen.
 		return nil, &ValidationError{Code: CodeDocumentFieldType, Msg: err.Error()}
 	}
-	return &doc, nil
+	return &doc, joinProblems(w.probs)
 }
 
 func errEmptyDocument() error {
@@ -112,14 +122,35 @@ func jsonSyntaxError(data []byte) error {
 
 // yamlToJSON converts a YAML document to JSON. The conversion is directed
 // by the Document type (a number where a string is expected becomes that
-// string) and refuses duplicate keys.
+// string) and reports duplicate keys; a document whose only problems are
+// duplicate keys is converted anyway (the last value of a key wins), so
+// that its other problems are found too. The JSON is nil when the data is
+// not a YAML document.
 func yamlToJSON(data []byte) ([]byte, []*ValidationError) {
 	if extraYAMLDocument(data) {
 		return nil, []*ValidationError{{Code: CodeDocumentSyntax, Msg: "trailing data: more than one YAML document"}}
 	}
-	// sigs.k8s.io/yaml converts with the target type in mind only inside
-	// Unmarshal; the JSON it produces is taken from the decoder it hands
-	// to its options, and the decode it then does is a no-op.
+	js, err := yamlConvert(data, yaml.UnmarshalStrict)
+	if err == nil {
+		return js, nil
+	}
+	probs := yamlProblems(err)
+	for _, p := range probs {
+		if p.Code != CodeDocumentFieldDuplicate {
+			return nil, probs
+		}
+	}
+	if js, err = yamlConvert(data, yaml.Unmarshal); err != nil {
+		return nil, probs
+	}
+	return js, probs
+}
+
+// yamlConvert converts data with one of sigs.k8s.io/yaml's Unmarshal
+// functions. They convert with the target type in mind only inside
+// Unmarshal; the JSON they produce is taken from the decoder they hand to
+// their options, and the decode they then do is a no-op.
+func yamlConvert(data []byte, unmarshal func([]byte, any, ...yaml.JSONOpt) error) ([]byte, error) {
 	var js []byte
 	capture := func(d *json.Decoder) *json.Decoder {
 		var raw json.RawMessage
@@ -129,13 +160,15 @@ func yamlToJSON(data []byte) ([]byte, []*ValidationError) {
 		return json.NewDecoder(strings.NewReader("null"))
 	}
 	var target Document
-	err := yaml.UnmarshalStrict(data, &target, capture)
+	err := unmarshal(data, &target, capture)
 	if err == nil && js == nil {
 		err = errors.New("no document")
 	}
-	if err == nil {
-		return js, nil
-	}
+	return js, err
+}
+
+// yamlProblems describes the error of a YAML conversion.
+func yamlProblems(err error) []*ValidationError {
 	if inner := errors.Unwrap(err); inner != nil {
 		err = inner
 	}
@@ -151,10 +184,10 @@ func yamlToJSON(data []byte) ([]byte, []*ValidationError) {
 			probs = append(probs, &ValidationError{Code: code, Msg: l})
 		}
 		if len(probs) > 0 {
-			return nil, probs
+			return probs
 		}
 	}
-	return nil, []*ValidationError{{Code: CodeDocumentSyntax, Msg: msg}}
+	return []*ValidationError{{Code: CodeDocumentSyntax, Msg: msg}}
 }
 
 // extraYAMLDocument reports whether data holds content after its first
@@ -227,58 +260,69 @@ func yamlContentIn(data []byte) bool {
 
 // docWalker checks JSON against the Document type, field by field, before
 // encoding/json decodes it (which would ignore unknown fields, match names
-// regardless of case and stop at the first type error).
+// regardless of case and stop at the first type error). It writes to out
+// the same JSON without the members in error, and null for the elements of
+// a list in error, which encoding/json then decodes.
 type docWalker struct {
 	dec   *json.Decoder
 	probs []*ValidationError
+	out   []byte
 }
 
 func (w *docWalker) add(code, path, msg string) {
 	w.probs = append(w.probs, &ValidationError{Code: code, Path: path, Msg: msg})
 }
 
-// walk reads one value and checks it against t.
-func (w *docWalker) walk(t reflect.Type, path string) error {
+// walk reads one value, checks it against t and writes it to out when it
+// fits. It reports whether it did: false for a value of the wrong type.
+func (w *docWalker) walk(t reflect.Type, path string) (bool, error) {
 	tok, err := w.dec.Token()
 	if err != nil {
-		return err
+		return false, err
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	ok := true
 	switch v := tok.(type) {
 	case nil:
-		return nil // null is the same as absent
+		w.out = append(w.out, "null"...) // the same as absent
 	case json.Delim:
 		switch {
 		case v == '{' && t.Kind() == reflect.Struct:
-			return w.object(t, path)
+			return true, w.object(t, path)
 		case v == '{' && t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
-			return w.mapObject(t.Elem(), path)
+			return true, w.mapObject(t.Elem(), path)
 		case v == '[' && t.Kind() == reflect.Slice:
-			return w.array(t.Elem(), path)
+			return true, w.array(t.Elem(), path)
 		}
 		got := "an object"
 		if v == '[' {
 			got = "an array"
 		}
 		w.typeError(t, path, got)
-		return w.skipRest()
+		return false, w.skipRest()
 	case string:
-		if t.Kind() != reflect.String {
+		if ok = t.Kind() == reflect.String; !ok {
 			w.typeError(t, path, "a string")
+		} else {
+			w.out = appendJSONString(w.out, v)
 		}
 	case bool:
-		if t.Kind() != reflect.Bool {
+		if ok = t.Kind() == reflect.Bool; !ok {
 			w.typeError(t, path, "a boolean")
+		} else {
+			w.out = strconv.AppendBool(w.out, v)
 		}
 	case json.Number:
-		w.number(t, path, v)
+		if ok = w.number(t, path, v); ok {
+			w.out = append(w.out, v...)
+		}
 	}
-	return nil
+	return ok, nil
 }
 
-func (w *docWalker) number(t reflect.Type, path string, n json.Number) {
+func (w *docWalker) number(t reflect.Type, path string, n json.Number) bool {
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if _, err := strconv.ParseInt(string(n), 10, t.Bits()); err != nil {
@@ -287,14 +331,18 @@ func (w *docWalker) number(t reflect.Type, path string, n json.Number) {
 			} else {
 				w.add(CodeDocumentFieldType, path, "expected an integer, got "+string(n))
 			}
+			return false
 		}
 	case reflect.Float32, reflect.Float64:
 		if _, err := strconv.ParseFloat(string(n), t.Bits()); err != nil {
 			w.add(CodeDocumentFieldType, path, "number "+string(n)+" is out of range")
+			return false
 		}
 	default:
 		w.typeError(t, path, "a number")
+		return false
 	}
+	return true
 }
 
 func (w *docWalker) typeError(t reflect.Type, path, got string) {
@@ -320,9 +368,29 @@ func describeType(t reflect.Type) string {
 	return "an object"
 }
 
+// member writes the key of an object member and its value, or nothing
+// when the value is of the wrong type.
+func (w *docWalker) member(first *bool, key string, t reflect.Type, path string) error {
+	mark := len(w.out)
+	if !*first {
+		w.out = append(w.out, ',')
+	}
+	w.out = appendJSONString(w.out, key)
+	w.out = append(w.out, ':')
+	ok, err := w.walk(t, path)
+	if !ok {
+		w.out = w.out[:mark]
+		return err
+	}
+	*first = false
+	return err
+}
+
 // object checks the members of an object (after its "{") against struct
 // type t.
 func (w *docWalker) object(t reflect.Type, path string) error {
+	w.out = append(w.out, '{')
+	first := true
 	var seen []string
 	for w.dec.More() {
 		key, err := w.key()
@@ -344,12 +412,13 @@ func (w *docWalker) object(t reflect.Type, path string) error {
 			err = w.skipValue()
 		default:
 			seen = append(seen, key)
-			err = w.walk(f.Type, kp)
+			err = w.member(&first, key, f.Type, kp)
 		}
 		if err != nil {
 			return err
 		}
 	}
+	w.out = append(w.out, '}')
 	_, err := w.dec.Token() // }
 	return err
 }
@@ -357,6 +426,8 @@ func (w *docWalker) object(t reflect.Type, path string) error {
 // mapObject checks the members of an object (after its "{") against a map
 // with string keys and elem values.
 func (w *docWalker) mapObject(elem reflect.Type, path string) error {
+	w.out = append(w.out, '{')
+	first := true
 	var seen map[string]struct{}
 	for w.dec.More() {
 		key, err := w.key()
@@ -372,22 +443,35 @@ func (w *docWalker) mapObject(elem reflect.Type, path string) error {
 				seen = make(map[string]struct{})
 			}
 			seen[key] = struct{}{}
-			err = w.walk(elem, kp)
+			err = w.member(&first, key, elem, kp)
 		}
 		if err != nil {
 			return err
 		}
 	}
+	w.out = append(w.out, '}')
 	_, err := w.dec.Token() // }
 	return err
 }
 
+// array checks the elements of an array (after its "["); an element of the
+// wrong type is written as null, so the others keep their indexes.
 func (w *docWalker) array(elem reflect.Type, path string) error {
+	w.out = append(w.out, '[')
 	for i := 0; w.dec.More(); i++ {
-		if err := w.walk(elem, path+"["+strconv.Itoa(i)+"]"); err != nil {
+		if i > 0 {
+			w.out = append(w.out, ',')
+		}
+		mark := len(w.out)
+		ok, err := w.walk(elem, path+"["+strconv.Itoa(i)+"]")
+		if err != nil {
 			return err
 		}
+		if !ok {
+			w.out = append(w.out[:mark], "null"...)
+		}
 	}
+	w.out = append(w.out, ']')
 	_, err := w.dec.Token() // ]
 	return err
 }

@@ -1,9 +1,25 @@
-// Package snapshot owns the gateway's config: the [Document] (plain Go
-// types with JSON field names, read from JSON or YAML by [Decode]), its
-// validation with stable codes and paths ([Validate]), its canonical JSON
-// form ([Canonical]), the compiler into an immutable [Snapshot], the
-// [Store] that holds the current one behind one atomic pointer, and the
-// single-writer [Publisher].
+// Package snapshot owns the gateway's config document: the [Document]
+// (plain Go types with JSON field names, read from JSON or YAML by
+// [Decode]), its canonical JSON form ([Canonical]), the compiler that maps
+// it onto the configs of the packages that own each setting and builds an
+// immutable [Snapshot] from them, the [Store] that holds the current one
+// behind one atomic pointer, and the single-writer [Publisher].
+//
+// # Where each rule lives
+//
+// Every setting belongs to the package whose behaviour it changes: balance
+// (load balancing, affinity, slow start), health, proxy (forwarding,
+// headers, rewrite, retries, the upstream client), gate (hosts, routes,
+// policies, answers). That package validates its own config, applies its
+// defaults and exports the built-in names the document uses verbatim. The
+// compiler maps the document onto those configs and puts the document's
+// path in front of the problems they report, which keep their package's
+// code ("health.passive.window.invalid" at
+// "upstreams[2].health.passive.window"). It checks itself only what is the
+// document's own: its syntax and the values only it spells (durations,
+// addresses, prefixes, pins), IDs, duplicates, references between objects
+// and which blocks go together. [Validate] and [Compiler.Check] run the
+// same compile without keeping anything.
 //
 // # One snapshot per request
 //
@@ -15,10 +31,10 @@
 //
 // # Publishing
 //
-// The [Publisher] is the only writer. For each revision it validates,
-// computes the canonical form (a document equal to the current one ends
-// there, as Unchanged), compiles, reconciles runtime state, and swaps the
-// pointer. Runtime state — health verdicts, in-flight counts, pooled
+// The [Publisher] is the only writer. For each revision it computes the
+// canonical form (a document equal to the current one ends there, as
+// Unchanged), compiles (which validates), reconciles runtime state, and
+// swaps the pointer. Runtime state — health verdicts, in-flight counts, pooled
 // connections — belongs to (cluster ID, destination ID) in an
 // [upstream.Registry] and to the cluster ID in a [proxy.Transports], so it
 // survives every publish that keeps it. Compile prepares that state without
@@ -29,8 +45,7 @@
 // records the bytes of every host and upstream, and a host or upstream
 // whose bytes (and the blocks it depends on: the global block, the policy
 // blocks, its clusters) equal the applied snapshot's is reused as compiled,
-// policy instances and hash tables included, without a second field-by-field
-// validation.
+// policy instances and hash tables included, without being checked again.
 //
 // Revisions published while another is being processed coalesce: only the
 // latest is processed, and each one it replaced gets the outcome
@@ -39,9 +54,21 @@
 //
 // # Validation codes
 //
-// Every problem is a [*ValidationError] with a stable Code and a Path in
-// JSON names, such as "route.upstream.unknown" at
-// "hosts[2].routes[0].upstream". The codes are listed in codes.go.
+// Every problem is a [*ValidationError] (the library's one problem type)
+// with a stable Code and a Path in JSON names, such as
+// "route.upstream.unknown" at "hosts[2].routes[0].upstream". The
+// document's codes are listed in codes.go, the owners' in their packages.
+// A refusal lists every problem at once: [Publisher.PublishData] compiles
+// what decoded even when some fields did not, so an unknown field and
+// four bad values come back together.
+//
+// Nothing accepted is ignored: a setting that cannot take effect is
+// refused or warned about with a code. Certificates are refused until
+// TLS is served; country rules need [Compiler.Countries]; a destination's
+// health address must share its scheme; HTTP/2 to http:// destinations
+// needs versionPolicy exact; request headers, compression and
+// keepUnderscoreHeaders need a proxy host. Health blocks take effect
+// through the publisher's health monitor (see [Publisher]).
 //
 // [Decode] refuses an empty file or a bare null, although the zero Document
 // is valid: a truncated file must not take every host down on reload.

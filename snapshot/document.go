@@ -10,11 +10,18 @@ package snapshot
 // a stored document keeps its behaviour. Blocks that later capabilities fill
 // (TLS policy, headers, rewrite, compression, limits, timeouts, policies) are
 // optional objects whose absence is the default.
+//
+// The built-in names a document takes (policies, modes, kinds) are exactly
+// the names the owning package exports, from the same list its own
+// validation reads: balance.PolicyNames, health.PassivePolicyNames,
+// gate.ModeNames, proxy.HostHeaderNames and so on. Each field says whose.
 type Document struct {
-	Global       Global        `json:"global,omitzero"`
-	Hosts        []Host        `json:"hosts,omitempty"`
-	Upstreams    []Upstream    `json:"upstreams,omitempty"`
-	AccessLists  []AccessList  `json:"accessLists,omitempty"`
+	Global      Global       `json:"global,omitzero"`
+	Hosts       []Host       `json:"hosts,omitempty"`
+	Upstreams   []Upstream   `json:"upstreams,omitempty"`
+	AccessLists []AccessList `json:"accessLists,omitempty"`
+	// Certificates are refused (certificate.unsupported) until this
+	// version serves TLS: they would be validated and never loaded.
 	Certificates []Certificate `json:"certificates,omitempty"`
 	// RuleSets, RateLimits and ForwardAuths are policies that hosts and
 	// routes name in their policies lists, beside access lists. Policy IDs
@@ -50,13 +57,6 @@ type Global struct {
 	ProbeSources []string `json:"probeSources,omitempty"`
 }
 
-// Host kinds.
-const (
-	KindProxy    = "proxy"    // routes to upstreams (the default)
-	KindRedirect = "redirect" // answers every request with a redirect
-	KindFixed    = "fixed"    // answers every request with a fixed answer
-)
-
 // Host is one virtual host: a set of names and what to do with requests for
 // them.
 type Host struct {
@@ -65,7 +65,9 @@ type Host struct {
 	// literals. Unicode names are accepted and compiled to their ASCII
 	// (punycode) form. At least one is required.
 	Names []string `json:"names,omitempty"`
-	// Kind is "proxy" (default), "redirect" or "fixed".
+	// Kind is a gate.HostKindNames name: "proxy" (default, routes to
+	// upstreams), "redirect" (answers every request with a redirect) or
+	// "fixed" (answers every request with a fixed answer).
 	Kind string `json:"kind,omitempty"`
 	// Redirect is required for, and only allowed on, redirect hosts.
 	Redirect *Redirect `json:"redirect,omitempty"`
@@ -76,7 +78,8 @@ type Host struct {
 	Routes []Route `json:"routes,omitempty"`
 	// AccessList names an access list by ID; empty means none.
 	AccessList string `json:"accessList,omitempty"`
-	// Certificate names a certificate by ID; empty means the default one.
+	// Certificate is refused (certificate.unsupported) until this version
+	// serves TLS.
 	Certificate string `json:"certificate,omitempty"`
 	// Server overrides Global.Server for this host.
 	Server string `json:"server,omitempty"`
@@ -96,18 +99,21 @@ type Host struct {
 	// gateway's own.
 	Limits *RequestLimits `json:"limits,omitempty"`
 	// Headers are the host's custom header rules; its routes' rules merge
-	// over them by name.
+	// over them by name. Response rules apply to the gate's own answers
+	// for the host too; request rules need a proxy host.
 	Headers Headers `json:"headers,omitzero"`
-	// Compression compresses forwarded responses; absent means off.
+	// Compression compresses forwarded responses; absent means off. Only
+	// a proxy host takes it.
 	Compression Compression `json:"compression,omitzero"`
-	// RequestID is "pass" (default: X-Request-Id untouched), "keep" (keep
-	// a valid client ID, else make one; sent upstream and back, on the
-	// proxy's own answers too) or "generate" (always a new one).
+	// RequestID is a proxy.RequestIDModeNames name: "pass" (default:
+	// X-Request-Id untouched), "keep" (keep a valid client ID, else make
+	// one; sent upstream and back, on the gateway's own answers too) or
+	// "generate" (always a new one).
 	RequestID string `json:"requestId,omitempty"`
 	// KeepUnderscoreHeaders forwards request header names with
 	// underscores (dropped by default, as nginx does, because CGI-style
 	// upstreams read X_User as X-User); names that spell a header the
-	// gateway owns are dropped still.
+	// gateway owns are dropped still. Only a proxy host takes it.
 	KeepUnderscoreHeaders bool `json:"keepUnderscoreHeaders,omitempty"`
 }
 
@@ -125,8 +131,8 @@ type Headers struct {
 type HeaderRule struct {
 	// Name is 1-64 token characters; names the proxy owns are refused.
 	Name string `json:"name,omitempty"`
-	// Operation is "set" (default), "add" or "remove"; Set-Cookie only
-	// takes "add".
+	// Operation is a proxy.HeaderOpNames name: "set" (default), "add" or
+	// "remove"; Set-Cookie only takes "add".
 	Operation string `json:"operation,omitempty"`
 	// Value is 1-4096 visible characters without leading or trailing
 	// space; none for "remove".
@@ -139,26 +145,28 @@ type Compression struct {
 	// MinimumSize is the smallest declared length compressed, 0 to 1 MiB;
 	// default 1024.
 	MinimumSize int `json:"minimumSize,omitempty"`
-	// Encodings lists "gzip", "zstd" and "br" in the order preferred when
-	// the client's q-values tie; default gzip, zstd, br.
+	// Encodings lists proxy.EncodingNames ("gzip", "zstd", "br") in the
+	// order preferred when the client's q-values tie; default that order.
 	Encodings []string `json:"encodings,omitempty"`
 }
 
 // HostTLS is a host's TLS policy.
 type HostTLS struct {
-	// MinVersion is "1.2" or "1.3"; empty means no minimum.
+	// MinVersion is a gate.TLSVersionNames name, "1.2" or "1.3"; empty
+	// means no minimum.
 	MinVersion string `json:"minVersion,omitempty"`
 	// HTTP1Only refuses HTTP/2.
 	HTTP1Only bool `json:"http1Only,omitempty"`
 	// HTTP3 serves the host over HTTP/3 and advertises it with Alt-Svc.
 	HTTP3 bool `json:"http3,omitempty"`
-	// AltSvc is the Alt-Svc value; default `h3=":443"; ma=86400`.
+	// AltSvc is the Alt-Svc value of an http3 host; default
+	// gate.DefaultAltSvc.
 	AltSvc string `json:"altSvc,omitempty"`
 }
 
 // HSTS configures Strict-Transport-Security.
 type HSTS struct {
-	// MaxAge is at least 1s.
+	// MaxAge is required, at least 1s.
 	MaxAge            Duration `json:"maxAge,omitempty"`
 	IncludeSubdomains bool     `json:"includeSubdomains,omitempty"`
 	Preload           bool     `json:"preload,omitempty"`
@@ -180,28 +188,16 @@ type RequestLimits struct {
 	MaxBodyBytes   int `json:"maxBodyBytes,omitempty"`   // 413 beyond
 }
 
-// Policy modes.
-const (
-	ModeEnforce = "enforce" // the default
-	ModeShadow  = "shadow"  // evaluate, count and log, then continue
-	ModeOff     = "off"
-)
-
 // RuleSet is a list of path, method and user-agent rules; the first that
 // matches decides.
 type RuleSet struct {
 	ID string `json:"id,omitempty"`
-	// Mode is "enforce" (default), "shadow" or "off".
+	// Mode is a gate.ModeNames name: "enforce" (default), "shadow"
+	// (evaluate, count and log to Compiler.Logger, then continue) or
+	// "off"; the same for every policy.
 	Mode  string `json:"mode,omitempty"`
 	Rules []Rule `json:"rules,omitempty"`
 }
-
-// Rule actions.
-const (
-	ActionDeny    = "deny" // 403 (the default)
-	ActionAllow   = "allow"
-	ActionRespond = "respond"
-)
 
 // Rule matches when every condition set holds.
 type Rule struct {
@@ -209,7 +205,8 @@ type Rule struct {
 	PathExact         string   `json:"pathExact,omitempty"`
 	Methods           []string `json:"methods,omitempty"`
 	UserAgentContains string   `json:"userAgentContains,omitempty"`
-	// Action is "deny" (default), "allow" or "respond".
+	// Action is a gate.RuleActionNames name: "deny" (default, 403),
+	// "allow" or "respond".
 	Action string `json:"action,omitempty"`
 	// Respond is the answer of a "respond" rule (status required).
 	Respond *FixedAnswer `json:"respond,omitempty"`
@@ -224,8 +221,9 @@ type RateLimit struct {
 	Period   Duration `json:"period,omitempty"`
 	// Burst defaults to Requests.
 	Burst int `json:"burst,omitempty"`
-	// Scope is required: "shared" (one bucket per client for every host
-	// and route naming the limit) or "route" (one per client and route).
+	// Scope is required, a gate.RateLimitScopeNames name: "shared" (one
+	// bucket per client for every host and route naming the limit) or
+	// "route" (one per client and route).
 	Scope string `json:"scope,omitempty"`
 	// ExemptProbes lets Global.ProbeSources through.
 	ExemptProbes bool `json:"exemptProbes,omitempty"`
@@ -280,10 +278,10 @@ type Route struct {
 	// dot segments.
 	Path string `json:"path,omitempty"`
 	// AllowInPath lists path spellings the gate refuses with 400 by
-	// default that this route accepts: encodedSlash, encodedBackslash,
-	// encodedQuestionMark, encodedHash, encodedSemicolon, encodedPercent,
-	// emptySegments. Each one is a promise about the upstream behind it
-	// (gate.PathAllow says which).
+	// default that this route accepts, by gate.PathAllowNames:
+	// encodedSlash, encodedBackslash, encodedQuestionMark, encodedHash,
+	// encodedSemicolon, encodedPercent, emptySegments. Each one is a
+	// promise about the upstream behind it (gate.PathAllow says which).
 	AllowInPath []string `json:"allowInPath,omitempty"`
 	// Upstream names an upstream by ID.
 	Upstream string `json:"upstream,omitempty"`
@@ -292,9 +290,9 @@ type Route struct {
 	// MaxBodyBytes overrides the host's limits.maxBodyBytes; 0 means the
 	// host's.
 	MaxBodyBytes int `json:"maxBodyBytes,omitempty"`
-	// HostHeader is the Host sent upstream: "client" (default, as
-	// received), "destination" (the destination's address) or "custom"
-	// (HostName). On https upstreams it is also the SNI and, with system
+	// HostHeader is the Host sent upstream, a proxy.HostHeaderNames name:
+	// "client" (default, as received), "destination" (the destination's
+	// address) or "custom" (HostName). On https upstreams it is also the SNI and, with system
 	// trust, the certificate check name.
 	HostHeader string `json:"hostHeader,omitempty"`
 	// HostName is the Host of hostHeader "custom": a host name or IP
@@ -338,7 +336,10 @@ type Upstream struct {
 	// counts, pooled connections) belongs to it.
 	ID           string        `json:"id,omitempty"`
 	Destinations []Destination `json:"destinations,omitempty"`
-	// LoadBalancing names a policy; empty means "PowerOfTwoChoices".
+	// LoadBalancing names a policy: a balance.PolicyNames name
+	// (PowerOfTwoChoices, the default, LeastRequests, RoundRobin, Random,
+	// FirstAlphabetical, PreferLocalZone, ConsistentHash) or one
+	// registered on Compiler.Policies.
 	LoadBalancing string            `json:"loadBalancing,omitempty"`
 	HTTP          UpstreamHTTP      `json:"http,omitzero"`
 	Health        HealthCheck       `json:"health,omitzero"`
@@ -353,8 +354,8 @@ type Destination struct {
 	// Address is "http://host:port" or "https://host:port" (the port
 	// defaults to the scheme's); no path, query or user info.
 	Address string `json:"address,omitempty"`
-	// Health is the address probes go to, in the same form; empty means
-	// Address.
+	// Health is the address probes go to, in the same form and with the
+	// same scheme; empty means Address.
 	Health   string            `json:"health,omitempty"`
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
@@ -362,10 +363,12 @@ type Destination struct {
 // UpstreamHTTP holds the client settings for an upstream: those that decide
 // whether its pooled transport can be kept across publishes.
 type UpstreamHTTP struct {
-	// Version is "1.1" (default) or "2"; "2" over http:// is h2c.
-	Version string `json:"version,omitempty"`
-	// VersionPolicy is "orLower" (default: negotiate down over TLS) or
+	// Version is a proxy.HTTPVersionNames name, "1.1" (default) or "2";
+	// "2" reaches http:// destinations (as h2c) only with versionPolicy
 	// "exact".
+	Version string `json:"version,omitempty"`
+	// VersionPolicy is a proxy.VersionPolicyNames name: "orLower"
+	// (default: negotiate down over TLS, HTTP/1.1 to http://) or "exact".
 	VersionPolicy string `json:"versionPolicy,omitempty"`
 	// ConnectTimeout covers the TCP connect and the TLS handshake; default
 	// 10s, between 100ms and 5m.
@@ -379,8 +382,9 @@ type UpstreamHTTP struct {
 
 // UpstreamTLS says how an https upstream's certificate is checked.
 type UpstreamTLS struct {
-	// Trust is "system" (default: the system roots and the name), "pinned"
-	// (the certificate's SHA-256 must be in Pins) or "any" (no check).
+	// Trust is a proxy.TrustNames name: "system" (default: the system
+	// roots and the name), "pinned" (the certificate's SHA-256 must be in
+	// Pins) or "any" (no check).
 	Trust string `json:"trust,omitempty"`
 	// Pins are base64 or hex SHA-256 digests of the leaf certificate's
 	// SubjectPublicKeyInfo.
@@ -389,17 +393,21 @@ type UpstreamTLS struct {
 	ServerName string `json:"serverName,omitempty"`
 }
 
-// HealthCheck configures active and passive health and availability.
+// HealthCheck configures active and passive health and availability: a
+// health.Config, whose package owns every rule and name. The publisher
+// runs the checks (see PublisherConfig).
 type HealthCheck struct {
 	Active  ActiveHealth  `json:"active,omitzero"`
 	Passive PassiveHealth `json:"passive,omitzero"`
-	// Availability is "HealthyOrPanic" (default) or "HealthyAndUnknown".
+	// Availability is a health.AvailabilityNames name, "HealthyOrPanic"
+	// (default) or "HealthyAndUnknown", or one registered on the monitor.
 	Availability string `json:"availability,omitempty"`
 	// ProbeFirst keeps a new or changed destination out of rotation until
 	// its first successful probe (needs active health).
 	ProbeFirst bool `json:"probeFirst,omitempty"`
 	// SlowStart ramps a destination that becomes available up to its full
-	// share over this window; empty means off.
+	// share over this window (balance.SlowStart, which reads when health
+	// saw it become available); empty means off.
 	SlowStart Duration `json:"slowStart,omitempty"`
 }
 
@@ -410,7 +418,8 @@ type ActiveHealth struct {
 	Timeout  Duration `json:"timeout,omitempty"`  // default 10s
 	Path     string   `json:"path,omitempty"`     // default "/"
 	Query    string   `json:"query,omitempty"`
-	// Policy is "ConsecutiveFailures" (default).
+	// Policy is a health.ActivePolicyNames name, "ConsecutiveFailures"
+	// (default), or one registered on the monitor.
 	Policy string `json:"policy,omitempty"`
 	// Threshold is the number of consecutive failures that marks a
 	// destination unhealthy (default 2).
@@ -420,8 +429,9 @@ type ActiveHealth struct {
 // PassiveHealth configures observation of real traffic.
 type PassiveHealth struct {
 	Enabled bool `json:"enabled,omitempty"`
-	// Policy is "TransportFailureRate" (default) or
-	// "TransportFailureRateWith5xx".
+	// Policy is a health.PassivePolicyNames name, "TransportFailureRate"
+	// (default) or "FailureRateWith5xx", or one registered on the
+	// monitor.
 	Policy             string   `json:"policy,omitempty"`
 	Window             Duration `json:"window,omitempty"`             // default 60s
 	MinRequests        int      `json:"minRequests,omitempty"`        // default 10
@@ -432,9 +442,11 @@ type PassiveHealth struct {
 // Affinity configures session affinity.
 type Affinity struct {
 	Enabled bool `json:"enabled,omitempty"`
-	// Mode is "HashCookie" (default), "ArrCookie" or "Header".
+	// Mode is a balance.AffinityModeNames name: "HashCookie" (default),
+	// "ArrCookie" or "Header".
 	Mode string `json:"mode,omitempty"`
-	// FailurePolicy is "Redistribute" (default) or "Return503".
+	// FailurePolicy is a balance.AffinityFailurePolicyNames name:
+	// "Redistribute" (default) or "Return503".
 	FailurePolicy string `json:"failurePolicy,omitempty"`
 	// Key is the cookie or header name; default ".Paduraksa.Affinity".
 	Key    string         `json:"key,omitempty"`
@@ -446,11 +458,15 @@ type AffinityCookie struct {
 	Path     string `json:"path,omitempty"`
 	Domain   string `json:"domain,omitempty"`
 	HTTPOnly *bool  `json:"httpOnly,omitempty"` // default true
-	// Secure is "SameAsRequest" (default), "Always" or "Never".
+	// Secure is a balance.CookieSecureNames name: "SameAsRequest"
+	// (default), "Always" or "Never".
 	Secure string `json:"secure,omitempty"`
-	// SameSite is "Lax" (default), "Strict", "None" or "Unspecified".
-	SameSite string   `json:"sameSite,omitempty"`
-	MaxAge   Duration `json:"maxAge,omitempty"` // empty: a session cookie
+	// SameSite is a balance.CookieSameSiteNames name: "Lax" (default),
+	// "Strict", "None" (needs secure "Always") or "Unspecified" (no
+	// attribute).
+	SameSite string `json:"sameSite,omitempty"`
+	// MaxAge is in whole seconds; empty or 0 makes a session cookie.
+	MaxAge Duration `json:"maxAge,omitempty"`
 }
 
 // AccessList is a named set of allowed and denied client addresses.
@@ -460,12 +476,17 @@ type AccessList struct {
 	Allow []string `json:"allow,omitempty"`
 	// Deny refuses these prefixes; it wins over Allow.
 	Deny []string `json:"deny,omitempty"`
-	// Mode is "enforce" (default), "shadow" or "off", wherever the list
-	// is used.
+	// AllowCountries, when not empty, admits only clients of these
+	// countries (ISO 3166-1 alpha-2, "DE"); DenyCountries refuses them.
+	// Both need Compiler.Countries, without which they are refused.
+	AllowCountries []string `json:"allowCountries,omitempty"`
+	DenyCountries  []string `json:"denyCountries,omitempty"`
+	// Mode is a gate.ModeNames name, "enforce" (default), "shadow" or
+	// "off", wherever the list is used.
 	Mode string `json:"mode,omitempty"`
 	// Users, when not empty, require HTTP basic auth as one of them.
 	Users []BasicUser `json:"users,omitempty"`
-	// Realm is the basic-auth realm; default "restricted".
+	// Realm is the basic-auth realm; default gate.DefaultRealm.
 	Realm string `json:"realm,omitempty"`
 }
 
@@ -475,7 +496,8 @@ type BasicUser struct {
 	PasswordHash string `json:"passwordHash,omitempty"`
 }
 
-// Certificate is a named certificate and key, as PEM files.
+// Certificate is a named certificate and key, as PEM files. Refused until
+// this version serves TLS.
 type Certificate struct {
 	ID       string `json:"id,omitempty"`
 	CertFile string `json:"certFile,omitempty"`

@@ -83,6 +83,6 @@ func ExamplePublisher_Apply_refused() {
 	// Output:
 	// refused
 	// route.upstream.unknown at hosts[0].routes[0].upstream
-	// host.name.duplicate at hosts[1].names[0]
+	// gate.host.name.duplicate at hosts[1].names[0]
 	// true
 }

@@ -44,10 +44,7 @@ func FuzzDecodeValidate(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	known := map[string]bool{}
-	for _, c := range allCodes {
-		known[c] = true
-	}
+	known := knownCodes(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := Decode(data)
 		if err != nil {
@@ -62,7 +59,7 @@ func FuzzDecodeValidate(f *testing.F) {
 			}
 			return
 		}
-		probs := Validate(doc, ValidateOptions{})
+		probs := Validate(doc)
 		for _, p := range probs {
 			if !known[p.Code] || p.Path == "" || p.Msg == "" {
 				t.Fatalf("bad problem %#v", p)
@@ -93,7 +90,7 @@ func FuzzDecodeValidate(f *testing.F) {
 		if len(probs) > 0 {
 			return
 		}
-		if p2 := Validate(doc2, ValidateOptions{}); len(p2) > 0 {
+		if p2 := Validate(doc2); len(p2) > 0 {
 			t.Fatalf("canonical form %s is not valid: %v", c1, p2[0])
 		}
 		c2, err := Canonical(doc2)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
@@ -81,8 +82,14 @@ func TestGenerationConsistency(t *testing.T) {
 // a destination; an address change resets them; remove and re-add is new.
 func TestHealthContinuityAcrossPublishes(t *testing.T) {
 	a, b := startBackend(t, "a"), startBackend(t, "b")
-	store, pub := newPublisher(t)
+	// A monitor that is never started: verdicts change only by the test's
+	// hand and by the monitor's own rule (a check turned off resets them).
+	mon := health.New(health.Options{})
+	t.Cleanup(func() { mon.Close() })
+	store := new(Store)
+	pub := NewPublisher(PublisherConfig{Store: store, Compiler: Compiler{Health: mon}})
 	doc := fleet(3, a, b)
+	doc.Upstreams[0].Health.Passive.Enabled = true
 	_, err := pub.Apply(testContext(t), doc)
 	require.NoError(t, err)
 	dest := func(u, d string) *upstream.Destination {

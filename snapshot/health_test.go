@@ -85,25 +85,26 @@ func TestActiveHealthThroughPublisher(t *testing.T) {
 	assert.Equal(t, upstream.Unhealthy, store.Load().Cluster("u").Upstream.Destination("bad").ActiveHealth())
 }
 
-// TestHealthProblemsUseDocumentPaths: what the health monitor refuses is
-// reported with the document's codes and paths, under the upstream's
-// health block or its metadata.
+// TestHealthProblemsUseDocumentPaths: what the health package refuses is
+// reported with its codes at the document's paths, under the upstream's
+// health block or its metadata, with a monitor and without one. A 1 ms
+// window and a failure rate of 1 used to pass the document and be refused
+// (or ignored) by health at paths no document has.
 func TestHealthProblemsUseDocumentPaths(t *testing.T) {
 	mon := health.New(health.Options{})
 	defer mon.Close()
-	c := Compiler{Health: mon}
 	doc := &Document{Upstreams: []Upstream{
-		{ID: "a", Health: HealthCheck{Passive: PassiveHealth{Enabled: true, FailureRate: 0.5, Window: "1ms"}}},
+		{ID: "a", Health: HealthCheck{Passive: PassiveHealth{Enabled: true, FailureRate: 1, Window: "1ms"}}},
 		{ID: "b", Metadata: map[string]string{health.MetadataThreshold: "0", health.MetadataRateLimit: "0x1p-1"}},
 	}}
+	want := []string{
+		health.CodePassiveWindowInvalid + " upstreams[0].health.passive.window",
+		health.CodePassiveFailureRateInvalid + " upstreams[0].health.passive.failureRate",
+		health.CodeActiveThresholdInvalid + ` upstreams[1].metadata["ConsecutiveFailuresHealthPolicy.Threshold"]`,
+		health.CodePassiveFailureRateInvalid + ` upstreams[1].metadata["TransportFailureRateHealthPolicy.RateLimit"]`,
+	}
+	c := Compiler{Health: mon}
 	_, err := c.Compile(doc)
-	assert.Equal(t, []string{
-		CodeUpstreamHealthPassiveWindowInvalid + " upstreams[0].health.passive.window",
-		CodeUpstreamHealthActiveThresholdInvalid + ` upstreams[1].metadata["ConsecutiveFailuresHealthPolicy.Threshold"]`,
-		CodeUpstreamHealthPassiveFailureRateInvalid + ` upstreams[1].metadata["TransportFailureRateHealthPolicy.RateLimit"]`,
-	}, problemList(t, err))
-
-	// A failure rate of 1 is the document's own refusal, monitor or not.
-	doc = &Document{Upstreams: []Upstream{{ID: "a", Health: HealthCheck{Passive: PassiveHealth{FailureRate: 1}}}}}
-	assert.Equal(t, []string{CodeUpstreamHealthPassiveFailureRateInvalid + " upstreams[0].health.passive.failureRate"}, codePaths(Validate(doc, ValidateOptions{})))
+	assert.Equal(t, want, problemList(t, err))
+	assert.Equal(t, want, codePaths(Validate(doc)), "without a monitor, the same rules")
 }

@@ -3,8 +3,11 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/paduraksa/paduraksa/health"
 )
 
 // Status is the outcome of one published revision.
@@ -78,7 +81,9 @@ func (r *Revision) Wait(ctx context.Context) (Outcome, error) {
 type PublisherConfig struct {
 	// Store receives the snapshots; required.
 	Store *Store
-	// Compiler compiles documents; the zero value is ready to use.
+	// Compiler compiles documents; the zero value is ready to use. When
+	// its Health is nil, the publisher runs a health monitor of its own
+	// (see [Publisher]).
 	Compiler Compiler
 	// OnOutcome, when set, is called once with the outcome of every
 	// revision, one call at a time: from the publisher's goroutine for a
@@ -88,7 +93,7 @@ type PublisherConfig struct {
 	// not block for long and must not publish.
 	OnOutcome func(Outcome)
 	// OnApplied, when set, is called with each applied snapshot after it is
-	// stored (the health monitor hooks in here).
+	// stored and its clusters handed to the health monitor.
 	OnApplied func(*Snapshot)
 }
 
@@ -96,13 +101,28 @@ type PublisherConfig struct {
 // reconciles runtime state and swaps the snapshot, one revision at a time.
 // Revisions published while one is processed coalesce: only the latest is
 // processed, the others are Superseded. Publish is safe for concurrent use.
+//
+// # Health
+//
+// A document's health blocks (active probes, passive checks, probeFirst,
+// slowStart, which reads when health saw a destination come back) take
+// effect through a [health.Monitor]. When the compiler has none, the
+// publisher runs one of its own, logging to Compiler.Logger: the zero
+// wiring does what the document says, and a document with probeFirst
+// cannot leave new destinations out of rotation forever with nothing to
+// probe them. That monitor starts its probe goroutines with the first
+// applied document that enables active checks; [Publisher.Close] stops
+// them. A compiler with its own Health is left alone: its owner starts and
+// closes it.
 type Publisher struct {
 	cfg PublisherConfig
+	own *ownMonitor // the monitor this publisher runs, or nil
 
 	mu      sync.Mutex
 	next    uint64
 	pending *Revision // the latest revision not yet started
 	running bool
+	closed  bool
 	idle    *sync.Cond
 }
 
@@ -112,8 +132,28 @@ func NewPublisher(cfg PublisherConfig) *Publisher {
 		panic("snapshot: PublisherConfig.Store is nil")
 	}
 	p := &Publisher{cfg: cfg}
+	if p.cfg.Compiler.Health == nil {
+		p.own = &ownMonitor{m: health.New(health.Options{Logger: cfg.Compiler.Logger})}
+		p.cfg.Compiler.Health = p.own.m
+	}
 	p.idle = sync.NewCond(&p.mu)
 	return p
+}
+
+// Close waits for the revisions published so far and stops the health
+// monitor the publisher runs (none when the compiler brought its own);
+// verdicts stay as they are, and the store keeps serving the current
+// snapshot. A revision published after Close is refused. Close is
+// idempotent.
+func (p *Publisher) Close() error {
+	p.Flush()
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	if p.own != nil {
+		p.own.close()
+	}
+	return nil
 }
 
 // Publish queues a document and returns its revision at once. The document
@@ -132,6 +172,12 @@ func (p *Publisher) enqueue(r *Revision) *Revision {
 	p.mu.Lock()
 	p.next++
 	r.id = p.next
+	if p.closed {
+		r.outcome = Outcome{Revision: r.id, Status: Refused, Errors: []*ValidationError{{Code: CodeCompileInternal, Msg: "the publisher is closed"}}}
+		p.notify(r)
+		p.mu.Unlock()
+		return r
+	}
 	if old := p.pending; old != nil {
 		old.outcome = Outcome{Revision: old.id, Status: Superseded, SupersededBy: r.id}
 		p.notify(old)
@@ -182,16 +228,18 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 	start := time.Now()
 	r.outcome.Revision = r.id
 	doc := r.doc
+	var decoded error
 	if doc == nil {
-		d, err := Decode(r.data)
-		if err != nil {
-			r.outcome.Status, r.outcome.Errors = Refused, Problems(err)
+		// A document that parsed is compiled even when some fields did
+		// not decode, so that every problem comes back in one refusal.
+		doc, decoded = Decode(r.data)
+		if doc == nil {
+			r.outcome.Status, r.outcome.Errors = Refused, Problems(decoded)
 			return nil
 		}
-		doc = d
 	}
 	refuse := func(err error) *Snapshot {
-		r.outcome.Status, r.outcome.Errors = Refused, Problems(err)
+		r.outcome.Status, r.outcome.Errors = Refused, uncovered(Problems(decoded), Problems(err))
 		if len(r.outcome.Errors) == 0 {
 			r.outcome.Errors = []*ValidationError{{Code: CodeCompileInternal, Msg: err.Error()}}
 		}
@@ -206,27 +254,38 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 		return refuse(err)
 	}
 	cur := p.cfg.Store.Load()
-	if cur != nil && bytes.Equal(form.bytes, cur.canon.bytes) {
+	if decoded == nil && cur != nil && bytes.Equal(form.bytes, cur.canon.bytes) {
 		r.outcome.Status, r.outcome.Took = Unchanged, time.Since(start)
 		return nil
 	}
-	if err := c.validate(doc, form, cur); err != nil {
-		return refuse(err)
-	}
-	snap, err := c.buildSafe(doc, form, cur)
-	if err != nil {
+	snap, err := c.compile(doc, form, cur)
+	if err != nil || decoded != nil {
 		return refuse(err)
 	}
 	snap.revision = r.id
 	snap.commit()
 	p.cfg.Store.cur.Store(snap)
-	if err := c.startHealth(snap); err != nil {
+	if err := c.startHealth(snap, p.own); err != nil {
 		// The monitor validated these configs at compile time; a refusal
 		// now is a bug, reported as a warning since the snapshot serves.
 		snap.warnings = append(snap.warnings, &ValidationError{Code: CodeCompileInternal, Msg: err.Error()})
 	}
 	r.outcome.Status, r.outcome.Warnings, r.outcome.Took = Applied, snap.warnings, time.Since(start)
 	return snap
+}
+
+// uncovered returns the problems of a decode followed by those of the
+// compile that are not at or under the path of a decode problem: a field
+// that did not decode was left out, and what the compile then says about
+// its absence is the same problem again.
+func uncovered(decoded, compiled []*ValidationError) []*ValidationError {
+	out := slices.Clip(decoded)
+	for _, p := range compiled {
+		if !coveredBy(p, decoded, true) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Flush waits until every revision published so far has an outcome.

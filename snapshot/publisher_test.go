@@ -5,13 +5,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/gate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func newPublisher(t testing.TB) (*Store, *Publisher) {
 	store := new(Store)
-	return store, NewPublisher(PublisherConfig{Store: store})
+	pub := NewPublisher(PublisherConfig{Store: store})
+	t.Cleanup(func() { pub.Close() })
+	return store, pub
 }
 
 func TestPublishAppliesAndServes(t *testing.T) {
@@ -46,8 +49,8 @@ func TestRefusedDocumentKeepsOldSnapshotServing(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, Refused, o.Status)
 	assert.Equal(t, []string{
-		CodeHostNameDuplicate + " hosts[1].names[0]",
 		CodeRouteUpstreamUnknown + " hosts[1].routes[0].upstream",
+		gate.CodeHostNameDuplicate + " hosts[1].names[0]",
 	}, codePaths(o.Errors), "every problem is reported")
 	assert.Equal(t, o.Errors, Problems(err), "the error holds the same problems")
 	assert.Same(t, before, store.Load())

@@ -198,7 +198,7 @@ func FuzzParseDuration(f *testing.F) {
 		// Validation reads duration fields by the same rule: slowStart
 		// takes any duration >= 0.
 		doc := &Document{Upstreams: []Upstream{{ID: "u", Health: HealthCheck{SlowStart: Duration(s)}}}}
-		if probs := Validate(doc, ValidateOptions{}); (len(probs) == 0) != accepted {
+		if probs := Validate(doc); (len(probs) == 0) != accepted {
 			t.Fatalf("slowStart %q: validation says %v, the reference accepts: %v", s, probs, accepted)
 		}
 		if err != nil {

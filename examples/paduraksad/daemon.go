@@ -52,7 +52,7 @@ func run(ctx context.Context, args []string, opt options) error {
 	store := new(snapshot.Store)
 	pub := snapshot.NewPublisher(snapshot.PublisherConfig{
 		Store:    store,
-		Compiler: snapshot.Compiler{Health: mon},
+		Compiler: snapshot.Compiler{Health: mon, Logger: log},
 		OnOutcome: func(o snapshot.Outcome) {
 			switch o.Status {
 			case snapshot.Refused:

@@ -1,0 +1,174 @@
+package snapshot
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paduraksa/paduraksa/internal/problem"
+)
+
+// MaxDocumentSize is the largest document [Decode] reads.
+const MaxDocumentSize = 64 << 20
+
+const maxIDLen = 128
+
+// run is one compile of a document: the problems and warnings found so far.
+// What the document owns (its syntax, IDs, references, which blocks go
+// together) is checked here; everything else is mapped onto the owning
+// package's config, whose problems come back with their own codes under
+// the document's path.
+type run struct {
+	c     *Compiler
+	doc   *Document
+	probs problem.List
+	warns problem.List
+}
+
+// add records a document-level problem. Paths and messages are built by
+// the callers only once a problem is found, so a valid document costs no
+// string building.
+func (r *run) add(code, path, msg string) { r.probs.Add(code, path, msg) }
+
+// under records the problems of a package's config, mapped onto the
+// document: each path is renamed by rename (nil: as it is) and put after
+// prefix. An error without problems is recorded as compile.internal.
+func (r *run) under(prefix string, err error, rename func(string) string) {
+	under(&r.probs, prefix, err, rename)
+}
+
+func under(l *problem.List, prefix string, err error, rename func(string) string) {
+	if err == nil {
+		return
+	}
+	if rename == nil {
+		l.Under(prefix, CodeCompileInternal, err)
+		return
+	}
+	var inner problem.List
+	inner.Under("", CodeCompileInternal, err)
+	for _, p := range inner {
+		*l = append(*l, &ValidationError{Code: p.Code, Path: problem.Join(prefix, rename(p.Path)), Msg: p.Msg})
+	}
+}
+
+// duration parses a document duration at path, recording a problem and
+// returning 0 (the owner's default) when it is not one.
+func (r *run) duration(path func() string, d Duration) time.Duration {
+	v, err := ParseDuration(d, 0)
+	if err != nil {
+		r.add(CodeDocumentDurationInvalid, path(), strings.TrimPrefix(err.Error(), "snapshot: "))
+	}
+	return v
+}
+
+// name maps a document name onto the owner's value with the owner's
+// Parse, recording the owner's code when it has no such name; empty is
+// the zero value, the default.
+func name[T any](r *run, path func() string, s string, parse func(string) (T, bool), names []string, code string) T {
+	var zero T
+	if s == "" {
+		return zero
+	}
+	v, ok := parse(s)
+	if !ok {
+		r.add(code, path(), "unknown name "+quote(s)+" (want "+strings.Join(names, ", ")+")")
+		return zero
+	}
+	return v
+}
+
+// renameHead replaces the first segment of a path when it is from: p's
+// text up to the next ".", "[" or its end.
+func renameHead(p, from, to string) string {
+	rest, ok := strings.CutPrefix(p, from)
+	if !ok || (rest != "" && rest[0] != '.' && rest[0] != '[') {
+		return p
+	}
+	return to + rest
+}
+
+// renameLast replaces the last segment of a path when it is from.
+func renameLast(p, from, to string) string {
+	head, ok := strings.CutSuffix(p, from)
+	if !ok || (head != "" && !strings.HasSuffix(head, ".")) {
+		return p
+	}
+	return head + to
+}
+
+// headerPath maps a path in the proxy's header rule lists onto the
+// document's headers block.
+func headerPath(p string) string {
+	p = renameHead(p, "requestHeaders", "headers.request")
+	p = renameHead(p, "responseHeaders", "headers.response")
+	return renameLast(p, "op", "operation")
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func index(list string, i int) string { return problem.Index(list, i) }
+
+func quote(s string) string { return strconv.Quote(s) }
+
+func hostPath(i int, rest string) string { return index("hosts", i) + rest }
+
+func routePath(i, j int, rest string) string {
+	return index("hosts", i) + index(".routes", j) + rest
+}
+
+func upPath(i int, rest string) string { return index("upstreams", i) + rest }
+
+const idRule = "an ID is 1-128 of A-Z a-z 0-9 . _ -"
+
+// validID reports whether s is 1-128 of [A-Za-z0-9._-].
+func validID(s string) bool {
+	if len(s) == 0 || len(s) > maxIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ref locates an entry of one of the document's lists.
+type ref struct {
+	list string
+	i    int
+}
+
+func (e ref) path() string { return index(e.list, e.i) }
+
+// idCodes are the codes of one kind of ID.
+type idCodes struct{ missing, invalid, duplicate string }
+
+var (
+	upstreamIDCodes    = idCodes{CodeUpstreamIDMissing, CodeUpstreamIDInvalid, CodeUpstreamIDDuplicate}
+	destinationIDCodes = idCodes{CodeUpstreamDestinationIDMissing, CodeUpstreamDestinationIDInvalid, CodeUpstreamDestinationIDDuplicate}
+	policyIDCodes      = idCodes{CodePolicyIDMissing, CodePolicyIDInvalid, CodePolicyIDDuplicate}
+)
+
+// claim checks the ID of entry e: missing, malformed, or already owned by
+// an earlier entry in seen. It records e as the owner of a new valid ID
+// and reports whether the ID is e's own.
+func (r *run) claim(id string, e ref, seen map[string]ref, codes idCodes) bool {
+	switch {
+	case id == "":
+		r.add(codes.missing, e.path()+".id", "an ID is required")
+		return false
+	case !validID(id):
+		r.add(codes.invalid, e.path()+".id", quote(id)+": "+idRule)
+		return false
+	}
+	if prev, dup := seen[id]; dup {
+		r.add(codes.duplicate, e.path()+".id", quote(id)+" is also "+prev.path())
+		return false
+	}
+	seen[id] = e
+	return true
+}
