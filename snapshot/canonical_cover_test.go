@@ -3,7 +3,6 @@ package snapshot
 import (
 	"bytes"
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -12,32 +11,7 @@ import (
 // another only in that field must have other canonical bytes. Otherwise a
 // publish that changes the field would be taken as unchanged and dropped.
 func TestCanonicalCoversEveryField(t *testing.T) {
-	var paths [][]int
-	var names []string
-	var walk func(typ reflect.Type, path []int, name string)
-	walk = func(typ reflect.Type, path []int, name string) {
-		for i := range typ.NumField() {
-			f := typ.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			p := append(append([]int(nil), path...), i)
-			n := name + "." + strings.Split(f.Tag.Get("json"), ",")[0]
-			ft := f.Type
-			switch {
-			case ft.Kind() == reflect.Struct:
-				walk(ft, p, n)
-			case ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct:
-				walk(ft.Elem(), p, n)
-			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
-				walk(ft.Elem(), p, n+"[]")
-			default:
-				paths = append(paths, p)
-				names = append(names, n)
-			}
-		}
-	}
-	walk(reflect.TypeFor[Document](), nil, "")
+	names, paths := documentLeaves()
 
 	for k, p := range paths {
 		t.Run(names[k], func(t *testing.T) {

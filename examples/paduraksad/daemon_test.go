@@ -44,12 +44,15 @@ type daemon struct {
 	reload chan os.Signal
 	done   chan error
 	cancel context.CancelFunc
+	tr     *http.Transport // the daemon's clients', closed with it
 }
 
 func startDaemon(t *testing.T, args ...string) *daemon {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &daemon{out: &syncBuffer{}, logs: &syncBuffer{}, reload: make(chan os.Signal, 1), done: make(chan error, 1), cancel: cancel}
+	d := &daemon{out: &syncBuffer{}, logs: &syncBuffer{}, reload: make(chan os.Signal, 1), done: make(chan error, 1), cancel: cancel,
+		tr: &http.Transport{}}
+	t.Cleanup(d.tr.CloseIdleConnections)
 	ready := make(chan string, 1)
 	go func() {
 		d.done <- run(ctx, append([]string{"-listen", "127.0.0.1:0"}, args...), options{
@@ -82,7 +85,7 @@ func (d *daemon) get(t *testing.T, host, path string) (int, string) {
 	req, err := http.NewRequest("GET", "http://"+d.addr+path, nil)
 	require.NoError(t, err)
 	req.Host = host
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 10 * time.Second}
+	c := &http.Client{Transport: d.tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 10 * time.Second}
 	res, err := c.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
