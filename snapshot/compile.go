@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/paduraksa/paduraksa/balance"
 	"github.com/paduraksa/paduraksa/gate"
@@ -451,12 +452,16 @@ func (refusingTransport) RoundTrip(*http.Request) (*http.Response, error) {
 // without one: created with the publisher, started with the first config
 // that probes, closed by [Publisher.Close].
 type ownMonitor struct {
-	m       *health.Monitor
-	started bool
+	m *health.Monitor
+
+	mu      sync.Mutex // start runs on the publisher's goroutine, close on its caller's
+	started bool       // or closed: started no more
 	cancel  context.CancelFunc
 }
 
 func (o *ownMonitor) start() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	if o.started {
 		return
 	}
@@ -467,8 +472,11 @@ func (o *ownMonitor) start() {
 }
 
 func (o *ownMonitor) close() {
+	o.mu.Lock()
+	o.started = true
 	if o.cancel != nil {
 		o.cancel()
 	}
+	o.mu.Unlock()
 	o.m.Close()
 }

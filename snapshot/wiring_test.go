@@ -210,3 +210,22 @@ func TestClosedPublisherRefuses(t *testing.T) {
 	assert.NotNil(t, store.Load().Cluster("u0"))
 	assert.Nil(t, store.Load().Cluster("u1"))
 }
+
+// TestCloseWhilePublishing: Close and publishes that start the monitor's
+// probes may run at once (the race detector watches).
+func TestCloseWhilePublishing(t *testing.T) {
+	b := startBackend(t, "b")
+	_, pub := newPublisher(t)
+	doc := fleet(2, b)
+	doc.Upstreams[0].Health.Active = ActiveHealth{Enabled: true, Interval: "1h"}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 20 {
+			pub.Publish(doc)
+		}
+	}()
+	require.NoError(t, pub.Close())
+	receive(t, done, 20*time.Second)
+	pub.Flush()
+}
