@@ -92,10 +92,12 @@ type Compiler struct {
 	// this compiler; nil discards them.
 	Logger *slog.Logger
 	// Health validates every cluster's health config (with its registered
-	// policies) and, once a snapshot is applied, runs the checks. A
-	// Publisher whose compiler has none runs one of its own (see
-	// [Publisher]); a Compiler used alone validates with the built-in
-	// policies and runs nothing.
+	// policies) and, once a snapshot is applied, runs the checks: it is
+	// handed the clusters with health settings or slow start (and once
+	// more a cluster that lost them, to reset its verdicts). A Publisher
+	// whose compiler has none runs one of its own (see [Publisher]); a
+	// Compiler used alone validates with the built-in policies and runs
+	// nothing.
 	Health *health.Monitor
 	// Policies builds each cluster's balancing policy, with the policies
 	// the embedder registered; nil means a private one with the built-in
@@ -147,11 +149,14 @@ func (c *Compiler) Compile(doc *Document) (*Snapshot, error) {
 }
 
 // Check returns every problem of a document, as a publish through this
-// compiler would refuse it (its registered balancing policies and its
-// health monitor's policies included), in document order; nil means the
-// document is valid. It builds nothing that outlives the call.
+// compiler would refuse it (its registered balancing policies, its health
+// monitor's policies and its country lookup included), in document order;
+// nil means the document is valid. It compiles with runtime state of its
+// own, so it changes none of the compiler's (rate-limit buckets,
+// transports, destinations).
 func (c *Compiler) Check(doc *Document) []*ValidationError {
-	_, err := c.Compile(doc)
+	probe := Compiler{Countries: c.Countries, Health: c.Health, Policies: c.Policies, AffinityKey: c.AffinityKey}
+	_, err := probe.Compile(doc)
 	return Problems(err)
 }
 

@@ -229,3 +229,23 @@ func TestCloseWhilePublishing(t *testing.T) {
 	receive(t, done, 20*time.Second)
 	pub.Flush()
 }
+
+// TestCheckKeepsNothing: checking a document with a changed rate limit
+// leaves the compiler's rate-limit state alone, so the limit that serves
+// keeps its buckets.
+func TestCheckKeepsNothing(t *testing.T) {
+	c := Compiler{GateState: new(gate.State)}
+	doc := fleet(1, &backend{addr: "127.0.0.1:9"})
+	doc.RateLimits = []RateLimit{{ID: "rl", Requests: 1, Period: "1h", Scope: "shared"}}
+	doc.Hosts[0].Policies = []string{"rl"}
+	first, err := c.GateState.RateLimit(gate.RateLimitConfig{ID: "rl", Requests: 1, Period: time.Hour})
+	require.NoError(t, err)
+	_, err = c.Compile(doc)
+	require.NoError(t, err)
+	changed := clone(doc)
+	changed.RateLimits = []RateLimit{{ID: "rl", Requests: 2, Period: "1h", Scope: "shared"}}
+	assert.Empty(t, c.Check(changed))
+	again, err := c.GateState.RateLimit(gate.RateLimitConfig{ID: "rl", Requests: 1, Period: time.Hour})
+	require.NoError(t, err)
+	assert.Same(t, first, again, "the state still holds the limit that serves")
+}
