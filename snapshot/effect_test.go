@@ -78,7 +78,7 @@ type printer struct {
 // nature (rate-limit seeds and epochs, the wall clock) or is too large to
 // print and holds nothing of the config (rate-limit buckets, net/http's
 // transport under proxy.Transport, whose config is printed beside it).
-var skipped = map[string]bool{"seed0": true, "seed1": true, "epoch": true, "slots": true}
+var skipped = map[string]bool{"seed": true, "seed0": true, "seed1": true, "epoch": true, "slots": true}
 
 func (f *printer) value(v reflect.Value) {
 	if !v.IsValid() {
