@@ -69,7 +69,7 @@ func TestValidate(t *testing.T) {
 	err = Config{Hosts: []Host{{Names: []string{"a.test"}}}}.Validate()
 	require.Len(t, problemsOf(err), 1)
 	assert.Equal(t, CodeHostCertificateMissing, problemsOf(err)[0].Code)
-	assert.Equal(t, "tlsselect: hosts[0].certificate: the host names no certificate and there is no default certificate (tlsselect.host.certificate.missing)", err.Error())
+	assert.Equal(t, "hosts[0].certificate: the host names no certificate and there is no default certificate (tlsselect.host.certificate.missing)", err.Error())
 }
 
 // TestDuplicateNames: a name two hosts claim is refused, whatever its
