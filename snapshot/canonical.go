@@ -14,6 +14,7 @@ import (
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/proxy"
+	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
 // Canonical returns the canonical JSON of a document: two documents that
@@ -305,6 +306,7 @@ func (e *canonEnc) document(d *Document) {
 		e.str("id", c.ID)
 		e.str("certFile", c.CertFile)
 		e.str("keyFile", c.KeyFile)
+		e.boolean("acme", c.ACME)
 	})
 	e.gatePolicies(d)
 	e.b = append(e.b, '}')
@@ -321,6 +323,12 @@ func (e *canonEnc) global(g *Global) {
 	}
 	e.boolean("cloudflare", g.Cloudflare)
 	e.prefixes("probeSources", g.ProbeSources)
+	mt := e.open("tls")
+	e.str("defaultCertificate", g.TLS.DefaultCertificate)
+	e.strDefault("unknownSni", g.TLS.UnknownSNI, string(tlsselect.FallbackDefault))
+	e.strDefault("noSni", g.TLS.NoSNI, string(tlsselect.FallbackDefault))
+	e.durationOr("ticketKeyPeriod", g.TLS.TicketKeyPeriod, tlsselect.DefaultTicketKeyPeriod)
+	e.close(mt, false)
 	e.close(m, false)
 }
 

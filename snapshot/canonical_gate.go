@@ -1,6 +1,9 @@
 package snapshot
 
-import "github.com/paduraksa/paduraksa/gate"
+import (
+	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/tlsselect"
+)
 
 // The canonical form of the gate's blocks: host TLS, HSTS, HTTPS
 // redirect, robots and limits, and the rule sets, rate limits and forward
@@ -14,6 +17,8 @@ func (e *canonEnc) hostGate(h *Host) {
 		e.boolean("http1Only", t.HTTP1Only)
 		e.boolean("http3", t.HTTP3)
 		e.strDefault("altSvc", t.AltSvc, gate.DefaultAltSvc)
+		e.strDefault("clientAuth", t.ClientAuth, string(tlsselect.ClientAuthOff))
+		e.str("clientCAs", t.ClientCAs)
 		e.close(m, false)
 	}
 	if hs := h.HSTS; hs != nil {

@@ -150,9 +150,13 @@ func codeCases() []codeCase {
 		}},
 		{code: CodeHostForwardingUnused, path: "hosts[2].compression", change: func(d *Document) { d.Hosts[2].Compression.Enabled = true }},
 		{code: CodeHostAccessListUnknown, path: "hosts[0].accessList", change: func(d *Document) { d.Hosts[0].AccessList = "Office" }},
-		{code: CodeCertificateUnsupported, path: "hosts[1].certificate", change: func(d *Document) { d.Hosts[1].Certificate = "main" }},
-		{code: CodeCertificateUnsupported, path: "certificates[0]", change: func(d *Document) {
-			d.Certificates = []Certificate{{ID: "main", CertFile: "a.crt", KeyFile: "a.key"}}
+		{code: CodeCertificateSourceMissing, path: "certificates[0]", change: func(d *Document) {
+			d.Certificates = []Certificate{{ID: "main"}}
+		}},
+		{code: CodeHostClientCAsUnreadable, path: "hosts[0].tls.clientCAs", change: func(d *Document) {
+			d.Certificates = []Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}}
+			d.Hosts[0].Certificate = "main"
+			d.Hosts[0].TLS = &HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/missing.pem"}
 		}},
 		{code: gate.CodeServerInvalid, path: "hosts[0].server", change: func(d *Document) { d.Hosts[0].Server = "a\rb" }},
 
@@ -562,7 +566,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		CodeUpstreamDestinationAddressInvalid + " upstreams[0].destinations[1].address",
 		proxy.CodeClientConnectTimeoutInvalid + " upstreams[1].http.connectTimeout",
 		health.CodePassiveFailureRateInvalid + " upstreams[1].health.passive.failureRate",
-		CodeCertificateUnsupported + " certificates[0]",
+		CodeCertificateSourceMissing + " certificates[0]",
 		CodeGlobalTrustedProxyInvalid + " global.trustedProxies[1]",
 		CodeRouteUpstreamUnknown + " hosts[1].routes[0].upstream",
 		gate.CodeHostNameDuplicate + " hosts[0].names[2]",

@@ -36,7 +36,8 @@ package snapshot
 //	host.accessList.unknown               hosts[i].accessList                         no access list has this ID
 //	host.policy.unknown                   hosts[i].policies[j]                        no policy has this ID
 //	host.hsts.maxAge.missing              hosts[i].hsts.maxAge                        an hsts block without a max-age (it would send nothing)
-//	certificate.unsupported               certificates[i], hosts[i].certificate       certificates are not loaded yet: TLS is not served by this version
+//	certificate.source.missing            certificates[i], certificates[i].acme       no files, no acme and no source of the gateway's own; acme without Compiler.ACME, or beside files
+//	host.tls.clientCAs.unreadable         hosts[i].tls.clientCAs                      the client CA file cannot be read or holds no PEM certificate
 //	route.id.invalid                      hosts[i].routes[j].id                       not 1-128 of [A-Za-z0-9._-]
 //	route.id.duplicate                    hosts[i].routes[j].id                       the same ID earlier in the host
 //	route.allowInPath.duplicate           hosts[i].routes[j].allowInPath[k]           a name listed twice
@@ -84,7 +85,6 @@ const (
 	CodeHostAccessListUnknown  = "host.accessList.unknown"
 	CodeHostPolicyUnknown      = "host.policy.unknown"
 	CodeHostHSTSMaxAgeMissing  = "host.hsts.maxAge.missing"
-	CodeCertificateUnsupported = "certificate.unsupported"
 
 	CodeRouteIDInvalid            = "route.id.invalid"
 	CodeRouteIDDuplicate          = "route.id.duplicate"
@@ -129,7 +129,7 @@ var allCodes = [...]string{
 	CodeGlobalTrustedProxyInvalid, CodeGlobalProbeSourceInvalid,
 	CodeHostRedirectMissing, CodeHostRedirectUnexpected, CodeHostFixedMissing, CodeHostFixedUnexpected,
 	CodeHostRoutesEmpty, CodeHostRoutesUnexpected, CodeHostForwardingUnused, CodeHostAccessListUnknown,
-	CodeHostPolicyUnknown, CodeHostHSTSMaxAgeMissing, CodeCertificateUnsupported,
+	CodeHostPolicyUnknown, CodeHostHSTSMaxAgeMissing, CodeCertificateSourceMissing, CodeHostClientCAsUnreadable,
 	CodeRouteIDInvalid, CodeRouteIDDuplicate, CodeRouteAllowInPathDuplicate, CodeRouteUpstreamMissing,
 	CodeRouteUpstreamUnknown, CodeRoutePolicyUnknown,
 	CodeUpstreamIDMissing, CodeUpstreamIDInvalid, CodeUpstreamIDDuplicate,

@@ -16,6 +16,7 @@ import (
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/proxy"
+	"github.com/paduraksa/paduraksa/tlsselect"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
@@ -33,6 +34,8 @@ type Snapshot struct {
 	hostIndex []int
 	gate      *gate.Gate
 	clusters  map[string]*proxy.Cluster
+	tls       *tlsselect.Table // nil: the document serves no TLS
+	tlsIn     *tlsInputs
 
 	// Set by Compile, consumed by commit: runtime state not yet visible.
 	plan       *upstream.Plan
@@ -44,6 +47,10 @@ type Snapshot struct {
 // Warnings returns what compiling found worth saying about a valid
 // document: settings that take effect differently from how they read.
 func (s *Snapshot) Warnings() []*ValidationError { return s.warnings }
+
+// TLS returns the snapshot's TLS table, or nil when the document names no
+// certificate. A Store serves it through its Selector.
+func (s *Snapshot) TLS() *tlsselect.Table { return s.tls }
 
 // Revision returns the publisher revision that produced the snapshot (0 for
 // one compiled outside a publisher).
@@ -106,6 +113,21 @@ type Compiler struct {
 	// AffinityKey is the secret of every affinity key; nil means a random
 	// one made once. Replicas behind one load balancer must share it.
 	AffinityKey []byte
+	// Certificates are certificate sources of the embedder's, by
+	// certificate ID: a document certificate with neither files nor acme
+	// takes its source from here (the reference daemon's self-signed
+	// localhost certificate is one).
+	Certificates map[string]tlsselect.Source
+	// ACME obtains the certificates a document marks acme; nil refuses
+	// them. Its OnReady should call the Publisher's RefreshTLS.
+	ACME *tlsselect.ACME
+	// TicketSecret is the master secret of TLS session ticket keys, at
+	// least tlsselect.MinTicketSecretLen bytes; nil means a random one
+	// made once, so tickets survive publishes but not a restart. Replicas
+	// behind one load balancer should share it.
+	TicketSecret []byte
+
+	ticketSecret []byte
 
 	stats       map[string]*proxy.Stats // per upstream ID, across publishes
 	placeholder *proxy.Cluster          // for routes whose upstream is not built
@@ -130,6 +152,12 @@ func (c *Compiler) init() {
 	}
 	if c.GateState == nil {
 		c.GateState = new(gate.State)
+	}
+	if c.ticketSecret == nil {
+		c.ticketSecret = c.TicketSecret
+		if c.ticketSecret == nil {
+			c.ticketSecret = newTicketSecret()
+		}
 	}
 }
 
@@ -211,16 +239,14 @@ func (r *run) build(form canonForm, prev *Snapshot) *Snapshot {
 		clusters:  make(map[string]*proxy.Cluster, len(doc.Upstreams)),
 		upstreams: make(map[string]*compiledUpstream, len(doc.Upstreams)),
 	}
+	prevTLS := prev
 	if prev != nil && !bytes.Equal(prev.canon.of(prev.canon.global), form.of(form.global)) {
 		prev = nil // the global block (the zone, say) reaches every cluster
 	}
 	c.Policies.Zone = doc.Global.Zone // read by PreferLocalZone when it is built
 	known := r.upstreams(s, form, prev)
+	s.tls, s.tlsIn = r.tlsTable(prevTLS)
 	pols := r.policies()
-	for i := range doc.Certificates {
-		r.add(CodeCertificateUnsupported, index("certificates", i),
-			"certificates are not loaded: this version serves no TLS itself (terminate TLS in front of it)")
-	}
 
 	gc := gate.Config{
 		Server:              doc.Global.Server,
@@ -274,15 +300,26 @@ func (r *run) build(form canonForm, prev *Snapshot) *Snapshot {
 
 // prune drops the problems under the path of an earlier one: a block the
 // document found missing or misplaced (hosts[2].redirect) is not also
-// reported by its owner field by field (hosts[2].redirect.to).
+// reported by its owner field by field (hosts[2].redirect.to); and a value
+// two owners read (a host's TLS minimum version: tlsselect for the
+// handshake, the gate for its per-request re-check) is reported once.
 func prune(probs problem.List) problem.List {
 	out := probs[:0:0]
 	for _, p := range probs {
-		if !coveredBy(p, out, false) {
+		if !coveredBy(p, out, false) && !samePath(p, out) {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+func samePath(p *ValidationError, by []*ValidationError) bool {
+	for _, q := range by {
+		if q.Path == p.Path && q.Path != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // coveredBy reports whether p's path is under the path of one of by, or

@@ -36,9 +36,6 @@ func (r *run) host(i int, h *Host, s *Snapshot, upstreams map[string]bool, pols 
 	case kindKnown && gh.Kind != gate.HostProxy && len(h.Routes) > 0:
 		r.add(CodeHostRoutesUnexpected, at(".routes")(), "a "+kind+" host has no routes")
 	}
-	if h.Certificate != "" {
-		r.add(CodeCertificateUnsupported, at(".certificate")(), "certificates are not loaded: this version serves no TLS itself (terminate TLS in front of it)")
-	}
 
 	if h.AccessList != "" {
 		switch p, ok := pols[h.AccessList]; {

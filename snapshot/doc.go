@@ -63,8 +63,9 @@
 // four bad values come back together.
 //
 // Nothing accepted is ignored: a setting that cannot take effect is
-// refused or warned about with a code. Certificates are refused until
-// TLS is served; country rules need [Compiler.Countries]; a destination's
+// refused or warned about with a code. ACME certificates need
+// [Compiler.ACME] and certificates without files a source of
+// [Compiler.Certificates]; country rules need [Compiler.Countries]; a destination's
 // health address must share its scheme; HTTP/2 to http:// destinations
 // needs versionPolicy exact; request headers, compression and
 // keepUnderscoreHeaders need a proxy host. Health blocks take effect
@@ -77,4 +78,16 @@
 //
 // Fields are only ever added to the document; the zero value of each new
 // field keeps the behaviour stored documents had.
+// # TLS
+//
+// The document's certificates, hosts' certificate and tls blocks and
+// global.tls compile into a tlsselect table, one per snapshot, served by
+// [Store.TLS] to TCP and QUIC handshakes; the gate re-checks each request
+// against its host's policy (421). Certificate files are read when a
+// document compiles and again by any publish after they changed on disk
+// (size or modification time), with an unchanged document too; a table
+// of file certificates only is reused while nothing changed. Certificates
+// from a source (ACME, or the embedder's) are asked each publish;
+// [Publisher.RefreshTLS] rebuilds the table when a source has something
+// new.
 package snapshot

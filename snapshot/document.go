@@ -20,8 +20,7 @@ type Document struct {
 	Hosts       []Host       `json:"hosts,omitempty"`
 	Upstreams   []Upstream   `json:"upstreams,omitempty"`
 	AccessLists []AccessList `json:"accessLists,omitempty"`
-	// Certificates are refused (certificate.unsupported) until this
-	// version serves TLS: they would be validated and never loaded.
+	// Certificates are the TLS certificates hosts name by ID.
 	Certificates []Certificate `json:"certificates,omitempty"`
 	// RuleSets, RateLimits and ForwardAuths are policies that hosts and
 	// routes name in their policies lists, beside access lists. Policy IDs
@@ -55,6 +54,29 @@ type Global struct {
 	// ProbeSources are the addresses and prefixes of health checkers,
 	// which rate limits with exemptProbes let through.
 	ProbeSources []string `json:"probeSources,omitempty"`
+	// TLS holds the TLS edge's defaults.
+	TLS GlobalTLS `json:"tls,omitzero"`
+}
+
+// GlobalTLS holds what TLS handshakes get when no host decides (see
+// tlsselect.Config).
+type GlobalTLS struct {
+	// DefaultCertificate names a certificate by ID: served to hosts
+	// without a certificate of their own, and to handshakes that name no
+	// host (no SNI, or an unknown one) when noSni or unknownSni says
+	// "default". Empty means none: only hosts with a certificate are
+	// served over TLS.
+	DefaultCertificate string `json:"defaultCertificate,omitempty"`
+	// UnknownSNI is what a handshake naming no configured host gets:
+	// "default" (the default certificate) or "refuse" (the TLS alert
+	// unrecognized_name). Default "default".
+	UnknownSNI string `json:"unknownSni,omitempty"`
+	// NoSNI is the same for a handshake without a server name (a client
+	// that dialled an IP address). Default "default".
+	NoSNI string `json:"noSni,omitempty"`
+	// TicketKeyPeriod is how long one session ticket key seals tickets;
+	// default 24h, between 1m and 168h.
+	TicketKeyPeriod Duration `json:"ticketKeyPeriod,omitempty"`
 }
 
 // Host is one virtual host: a set of names and what to do with requests for
@@ -78,8 +100,9 @@ type Host struct {
 	Routes []Route `json:"routes,omitempty"`
 	// AccessList names an access list by ID; empty means none.
 	AccessList string `json:"accessList,omitempty"`
-	// Certificate is refused (certificate.unsupported) until this version
-	// serves TLS.
+	// Certificate names the host's TLS certificate by ID; empty means
+	// global.tls.defaultCertificate, and with neither the host is served
+	// over plain HTTP only.
 	Certificate string `json:"certificate,omitempty"`
 	// Server overrides Global.Server for this host.
 	Server string `json:"server,omitempty"`
@@ -162,6 +185,13 @@ type HostTLS struct {
 	// AltSvc is the Alt-Svc value of an http3 host; default
 	// gate.DefaultAltSvc.
 	AltSvc string `json:"altSvc,omitempty"`
+	// ClientAuth asks TLS clients for a certificate: "off" (default),
+	// "optional" or "required" (tlsselect.ClientAuthNames), verified
+	// against ClientCAs offline.
+	ClientAuth string `json:"clientAuth,omitempty"`
+	// ClientCAs is a PEM file of the roots client certificates are
+	// verified against; needed with clientAuth optional or required.
+	ClientCAs string `json:"clientCAs,omitempty"`
 }
 
 // HSTS configures Strict-Transport-Security.
@@ -496,12 +526,21 @@ type BasicUser struct {
 	PasswordHash string `json:"passwordHash,omitempty"`
 }
 
-// Certificate is a named certificate and key, as PEM files. Refused until
-// this version serves TLS.
+// Certificate is a named TLS certificate: PEM files, ACME, or a source of
+// the embedder's.
 type Certificate struct {
-	ID       string `json:"id,omitempty"`
+	ID string `json:"id,omitempty"`
+	// CertFile is a PEM file with the chain, leaf first; KeyFile the
+	// leaf's private key. Read when a document compiles; a publish reads
+	// them again when they changed on disk.
 	CertFile string `json:"certFile,omitempty"`
 	KeyFile  string `json:"keyFile,omitempty"`
+	// ACME obtains the certificate, for the names of the hosts that use
+	// it, from the Compiler's ACME manager (HTTP-01 through the gate's
+	// challenge store); until it arrives those hosts get the default
+	// certificate. A certificate with neither files nor acme comes from
+	// the Compiler's own Certificates (the embedder's).
+	ACME bool `json:"acme,omitempty"`
 }
 
 // Duration is a duration in Go syntax ("10s", "1m30s", "250ms"). It is kept

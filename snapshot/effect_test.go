@@ -15,6 +15,7 @@ import (
 
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
+	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
 // documentLeaves returns the JSON path of every leaf field of the document
@@ -62,7 +63,7 @@ func fingerprint(s *Snapshot) string {
 		c.canon = nil
 		ups[id] = c
 	}
-	for _, v := range []any{s.gate, s.clusters, ups, s.plan, s.health, s.hostIndex} {
+	for _, v := range []any{s.gate, s.clusters, ups, s.plan, s.health, s.hostIndex, s.tlsIn} {
 		f.value(reflect.ValueOf(v))
 		f.b.WriteByte('\n')
 	}
@@ -78,7 +79,7 @@ type printer struct {
 // nature (rate-limit seeds and epochs, the wall clock) or is too large to
 // print and holds nothing of the config (rate-limit buckets, net/http's
 // transport under proxy.Transport, whose config is printed beside it).
-var skipped = map[string]bool{"seed": true, "seed0": true, "seed1": true, "epoch": true, "slots": true}
+var skipped = map[string]bool{"seed": true, "seed0": true, "seed1": true, "epoch": true, "slots": true, "TicketSecret": true}
 
 func (f *printer) value(v reflect.Value) {
 	if !v.IsValid() {
@@ -295,8 +296,15 @@ func effects() map[string]effect {
 		"hosts[].routes[].retry.bodyLimit":              {set: func(d *Document) { r0(d).Retry.BodyLimit = 4096 }},
 		"hosts[].routes[].retry.budget":                 {set: func(d *Document) { r0(d).Retry.Budget = 0.5 }},
 
-		"hosts[].accessList":     {base: func(d *Document) { h0(d).AccessList = "" }, set: func(d *Document) { h0(d).AccessList = "office" }},
-		"hosts[].certificate":    {set: func(d *Document) { h0(d).Certificate = "main" }, refused: CodeCertificateUnsupported},
+		"hosts[].accessList":  {base: func(d *Document) { h0(d).AccessList = "" }, set: func(d *Document) { h0(d).AccessList = "office" }},
+		"hosts[].certificate": {base: withCertificate, set: func(d *Document) { h0(d).Certificate = "main" }},
+		"hosts[].tls.clientAuth": {base: withHostCertificate, set: func(d *Document) {
+			h0(d).TLS = &HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/cert.pem"}
+		}},
+		"hosts[].tls.clientCAs": {base: func(d *Document) {
+			withHostCertificate(d)
+			h0(d).TLS = &HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/cert.pem"}
+		}, set: func(d *Document) { h0(d).TLS.ClientCAs = "testdata/tls/cert2.pem" }},
 		"hosts[].server":         {set: func(d *Document) { h0(d).Server = "app" }},
 		"hosts[].policies":       {set: func(d *Document) { h0(d).Policies = []string{"waf"} }},
 		"hosts[].tls.minVersion": {set: func(d *Document) { h0(d).TLS = &HostTLS{MinVersion: "1.3"} }},
@@ -385,9 +393,20 @@ func effects() map[string]effect {
 		"accessLists[].users[].name":         {base: user, set: func(d *Document) { d.AccessLists[0].Users[0].Name = "bob" }},
 		"accessLists[].users[].passwordHash": {base: user, set: func(d *Document) { d.AccessLists[0].Users[0].PasswordHash = testBcrypt2 }},
 		"accessLists[].realm":                {base: user, set: func(d *Document) { d.AccessLists[0].Realm = "office" }},
-		"certificates[].id":                  {set: func(d *Document) { d.Certificates = []Certificate{{ID: "main"}} }, refused: CodeCertificateUnsupported},
-		"certificates[].certFile":            {set: func(d *Document) { d.Certificates = []Certificate{{CertFile: "a.crt"}} }, refused: CodeCertificateUnsupported},
-		"certificates[].keyFile":             {set: func(d *Document) { d.Certificates = []Certificate{{KeyFile: "a.key"}} }, refused: CodeCertificateUnsupported},
+		"certificates[].id": {base: withHostCertificate, set: func(d *Document) {
+			d.Certificates[0].ID, h0(d).Certificate = "other", "other"
+		}},
+		"certificates[].certFile": {base: withHostCertificate, set: func(d *Document) {
+			d.Certificates[0].CertFile, d.Certificates[0].KeyFile = "testdata/tls/cert2.pem", "testdata/tls/key2.pem"
+		}},
+		"certificates[].keyFile": {base: withHostCertificate, set: func(d *Document) { d.Certificates[0].KeyFile = "testdata/tls/key2.pem" },
+			refused: tlsselect.CodeCertificateKeyMismatch},
+		"certificates[].acme": {base: withHostCertificate, set: func(d *Document) { d.Certificates[0] = Certificate{ID: "main", ACME: true} },
+			refused: CodeCertificateSourceMissing},
+		"global.tls.defaultCertificate": {base: withCertificate, set: func(d *Document) { d.Global.TLS.DefaultCertificate = "main" }},
+		"global.tls.unknownSni":         {base: withHostCertificate, set: func(d *Document) { d.Global.TLS.UnknownSNI = "refuse" }},
+		"global.tls.noSni":              {base: withHostCertificate, set: func(d *Document) { d.Global.TLS.NoSNI = "refuse" }},
+		"global.tls.ticketKeyPeriod":    {base: withHostCertificate, set: func(d *Document) { d.Global.TLS.TicketKeyPeriod = "1h" }},
 
 		"ruleSets[].id":                          {set: func(d *Document) { d.RuleSets[0].ID, h0(d).Policies[0] = "wall", "wall" }},
 		"ruleSets[].mode":                        {set: func(d *Document) { d.RuleSets[0].Mode = "off" }},
@@ -482,4 +501,15 @@ func TestEveryFieldTakesEffect(t *testing.T) {
 			t.Errorf("a case for %s, which the document does not have", name)
 		}
 	}
+}
+
+// withCertificate adds the test certificate "main" (testdata/tls, for
+// app.test); withHostCertificate also gives it to the first host.
+func withCertificate(d *Document) {
+	d.Certificates = []Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}}
+}
+
+func withHostCertificate(d *Document) {
+	withCertificate(d)
+	h0(d).Certificate = "main"
 }

@@ -57,6 +57,7 @@ type Revision struct {
 	id      uint64
 	doc     *Document
 	data    []byte
+	tls     bool // rebuild the TLS table even when the document is unchanged
 	done    chan struct{}
 	outcome Outcome
 }
@@ -162,6 +163,22 @@ func (p *Publisher) Publish(doc *Document) *Revision {
 	return p.enqueue(&Revision{doc: doc, done: make(chan struct{})})
 }
 
+// RefreshTLS queues the current document again with its TLS table
+// rebuilt, so certificates a source obtained or renewed since (ACME's
+// OnReady) are served; a publish also rebuilds it by itself when a
+// certificate file changed on disk. Before the first applied document it
+// does nothing.
+func (p *Publisher) RefreshTLS() *Revision {
+	cur := p.cfg.Store.Load()
+	if cur == nil {
+		r := &Revision{done: make(chan struct{})}
+		r.outcome.Status = Unchanged
+		close(r.done)
+		return r
+	}
+	return p.enqueue(&Revision{doc: cur.doc, tls: true, done: make(chan struct{})})
+}
+
 // PublishData queues a document in JSON or YAML; a document that does not
 // decode is refused with its errors like an invalid one.
 func (p *Publisher) PublishData(data []byte) *Revision {
@@ -254,7 +271,7 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 		return refuse(err)
 	}
 	cur := p.cfg.Store.Load()
-	if decoded == nil && cur != nil && bytes.Equal(form.bytes, cur.canon.bytes) {
+	if decoded == nil && cur != nil && bytes.Equal(form.bytes, cur.canon.bytes) && !r.tls && (cur.tlsIn == nil || !cur.tlsIn.changedOnDisk()) {
 		r.outcome.Status, r.outcome.Took = Unchanged, time.Since(start)
 		return nil
 	}
@@ -264,7 +281,7 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 	}
 	snap.revision = r.id
 	snap.commit()
-	p.cfg.Store.cur.Store(snap)
+	p.cfg.Store.swap(snap)
 	if err := c.startHealth(snap, p.own); err != nil {
 		// The monitor validated these configs at compile time; a refusal
 		// now is a bug, reported as a warning since the snapshot serves.

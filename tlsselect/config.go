@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paduraksa/paduraksa/internal/hostname"
@@ -213,6 +214,17 @@ type problems struct {
 	warns []*ValidationError
 }
 
+// has reports whether a problem was found at path or under it.
+func (p *problems) has(path string) bool {
+	for _, e := range p.errs {
+		var ve *ValidationError
+		if errors.As(e, &ve) && strings.HasPrefix(ve.Path, path) && (len(ve.Path) == len(path) || ve.Path[len(path)] == '.' || ve.Path[len(path)] == '[') {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *problems) add(code, path, format string, args ...any) {
 	p.errs = append(p.errs, &ValidationError{Code: code, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
@@ -389,4 +401,16 @@ func (c Config) resolve(secret []byte) settings {
 		s.clock = time.Now
 	}
 	return s
+}
+
+// VersionNames returns the Version values, the names a config document
+// uses.
+func VersionNames() []string { return []string{string(VersionTLS12), string(VersionTLS13)} }
+
+// FallbackNames returns the Fallback values.
+func FallbackNames() []string { return []string{string(FallbackDefault), string(FallbackRefuse)} }
+
+// ClientAuthNames returns the ClientAuth values.
+func ClientAuthNames() []string {
+	return []string{string(ClientAuthOff), string(ClientAuthOptional), string(ClientAuthRequired)}
 }

@@ -142,9 +142,8 @@ type hostEntry struct {
 func New(cfg Config) (*Table, error) {
 	var p problems
 	ids := cfg.check(&p)
-	if len(p.errs) > 0 {
-		return nil, errors.Join(p.errs...)
-	}
+	// The certificates are loaded even when the config has problems, so
+	// that every problem comes back at once.
 	var secret []byte
 	if len(cfg.TicketSecret) == 0 {
 		secret = make([]byte, MinTicketSecretLen)
@@ -179,6 +178,9 @@ func New(cfg Config) (*Table, error) {
 	}
 	certs := make([]*tls.Certificate, len(cfg.Certificates))
 	for i := range cfg.Certificates {
+		if p.has(index("certificates", i)) {
+			continue // its entry is wrong already: nothing to load
+		}
 		ct := &cfg.Certificates[i]
 		certs[i] = loadCertificate(&p, i, ct, byCert[ct.ID], now)
 	}

@@ -1,0 +1,241 @@
+package snapshot
+
+import (
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paduraksa/paduraksa/tlsselect"
+)
+
+// Codes of the document's TLS blocks, beside tlsselect's own (which keep
+// their codes at the document's paths).
+const (
+	CodeCertificateSourceMissing = "certificate.source.missing"
+	CodeHostClientCAsUnreadable  = "host.tls.clientCAs.unreadable"
+)
+
+// tlsTable maps the document onto tlsselect's config and builds the TLS
+// table, recording problems under the document's paths and warnings. The
+// table holds every host that has a certificate, or every host when
+// global.tls.defaultCertificate names one; a document without
+// certificates has none (nil). prev's table is reused when nothing it was
+// built from changed: the same config, certificate files of the same size
+// and modification time, and no certificate from a source (a source, ACME
+// above all, may have something new at any time).
+func (r *run) tlsTable(prev *Snapshot) (*tlsselect.Table, *tlsInputs) {
+	doc, c := r.doc, r.c
+	if len(doc.Certificates) == 0 && doc.Global.TLS == (GlobalTLS{}) {
+		return nil, nil
+	}
+	cfg := tlsselect.Config{
+		DefaultCertificate: doc.Global.TLS.DefaultCertificate,
+		UnknownSNI:         tlsselect.Fallback(doc.Global.TLS.UnknownSNI),
+		NoSNI:              tlsselect.Fallback(doc.Global.TLS.NoSNI),
+		TicketSecret:       c.ticketSecret,
+		TicketKeyPeriod:    r.duration(func() string { return "global.tls.ticketKeyPeriod" }, doc.Global.TLS.TicketKeyPeriod),
+	}
+	in := &tlsInputs{reusable: true}
+	for i := range doc.Certificates {
+		dc := &doc.Certificates[i]
+		ct := tlsselect.Certificate{ID: dc.ID, CertFile: dc.CertFile, KeyFile: dc.KeyFile}
+		switch {
+		case dc.ACME && (dc.CertFile != "" || dc.KeyFile != ""):
+			r.add(CodeCertificateSourceMissing, index("certificates", i)+".acme", "a certificate comes from files or from ACME, not both")
+		case dc.ACME && c.ACME == nil:
+			r.add(CodeCertificateSourceMissing, index("certificates", i)+".acme", "ACME is not set up in this gateway (Compiler.ACME)")
+		case dc.ACME:
+			ct.Source, in.reusable = c.ACME, false
+		case dc.CertFile == "" && dc.KeyFile == "":
+			src := c.Certificates[dc.ID]
+			if src == nil {
+				r.add(CodeCertificateSourceMissing, index("certificates", i), "a certificate needs certFile and keyFile, acme, or a source of the gateway's own under its ID")
+			}
+			ct.Source, in.reusable = src, false
+		default:
+			in.stat(dc.CertFile)
+			in.stat(dc.KeyFile)
+		}
+		cfg.Certificates = append(cfg.Certificates, ct)
+	}
+	anyHTTP3 := false
+	for i := range doc.Hosts {
+		h := &doc.Hosts[i]
+		if h.Certificate == "" && cfg.DefaultCertificate == "" {
+			continue // served over plain HTTP only
+		}
+		th := tlsselect.Host{Names: h.Names, Certificate: h.Certificate}
+		if t := h.TLS; t != nil {
+			th.TLS = tlsselect.Policy{
+				MinVersion: tlsselect.Version(t.MinVersion),
+				HTTP1Only:  t.HTTP1Only,
+				HTTP3:      t.HTTP3,
+				ClientAuth: tlsselect.ClientAuth(t.ClientAuth),
+			}
+			if t.ClientCAs != "" {
+				th.TLS.ClientCAs = r.clientCAs(hostPath(i, ".tls.clientCAs"), t.ClientCAs)
+				in.stat(t.ClientCAs)
+			}
+			anyHTTP3 = anyHTTP3 || t.HTTP3
+		}
+		cfg.Hosts = append(cfg.Hosts, th)
+		in.hosts = append(in.hosts, i)
+	}
+	// A handshake that names no host is served over HTTP/3 too when some
+	// host is.
+	cfg.DefaultTLS.HTTP3 = anyHTTP3
+	if len(r.probs) > 0 {
+		return nil, nil
+	}
+	in.cfg = cfg
+	if in.reusable && prev != nil && prev.tlsIn != nil && prev.tlsIn.same(in) {
+		return prev.tls, prev.tlsIn
+	}
+	t, err := tlsselect.New(cfg)
+	r.under("", err, in.docPath)
+	if err != nil {
+		return nil, nil
+	}
+	for _, w := range t.Warnings() {
+		r.warns.Add(w.Code, in.docPath(w.Path), w.Msg)
+	}
+	return t, in
+}
+
+// clientCAs reads a PEM file of client certificate roots.
+func (r *run) clientCAs(path, file string) []*x509.Certificate {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		r.add(CodeHostClientCAsUnreadable, path, err.Error())
+		return nil
+	}
+	var out []*x509.Certificate
+	for {
+		var b *pem.Block
+		if b, data = pem.Decode(data); b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		ct, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			r.add(CodeHostClientCAsUnreadable, path, file+": "+err.Error())
+			return nil
+		}
+		out = append(out, ct)
+	}
+	if len(out) == 0 {
+		r.add(CodeHostClientCAsUnreadable, path, file+": no PEM certificate")
+	}
+	return out
+}
+
+// tlsInputs is what a TLS table was built from: the config, the files it
+// read and the document host of each of its hosts.
+type tlsInputs struct {
+	cfg      tlsselect.Config
+	files    []fileStamp
+	hosts    []int
+	reusable bool // every certificate comes from files
+}
+
+type fileStamp struct {
+	name string
+	size int64
+	mod  time.Time
+}
+
+func (in *tlsInputs) stat(name string) {
+	st := fileStamp{name: name}
+	if fi, err := os.Stat(name); err == nil {
+		st.size, st.mod = fi.Size(), fi.ModTime()
+	}
+	in.files = append(in.files, st)
+}
+
+// same reports whether in would build the same table as o: equal configs,
+// and files unchanged on disk since o was built.
+func (o *tlsInputs) same(in *tlsInputs) bool {
+	if len(o.files) != len(in.files) || !tlsConfigEqual(&o.cfg, &in.cfg) {
+		return false
+	}
+	for i, f := range o.files {
+		if f != in.files[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// changedOnDisk reports whether a file the table was built from changed
+// since.
+func (o *tlsInputs) changedOnDisk() bool {
+	now := &tlsInputs{}
+	for _, f := range o.files {
+		now.stat(f.name)
+	}
+	for i, f := range o.files {
+		if f != now.files[i] {
+			return true
+		}
+	}
+	return false
+}
+
+func tlsConfigEqual(a, b *tlsselect.Config) bool {
+	if a.DefaultCertificate != b.DefaultCertificate || a.UnknownSNI != b.UnknownSNI || a.NoSNI != b.NoSNI ||
+		a.TicketKeyPeriod != b.TicketKeyPeriod || a.DefaultTLS.HTTP3 != b.DefaultTLS.HTTP3 ||
+		len(a.Certificates) != len(b.Certificates) || len(a.Hosts) != len(b.Hosts) || string(a.TicketSecret) != string(b.TicketSecret) {
+		return false
+	}
+	for i := range a.Certificates {
+		if a.Certificates[i] != b.Certificates[i] {
+			return false
+		}
+	}
+	for i := range a.Hosts {
+		x, y := &a.Hosts[i], &b.Hosts[i]
+		if x.Certificate != y.Certificate || strings.Join(x.Names, "\x00") != strings.Join(y.Names, "\x00") ||
+			x.TLS.MinVersion != y.TLS.MinVersion || x.TLS.HTTP1Only != y.TLS.HTTP1Only || x.TLS.HTTP3 != y.TLS.HTTP3 ||
+			x.TLS.ClientAuth != y.TLS.ClientAuth || len(x.TLS.ClientCAs) != len(y.TLS.ClientCAs) {
+			return false
+		}
+		for k := range x.TLS.ClientCAs {
+			if !x.TLS.ClientCAs[k].Equal(y.TLS.ClientCAs[k]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// docPath maps a path in tlsselect's config onto the document.
+func (in *tlsInputs) docPath(p string) string {
+	switch {
+	case p == "defaultCertificate", p == "unknownSni", p == "noSni", p == "ticketKeyPeriod":
+		return "global.tls." + p
+	case strings.HasPrefix(p, "defaultTLS"):
+		return "global.tls"
+	case strings.HasPrefix(p, "hosts["):
+		rest := p[len("hosts["):]
+		end := strings.IndexByte(rest, ']')
+		k, err := strconv.Atoi(rest[:max(end, 0)])
+		if end < 0 || err != nil || k < 0 || k >= len(in.hosts) {
+			return p
+		}
+		return hostPath(in.hosts[k], rest[end+1:])
+	}
+	return p // certificates[i]...: the same in both
+}
+
+// newTicketSecret makes a random session ticket secret.
+func newTicketSecret() []byte {
+	b := make([]byte, tlsselect.MinTicketSecretLen)
+	rand.Read(b)
+	return b
+}
