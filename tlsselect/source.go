@@ -2,11 +2,17 @@ package tlsselect
 
 import (
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"io/fs"
+	"math/big"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -203,4 +209,55 @@ func checkValidity(p *problems, path string, leaf *x509.Certificate, now time.Ti
 		p.warn(CodeCertificateExpiring, path, "%q expires at %s", leaf.Subject.CommonName, leaf.NotAfter.UTC().Format(layout))
 	}
 	return true
+}
+
+// Static returns a Source that always supplies c: a certificate the
+// embedder made or loaded itself.
+func Static(c tls.Certificate) Source { return fixedSource{c} }
+
+type fixedSource struct{ c tls.Certificate }
+
+func (s fixedSource) Certificate(SourceRequest) (*tls.Certificate, error) { return &s.c, nil }
+
+// SelfSigned makes a self-signed ECDSA P-256 certificate for names (DNS
+// names or IP literals), valid from an hour ago for lifetime: for
+// development and demos, where no client trusts anything else anyway.
+func SelfSigned(lifetime time.Duration, names ...string) (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 63))
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(lifetime),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	for _, n := range names {
+		if ip := net.ParseIP(n); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, n)
+		}
+	}
+	if len(names) > 0 {
+		tmpl.Subject = pkix.Name{CommonName: names[0]}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
 }

@@ -285,3 +285,19 @@ func TestCertificatePending(t *testing.T) {
 		assert.Equal(t, CodeCertificateSourceFailed, problemsOf(err)[0].Code)
 	})
 }
+
+func TestStaticSelfSigned(t *testing.T) {
+	c, err := SelfSigned(time.Hour, "localhost", "127.0.0.1")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"localhost"}, c.Leaf.DNSNames)
+	assert.Len(t, c.Leaf.IPAddresses, 1)
+	assert.WithinDuration(t, time.Now().Add(time.Hour), c.Leaf.NotAfter, time.Minute)
+	table, err := New(Config{
+		Certificates: []Certificate{{ID: "self", Source: Static(c)}},
+		Hosts:        []Host{{Names: []string{"localhost"}, Certificate: "self"}},
+	})
+	require.NoError(t, err)
+	sel := table.Select("localhost", TCP)
+	require.NotNil(t, sel.Config)
+	assert.Equal(t, c.Leaf.Raw, sel.Config.Certificates[0].Leaf.Raw)
+}
