@@ -88,7 +88,6 @@ const (
 	CodeHostNamesMissing       = "tlsselect.host.names.missing"
 	CodeHostNameInvalid        = "tlsselect.host.name.invalid"
 	CodeHostNameDuplicate      = "tlsselect.host.name.duplicate"
-	CodeHostNameIPLiteral      = "tlsselect.host.name.ipLiteral"  // warning
 	CodeHostNameNotCovered     = "tlsselect.host.name.notCovered" // warning
 	CodeHostCertificateUnknown = "tlsselect.host.certificate.unknown"
 	CodeHostCertificateMissing = "tlsselect.host.certificate.missing"
@@ -177,7 +176,7 @@ type Host struct {
 	// wildcards ("*.example.com", which matches "a.example.com" but not
 	// "example.com" or "a.b.example.com"), compared without regard to
 	// ASCII case; Unicode names are served as their punycode. IP literals
-	// are accepted and ignored with a warning: no SNI carries one, and
+	// are accepted and ignored: no SNI carries one, and
 	// NoSNI decides those handshakes.
 	Names []string
 	// Certificate is the ID of the host's certificate; empty means

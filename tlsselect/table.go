@@ -227,7 +227,9 @@ func New(cfg Config) (*Table, error) {
 		for j, c := range canon[i] {
 			npath := index(path+".names", j)
 			if hostname.IsIP(c) {
-				p.warn(CodeHostNameIPLiteral, npath, "%q: no server name is an IP literal; noSni decides handshakes to IP addresses", h.Names[j])
+				// No server name is an IP literal: NoSNI decides
+				// handshakes to IP addresses. A host that the gate
+				// also serves by its address is common, not a mistake.
 				continue
 			}
 			m, key := t.exact, c

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	_ "embed"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,10 +19,12 @@ import (
 
 	"github.com/paduraksa/paduraksa/connlimit"
 	"github.com/paduraksa/paduraksa/edge"
+	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/listenlimits"
 	"github.com/paduraksa/paduraksa/proxyproto"
 	"github.com/paduraksa/paduraksa/snapshot"
+	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
 //go:embed default.yaml
@@ -30,7 +34,13 @@ func run(ctx context.Context, args []string, opt options) error {
 	fs := flag.NewFlagSet("paduraksad", flag.ContinueOnError)
 	fs.SetOutput(opt.stderr)
 	configPath := fs.String("config", "", "config document (JSON or YAML); empty: the embedded demo config")
-	listen := fs.String("listen", "127.0.0.1:8080", "address to serve HTTP on")
+	listen := fs.String("http", "127.0.0.1:8080", "address to serve plain HTTP on; empty: none")
+	fs.StringVar(listen, "listen", *listen, "the same as -http")
+	https := fs.String("https", "", "address to serve HTTPS on, TCP (HTTP/1.1, HTTP/2) and UDP (HTTP/3); the embedded demo config serves 127.0.0.1:8443 unless set; \"off\": none")
+	acmeDir := fs.String("acme-directory", "", "ACME directory URL for the document's acme certificates; empty: ACME off")
+	acmeEmail := fs.String("acme-email", "", "ACME account contact")
+	acmeCache := fs.String("acme-cache", "paduraksa-acme", "directory keeping the ACME account and certificates")
+	acmeCA := fs.String("acme-ca", "", "PEM file of roots for the ACME directory's HTTPS (a test CA); empty: the system's")
 	watch := fs.Duration("watch", time.Second, "how often to check the config file for changes; 0: only on SIGHUP")
 	proxyFrom := fs.String("proxy-protocol-from", "", "comma-separated prefixes of load balancers that must send a PROXY protocol header; empty: off")
 	perIP := fs.Int("max-conns-per-ip", connlimit.DefaultPerAddress, "concurrent connections per client address (IPv6: per /64); -1: off")
@@ -50,9 +60,50 @@ func run(ctx context.Context, args []string, opt options) error {
 	defer mon.Close()
 
 	store := new(snapshot.Store)
-	pub := snapshot.NewPublisher(snapshot.PublisherConfig{
+	var pub *snapshot.Publisher
+	challenges := new(gate.ChallengeStore)
+	compiler := snapshot.Compiler{Health: mon, Logger: log, Challenges: challenges}
+	demoMode := *configPath == ""
+	if demoMode && *https == "" {
+		*https = "127.0.0.1:8443"
+	}
+	if *https == "off" {
+		*https = ""
+	}
+	var demoCAFile string
+	if demoMode {
+		// The demo's HTTPS: a certificate for localhost made now, and
+		// written out so a client can trust it.
+		self, err := tlsselect.SelfSigned(30*24*time.Hour, "localhost", "*.localhost", "127.0.0.1", "::1")
+		if err != nil {
+			return err
+		}
+		compiler.Certificates = map[string]tlsselect.Source{"localhost": tlsselect.Static(self)}
+		f, err := os.CreateTemp("", "paduraksad-localhost-*.pem")
+		if err != nil {
+			return err
+		}
+		demoCAFile = f.Name()
+		defer os.Remove(demoCAFile)
+		_, err = f.Write(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: self.Leaf.Raw}))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if *acmeDir != "" {
+		acme, err := startACME(ctx, *acmeDir, *acmeEmail, *acmeCache, *acmeCA, challenges, log, func() { pub.RefreshTLS() })
+		if err != nil {
+			return err
+		}
+		defer acme.Close()
+		compiler.ACME = acme
+	}
+	pub = snapshot.NewPublisher(snapshot.PublisherConfig{
 		Store:    store,
-		Compiler: snapshot.Compiler{Health: mon, Logger: log},
+		Compiler: compiler,
 		OnOutcome: func(o snapshot.Outcome) {
 			switch o.Status {
 			case snapshot.Refused:
@@ -77,31 +128,6 @@ func run(ctx context.Context, args []string, opt options) error {
 		},
 	})
 
-	var source func() ([]byte, error)
-	if *configPath == "" {
-		demo, err := startDemo(log)
-		if err != nil {
-			return err
-		}
-		defer demo.Close()
-		doc := bytes.ReplaceAll(defaultConfig, []byte("{{DEMO}}"), []byte(demo.Addr().String()))
-		source = func() ([]byte, error) { return doc, nil }
-	} else {
-		path := *configPath
-		source = func() ([]byte, error) { return os.ReadFile(path) }
-	}
-	data, err := source()
-	if err != nil {
-		return err
-	}
-	o, err := pub.PublishData(data).Wait(ctx)
-	if err != nil {
-		return err
-	}
-	if o.Status == snapshot.Refused {
-		return fmt.Errorf("config refused, nothing is serving: %w", joinProblems(o.Errors))
-	}
-
 	var limits listenlimits.Limits
 	trusted, err := parsePrefixes(*proxyFrom)
 	if err != nil {
@@ -114,23 +140,86 @@ func run(ctx context.Context, args []string, opt options) error {
 	if *perIP < 0 {
 		*perIP = connlimit.Off
 	}
-	srv, err := edge.Start(edge.Config{
+	ec := edge.Config{
 		Handler:       store,
 		HTTP:          *listen,
 		ProxyProtocol: proxyproto.Config{TrustedProxies: trusted},
 		Connections:   connlimit.Config{PerAddress: *perIP, Deny: denied},
 		Limits:        limits,
 		Logger:        log,
-	})
+	}
+	if *https != "" {
+		// The selector follows the store, so the listeners can open
+		// before the first config: until it applies they answer 503
+		// and nobody has been told the address.
+		ec.HTTPS, ec.HTTP3 = *https, true
+		ec.TLS, ec.QUICTLS = store.TLS().TLSConfig(), store.TLS().QUICConfig()
+	}
+	srv, err := edge.Start(ec)
 	if err != nil {
 		return err
 	}
-	addr := srv.Addr("http").String()
-	log.Info("serving", "addr", addr, "config", cmpOr(*configPath, "embedded demo"))
-	if *configPath == "" {
-		fmt.Fprintf(opt.stdout, "paduraksad listening on http://%s\ntry: curl -i http://%s/hello\n", addr, addr)
+	fail := func(err error) error {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		return err
+	}
+
+	var source func() ([]byte, error)
+	if demoMode {
+		demo, err := startDemo(log)
+		if err != nil {
+			return fail(err)
+		}
+		defer demo.Close()
+		httpsPort := "443"
+		if a := srv.Addr("https"); a != nil {
+			_, httpsPort, _ = net.SplitHostPort(a.String())
+		}
+		doc := bytes.ReplaceAll(defaultConfig, []byte("{{DEMO}}"), []byte(demo.Addr().String()))
+		doc = bytes.ReplaceAll(doc, []byte("{{HTTPS_PORT}}"), []byte(httpsPort))
+		source = func() ([]byte, error) { return doc, nil }
 	} else {
+		path := *configPath
+		source = func() ([]byte, error) { return os.ReadFile(path) }
+	}
+	data, err := source()
+	if err != nil {
+		return fail(err)
+	}
+	o, err := pub.PublishData(data).Wait(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	if o.Status == snapshot.Refused {
+		return fail(fmt.Errorf("config refused, nothing is serving: %w", joinProblems(o.Errors)))
+	}
+	if *https != "" && store.Load().TLS() == nil {
+		return fail(errors.New("-https: the config names no certificate (certificates[] and global.tls.defaultCertificate)"))
+	}
+
+	var addr, tlsAddr string
+	if a := srv.Addr("http"); a != nil {
+		addr = a.String()
 		fmt.Fprintf(opt.stdout, "paduraksad listening on http://%s\n", addr)
+	}
+	if a := srv.Addr("https"); a != nil {
+		tlsAddr = a.String()
+		fmt.Fprintf(opt.stdout, "paduraksad listening on https://%s (HTTP/1.1, HTTP/2, HTTP/3)\n", tlsAddr)
+	}
+	log.Info("serving", "http", addr, "https", tlsAddr, "config", cmpOr(*configPath, "embedded demo"))
+	if demoMode {
+		if addr != "" {
+			fmt.Fprintf(opt.stdout, "try: curl -i http://%s/hello\n", addr)
+		}
+		if tlsAddr != "" {
+			_, port, _ := net.SplitHostPort(tlsAddr)
+			fmt.Fprintf(opt.stdout, "try: curl -i --cacert %s https://localhost:%s/hello\n", demoCAFile, port)
+		}
+	}
+	if opt.readyTLS != nil {
+		opt.readyTLS(tlsAddr)
 	}
 	if opt.ready != nil {
 		opt.ready(addr)
@@ -259,6 +348,33 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// startACME starts the ACME manager of the document's acme certificates;
+// ready runs when it obtained or renewed one.
+func startACME(ctx context.Context, dir, email, cache, caFile string, challenges *gate.ChallengeStore, log *slog.Logger, ready func()) (*tlsselect.ACME, error) {
+	var roots *x509.CertPool
+	if caFile != "" {
+		pemData, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("-acme-ca: %w", err)
+		}
+		roots = x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(pemData) {
+			return nil, fmt.Errorf("-acme-ca: %s holds no PEM certificate", caFile)
+		}
+	}
+	acme, err := tlsselect.NewACME(tlsselect.ACMEConfig{
+		DirectoryURL: dir, Email: email, CacheDir: cache, RootCAs: roots, Challenges: challenges, Logger: log,
+		OnReady: func(tlsselect.ACMEReady) { ready() },
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := acme.Start(ctx); err != nil {
+		return nil, err
+	}
+	return acme, nil
 }
 
 // startDemo serves the built-in demo upstream on a loopback port: it echoes

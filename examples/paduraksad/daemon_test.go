@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,13 +39,14 @@ func (s *syncBuffer) String() string {
 }
 
 type daemon struct {
-	addr   string
-	out    *syncBuffer
-	logs   *syncBuffer
-	reload chan os.Signal
-	done   chan error
-	cancel context.CancelFunc
-	tr     *http.Transport // the daemon's clients', closed with it
+	addr    string
+	out     *syncBuffer
+	logs    *syncBuffer
+	reload  chan os.Signal
+	done    chan error
+	cancel  context.CancelFunc
+	tr      *http.Transport // the daemon's clients', closed with it
+	tlsAddr string          // the HTTPS address, "" when none (set before addr is)
 }
 
 func startDaemon(t *testing.T, args ...string) *daemon {
@@ -55,10 +57,15 @@ func startDaemon(t *testing.T, args ...string) *daemon {
 	t.Cleanup(d.tr.CloseIdleConnections)
 	ready := make(chan string, 1)
 	go func() {
-		d.done <- run(ctx, append([]string{"-listen", "127.0.0.1:0"}, args...), options{
+		base := []string{"-listen", "127.0.0.1:0"}
+		if !slices.Contains(args, "-config") && !slices.Contains(args, "-https") {
+			base = append(base, "-https", "127.0.0.1:0") // the demo's HTTPS, on a port of its own
+		}
+		d.done <- run(ctx, append(base, args...), options{
 			stdout: d.out, stderr: d.logs, reload: d.reload,
-			ready:  func(a string) { ready <- a },
-			logger: slog.New(slog.NewTextHandler(d.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			ready:    func(a string) { ready <- a },
+			readyTLS: func(a string) { d.tlsAddr = a },
+			logger:   slog.New(slog.NewTextHandler(d.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		})
 	}()
 	select {

@@ -41,8 +41,10 @@ type options struct {
 	stdout, stderr io.Writer
 	// reload delivers SIGHUP.
 	reload <-chan os.Signal
-	// ready, when set, receives the listen address once serving.
-	ready func(addr string)
+	// ready, when set, receives the plain HTTP address once serving
+	// ("" when none); readyTLS the HTTPS one, before ready is called.
+	ready    func(addr string)
+	readyTLS func(addr string)
 	// logger overrides the default text logger on stderr.
 	logger *slog.Logger
 }
