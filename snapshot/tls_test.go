@@ -131,6 +131,17 @@ func TestTLSEachHostItsCertificateAndPolicy(t *testing.T) {
 	assert.Equal(t, "HTTP/2.0", res.Proto)
 	assert.Equal(t, []string{gateDefaultAltSvc}, res.Header["Alt-Svc"], "the gate advertises HTTP/3 for an http3 host")
 
+	// A connection made for www.app.test over TLS 1.2 (its policy allows
+	// it; the certificate covers app.test too) is the one an h2 client
+	// coalesces app.test onto: the gate re-checks app.test's policy.
+	weak := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "www.app.test", MaxVersion: tls.VersionTLS12}, ForceAttemptHTTP2: true}
+	t.Cleanup(weak.CloseIdleConnections)
+	res = tlsGet(t, weak, "https://www.app.test/", addr)
+	assert.Equal(t, 200, res.StatusCode)
+	assert.Equal(t, uint16(tls.VersionTLS12), res.TLS.Version)
+	res = tlsGet(t, weak, "https://app.test/", addr)
+	assert.Equal(t, http.StatusMisdirectedRequest, res.StatusCode, "app.test over www.app.test's TLS 1.2 connection")
+
 	h3 := &http3.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, Dial: dialTo(addr)}
 	t.Cleanup(func() { h3.Close() })
 	res = tlsGet(t, h3, "https://app.test/", addr)
