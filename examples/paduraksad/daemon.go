@@ -366,7 +366,10 @@ func startACME(ctx context.Context, dir, email, cache, caFile string, challenges
 	}
 	acme, err := tlsselect.NewACME(tlsselect.ACMEConfig{
 		DirectoryURL: dir, Email: email, CacheDir: cache, RootCAs: roots, Challenges: challenges, Logger: log,
-		OnReady: func(tlsselect.ACMEReady) { ready() },
+		OnReady: func(e tlsselect.ACMEReady) {
+			log.Info("acme certificate ready", "certificate", e.ID, "names", e.Names, "notAfter", e.NotAfter, "renewal", e.Renewal)
+			ready()
+		},
 	})
 	if err != nil {
 		return nil, err
