@@ -319,22 +319,22 @@ func (c *Compiler) Stats(id string) *proxy.Stats { return c.stats[id] }
 // healthObserver feeds the forwarder's outcomes to passive health.
 type healthObserver struct{ m *health.Monitor }
 
-func (o healthObserver) Observe(ob proxy.Observation) {
+func (o healthObserver) Observe(ob upstream.Observation) {
 	var out health.Outcome
-	switch ob.Kind {
-	case proxy.ErrorNone:
+	switch ob.Outcome {
+	case upstream.Success:
 		if out = health.Success; ob.Status >= 500 {
 			out = health.ServerError
 		}
-	case proxy.ErrorConnect:
+	case upstream.ConnectError:
 		out = health.ConnectError
-	case proxy.ErrorTLS:
+	case upstream.TLSError:
 		out = health.TLSError
-	case proxy.ErrorTimeout:
+	case upstream.Timeout:
 		out = health.Timeout
-	case proxy.ErrorResponse:
+	case upstream.ResponseHeaderError:
 		out = health.ResponseHeaderError
-	case proxy.ErrorBody:
+	case upstream.BodyError:
 		out = health.BodyError
 	default:
 		return
