@@ -307,7 +307,7 @@ func (c *Compiler) cluster(id string, cu *compiledUpstream, rc *upstream.Cluster
 	}
 	cl := &proxy.Cluster{Upstream: rc, Transport: tr, Policy: cu.policy, Affinity: cu.affinity, IdleTimeout: cu.idle, Stats: st}
 	if c.Health != nil && cu.observe {
-		cl.Observer = healthObserver{c.Health}
+		cl.Observer = c.Health
 	}
 	return cl
 }
@@ -315,29 +315,3 @@ func (c *Compiler) cluster(id string, cu *compiledUpstream, rc *upstream.Cluster
 // Stats returns the forwarding counters of an upstream ID, kept across
 // publishes, or nil.
 func (c *Compiler) Stats(id string) *proxy.Stats { return c.stats[id] }
-
-// healthObserver feeds the forwarder's outcomes to passive health.
-type healthObserver struct{ m *health.Monitor }
-
-func (o healthObserver) Observe(ob upstream.Observation) {
-	var out health.Outcome
-	switch ob.Outcome {
-	case upstream.Success:
-		if out = health.Success; ob.Status >= 500 {
-			out = health.ServerError
-		}
-	case upstream.ConnectError:
-		out = health.ConnectError
-	case upstream.TLSError:
-		out = health.TLSError
-	case upstream.Timeout:
-		out = health.Timeout
-	case upstream.ResponseHeaderError:
-		out = health.ResponseHeaderError
-	case upstream.BodyError:
-		out = health.BodyError
-	default:
-		return
-	}
-	o.m.Record(ob.Destination, out)
-}
