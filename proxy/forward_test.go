@@ -355,15 +355,22 @@ func TestStreamIdleTimeout(t *testing.T) {
 	assert.Equal(t, []upstream.Outcome{upstream.Timeout}, obs.outcomes())
 }
 
-func TestResponseHeaderTimeoutIs504(t *testing.T) {
+// unanswering starts an upstream that holds every request without an
+// answer until the request or the test ends.
+func unanswering(t *testing.T) string {
+	t.Helper()
 	block := make(chan struct{})
 	t.Cleanup(func() { close(block) })
-	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-block:
 		case <-r.Context().Done():
 		}
 	}))
+}
+
+func TestResponseHeaderTimeoutIs504(t *testing.T) {
+	up := unanswering(t)
 	addr, _ := setup{client: proxy.ClientConfig{ResponseHeaderTimeout: 200 * time.Millisecond}}.start(t, up)
 	res, body := do(t, addr, mustReq("GET", "/"))
 	assert.Equal(t, 504, res.StatusCode)
@@ -464,6 +471,29 @@ func TestClientAbortIsNotBlamed(t *testing.T) {
 	recv(t, upDone)
 	assert.Eventually(t, func() bool { return stats.Count(upstream.ClientAbort) == 1 }, patience, 10*time.Millisecond)
 	assert.Empty(t, obs.outcomes(), "a client abort is never fed to passive health")
+}
+
+// TestRequestDeadlineIsATimeout: a deadline on the request's context (a
+// handler in front of the forwarder gave it a time budget) that passes
+// while the destination is silent is the destination's timeout, answered
+// 504, not a client abort: the client is still there.
+func TestRequestDeadlineIsATimeout(t *testing.T) {
+	up := unanswering(t)
+	obs := new(recorder)
+	stats := new(proxy.Stats)
+	_, cl := setup{observer: obs, stats: stats}.start(t, up)
+	route, err := proxy.NewRoute(proxy.RouteConfig{Cluster: cl})
+	require.NoError(t, err)
+	addr := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 200*time.Millisecond)
+		defer cancel()
+		route.Forward(w, r.WithContext(ctx), &gate.Request{Client: netip.MustParseAddr("127.0.0.1"), Scheme: "http"})
+	}))
+	res, _ := do(t, addr, mustReq("GET", "/"))
+	assert.Equal(t, http.StatusGatewayTimeout, res.StatusCode)
+	assert.Equal(t, []upstream.Outcome{upstream.Timeout}, obs.outcomes())
+	assert.Equal(t, uint64(1), stats.Count(upstream.Timeout))
+	assert.Zero(t, stats.Count(upstream.ClientAbort))
 }
 
 func TestClientDisconnectMidBodyReleasesUpstream(t *testing.T) {
