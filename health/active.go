@@ -35,7 +35,7 @@ func (ConsecutiveFailures) Evaluate(r ProbeResult) (upstream.HealthState, string
 
 func describe(r ProbeResult) string {
 	if r.Err != nil {
-		return r.Err.Error()
+		return r.Outcome.String() + ": " + r.Err.Error()
 	}
 	return "status " + strconv.Itoa(r.StatusCode)
 }

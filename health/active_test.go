@@ -2,6 +2,9 @@ package health
 
 import (
 	"context"
+	"io"
+	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -147,8 +150,72 @@ func TestActiveConnectFailure(t *testing.T) {
 	require.NoError(t, m.Start(context.Background()))
 	defer m.Close()
 	ev := await(t, ch, 10*time.Second, is("a", CheckActive, upstream.Unhealthy))
+	assert.Contains(t, ev.Reason, "last: connectError: ")
 	assert.Contains(t, ev.Reason, "refused")
 	assert.True(t, c.Members().Panic, "the only destination is out: HealthyOrPanic serves from all")
+}
+
+// recordingPolicy is ConsecutiveFailures that hands every result over.
+type recordingPolicy chan ProbeResult
+
+func (p recordingPolicy) Evaluate(r ProbeResult) (upstream.HealthState, string) {
+	p <- r
+	return ConsecutiveFailures{}.Evaluate(r)
+}
+
+// TestProbeOutcomes: probes are classified as the forwarder's round trips
+// are, by upstream.ClassifyRoundTrip, against real loopback peers.
+func TestProbeOutcomes(t *testing.T) {
+	status := func(code int) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(code) }))
+		t.Cleanup(srv.Close)
+		return srv.Listener.Addr().String()
+	}
+	untrusted := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	untrusted.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is the point
+	untrusted.StartTLS()
+	t.Cleanup(untrusted.Close)
+	// Connections to a listener that never accepts complete in the
+	// kernel's backlog; nothing ever answers them.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { silent.Close() })
+
+	want := map[string]struct {
+		outcome upstream.Outcome
+		status  int
+		ok      bool
+	}{
+		"fine":        {upstream.Success, 200, true},
+		"unavailable": {upstream.Success, 503, false},
+		"refused":     {upstream.ConnectError, 0, false},
+		"untrusted":   {upstream.TLSError, 0, false},
+		"silent":      {upstream.Timeout, 0, false},
+	}
+	tlsDest := dest("untrusted", untrusted.Listener.Addr().String())
+	tlsDest.Scheme = "https"
+	_, c := newCluster(t, dest("fine", status(200)), dest("unavailable", status(503)), dest("refused", refusedAddr(t)),
+		tlsDest, dest("silent", silent.Addr().String()))
+	results := make(recordingPolicy, len(want))
+	m := New(Options{Workers: len(want), ActivePolicies: map[string]ActivePolicy{"recording": results}})
+	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Transport: transport(t), Config: Config{
+		Active: ActiveConfig{Enabled: true, Policy: "recording", Interval: time.Hour, Timeout: 300 * time.Millisecond},
+	}}))
+	require.NoError(t, m.Start(context.Background()))
+	defer m.Close()
+	deadline := time.After(10 * time.Second)
+	for range want {
+		select {
+		case r := <-results:
+			w := want[r.Destination.ID()]
+			assert.Equal(t, w.outcome, r.Outcome, "%s: %v", r.Destination.ID(), r.Err)
+			assert.Equal(t, w.status, r.StatusCode, r.Destination.ID())
+			assert.Equal(t, w.ok, r.OK, r.Destination.ID())
+			assert.Equal(t, w.outcome != upstream.Success, r.Err != nil, r.Destination.ID())
+		case <-deadline:
+			t.Fatal("a probe of the first round never ended")
+		}
+	}
 }
 
 func TestStartAndClose(t *testing.T) {

@@ -1,11 +1,6 @@
 package health
 
 import (
-	"context"
-	"crypto/tls"
-	"errors"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -81,38 +76,6 @@ func TestNamesValidate(t *testing.T) {
 		assert.Empty(t, errs, n)
 	}
 	assert.Equal(t, []string{"TransportFailureRate", "FailureRateWith5xx"}, PassivePolicyNames())
-}
-
-func TestClassifyRoundTrip(t *testing.T) {
-	ctx := context.Background()
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	defer srv.Close()
-	client := &http.Client{Transport: transport(t), Timeout: 30 * time.Second}
-	// An untrusted certificate.
-	_, tlsErr := client.Get(srv.URL)
-	// A port that refuses connections.
-	_, dialErr := client.Get("http://" + refusedAddr(t))
-	for _, tc := range []struct {
-		ctx  context.Context
-		err  error
-		want Outcome
-	}{
-		{ctx, nil, Success},
-		{ctx, tlsErr, TLSError},
-		{ctx, dialErr, ConnectError},
-		{ctx, context.DeadlineExceeded, Timeout},
-		{ctx, tls.AlertError(40), TLSError},
-		{ctx, errors.New("malformed HTTP response"), ResponseHeaderError},
-		{canceled(), errors.New("anything"), ClientAbort},
-	} {
-		assert.Equal(t, tc.want, ClassifyRoundTrip(tc.ctx, tc.err), "%v", tc.err)
-	}
-	for o := Success; o <= ClientAbort; o++ {
-		assert.NotContains(t, o.String(), "Outcome(")
-	}
-	assert.True(t, BodyError.TransportFailure())
-	assert.False(t, ServerError.TransportFailure())
-	assert.False(t, ClientAbort.TransportFailure())
 }
 
 func TestRingSaturatesAndSlides(t *testing.T) {

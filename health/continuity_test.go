@@ -87,7 +87,7 @@ func TestContinuity(t *testing.T) {
 		synctest.Wait()
 		dead := c.Destination("dead")
 		for range 10 {
-			m.Record(dead, ConnectError)
+			observe(m, dead, upstream.ConnectError)
 		}
 		// "dead" answers probes but fails real traffic; keep the passive
 		// verdict so that its continuity shows.
@@ -155,7 +155,7 @@ func TestTurningChecksOffResetsVerdicts(t *testing.T) {
 	a := c.Destination("a")
 	a.SetActiveHealth(upstream.Unhealthy)
 	for range 10 {
-		m.Record(a, ConnectError)
+		observe(m, a, upstream.ConnectError)
 	}
 	require.Equal(t, upstream.Unhealthy, a.PassiveHealth())
 	ch := watch(t, m)

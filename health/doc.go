@@ -7,9 +7,12 @@
 // A [Monitor] owns all of it. The snapshot publisher calls [Monitor.Update]
 // after every publish with each cluster's [upstream.Cluster], its [Config]
 // and the forwarder's [http.RoundTripper] for the cluster (so probes use the
-// cluster's HTTP version, TLS settings and pool). The forwarder calls
-// [Monitor.Record] with the [Outcome] of each proxied request.
-// [Monitor.Subscribe] delivers every [Change]; each is also logged at Warn.
+// cluster's HTTP version, TLS settings and pool). A Monitor is an
+// [upstream.Observer]: set it as a proxy.Cluster's Observer and the
+// forwarder tells [Monitor.Observe] the [upstream.Outcome] of every
+// exchange, with no glue in between (the snapshot compiler does exactly
+// that for a cluster with passive checks on). [Monitor.Subscribe] delivers
+// every [Change]; each is also logged at Warn.
 //
 // Verdicts live on the [upstream.Destination] objects (active and passive,
 // each Unknown, Healthy or Unhealthy) and the cluster recomputes its available
@@ -27,13 +30,18 @@
 //     [MetadataThreshold], default 2) and healthy on the first pass. Probe
 //     requests come from a [ProbeRequestFactory].
 //   - Passive: each destination has a sliding window (60 s, ten buckets). A
-//     [PassivePolicy] says which outcomes are failures and when the window
-//     makes a destination unhealthy; the built-in [FailureRate] marks it when
-//     the window holds at least 10 outcomes and more than 30 % failed
-//     ([PassiveConfig.FailureRate]).
-//     TransportFailureRate counts transport failures only,
-//     FailureRateWith5xx counts 5xx answers too. A client abort never
-//     counts. After ReactivationPeriod the verdict returns to Unknown.
+//     [PassivePolicy] says which observations are failures and when the
+//     window makes a destination unhealthy; the built-in [FailureRate]
+//     marks it when the window holds at least 10 outcomes and more than
+//     30 % failed ([PassiveConfig.FailureRate]).
+//     TransportFailureRate counts transport failures only
+//     ([upstream.Outcome.TransportFailure]), FailureRateWith5xx counts
+//     completed exchanges with a status of 500 or more too. A client-side
+//     outcome (the client went away, or its request body failed) never
+//     counts, in any policy: it is not even counted as a request. After
+//     ReactivationPeriod the verdict returns to Unknown.
+//   - Probes are classified as the forwarder's round trips are, by
+//     [upstream.ClassifyRoundTrip] ([ProbeResult.Outcome]).
 //   - New destinations start Unknown and take traffic at once, unless
 //     [Config.ProbeFirst] is on: then the publisher passes
 //     [Config.InitialActiveHealth] to the upstream registry and the
@@ -56,7 +64,7 @@
 //
 // [Monitor.Start] starts one scheduler goroutine and Options.Workers probe
 // workers; [Monitor.Close] stops them and waits. A cluster has at most one
-// probing round in flight. Record takes no lock and allocates nothing
+// probing round in flight. Observe takes no lock and allocates nothing
 // (an atomic ring of buckets attached to the destination); only the request
 // that crosses a threshold does more (the verdict, the event, the
 // reactivation timer). Update expects one caller at a time (the publisher);

@@ -9,7 +9,9 @@ import (
 )
 
 // The publisher's side: after each publish, hand every cluster with its
-// health config to the monitor. The forwarder's side: record outcomes.
+// health config to the monitor. The forwarder's side: the monitor is its
+// observer (proxy.Cluster{Observer: m}), told the outcome of every
+// exchange; here ten failed connects are observed by hand.
 func ExampleMonitor() {
 	var reg upstream.Registry
 	reg.Plan([]upstream.ClusterConfig{{ID: "catalog", Destinations: []upstream.DestinationConfig{
@@ -32,7 +34,7 @@ func ExampleMonitor() {
 
 	d := c.Destination("catalog-2")
 	for range 10 {
-		m.Record(d, health.ConnectError)
+		m.Observe(upstream.Observation{Destination: d, Outcome: upstream.ConnectError})
 	}
 	for _, d := range c.Members().Available {
 		fmt.Println("available:", d.ID())

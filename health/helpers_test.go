@@ -130,6 +130,11 @@ func (c *countingTransport) count() int {
 	return c.n
 }
 
+// observe tells m that an exchange with d ended with o, without a status.
+func observe(m *Monitor, d *upstream.Destination, o upstream.Outcome) {
+	m.Observe(upstream.Observation{Destination: d, Outcome: o})
+}
+
 // transport returns a transport of the test's own, closed when it ends.
 func transport(t testing.TB) *http.Transport {
 	tr := &http.Transport{}

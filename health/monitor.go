@@ -49,13 +49,13 @@ type ClusterHealth struct {
 }
 
 // Monitor runs the health checks of every cluster: active probes on a
-// bounded pool of workers, passive windows fed by [Monitor.Record], the
+// bounded pool of workers, passive windows fed by [Monitor.Observe], the
 // reactivation of passive verdicts, and each cluster's availability policy.
 // Verdicts live on the [upstream.Destination] objects, so they survive every
 // [Monitor.Update] that keeps a destination.
 //
 // Owner: the gateway creates one Monitor, calls Start once, Update after
-// every config publish (one writer), and Close at shutdown. Record and
+// every config publish (one writer), and Close at shutdown. Observe and
 // Subscribe are safe for concurrent use at any time.
 type Monitor struct {
 	opts   Options

@@ -14,9 +14,10 @@ import (
 // the request path, so they must be fast, must not block and should not
 // allocate. Implementations must be safe for concurrent use.
 type PassivePolicy interface {
-	// Failure reports whether an outcome counts as a failure. It is never
-	// called with ClientAbort.
-	Failure(o Outcome) bool
+	// Failure reports whether an exchange counts as a failure. It is never
+	// called with a client-side outcome ([upstream.Outcome.ClientSide]):
+	// those are not the destination's doing, and are not counted at all.
+	Failure(o upstream.Observation) bool
 	// Unhealthy reports whether a destination whose window holds w is
 	// unhealthy. It is called after each failure while the destination's
 	// passive verdict is not Unhealthy already.
@@ -36,9 +37,10 @@ type Window struct {
 
 // FailureRate is the built-in passive policy: a destination is unhealthy when
 // its window holds at least MinRequests outcomes and more than RateLimit of
-// them are failures. Failures are transport failures (connect, TLS, timeout,
-// response header and body errors); with Count5xx, 5xx answers count too
-// (the FailureRateWith5xx policy).
+// them are failures. Failures are transport failures
+// ([upstream.Outcome.TransportFailure]: connect, TLS, timeout, response
+// header and body errors); with Count5xx, completed exchanges whose status
+// is 500 or more count too (the FailureRateWith5xx policy).
 type FailureRate struct {
 	Count5xx bool
 }
@@ -46,8 +48,8 @@ type FailureRate struct {
 var _ PassivePolicy = FailureRate{}
 
 // Failure implements [PassivePolicy].
-func (p FailureRate) Failure(o Outcome) bool {
-	return o.TransportFailure() || (p.Count5xx && o == ServerError)
+func (p FailureRate) Failure(o upstream.Observation) bool {
+	return o.Outcome.TransportFailure() || (p.Count5xx && o.Outcome == upstream.Success && o.Status >= 500)
 }
 
 // Unhealthy implements [PassivePolicy].
@@ -130,14 +132,20 @@ type reactivation struct {
 	gen uint64
 }
 
-// Record counts the outcome of one proxied request to d in d's passive
-// window and marks d unhealthy when its cluster's passive policy says so.
-// The forwarder calls it once per request that reached the round trip. It
-// takes no lock and allocates nothing, except on the request that changes
-// the verdict. Outcomes of destinations whose cluster has passive checks
-// off, and client aborts, are ignored.
-func (m *Monitor) Record(d *upstream.Destination, o Outcome) {
-	if o == ClientAbort {
+// A Monitor is the forwarder's observer as it is: a hand-built
+// proxy.Cluster gets passive health with Observer set to the monitor.
+var _ upstream.Observer = (*Monitor)(nil)
+
+// Observe counts one exchange with a destination in its passive window and
+// marks the destination unhealthy when its cluster's passive policy says
+// so. The forwarder calls it once per exchange that reached the round
+// trip. It takes no lock and allocates nothing, except on the exchange
+// that changes the verdict. Client-side outcomes, observations without a
+// destination, and destinations whose cluster has passive checks off (or
+// that the monitor does not watch) are ignored.
+func (m *Monitor) Observe(o upstream.Observation) {
+	d := o.Destination
+	if o.Outcome.ClientSide() || d == nil {
 		return
 	}
 	st, _ := d.Attached().(*destState)

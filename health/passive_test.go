@@ -17,7 +17,8 @@ import (
 )
 
 // TestPassiveKilledUnderLoad kills one of three destinations while clients
-// send requests, as the forwarder would: pick, count in flight, send, record.
+// send requests, as the forwarder would: pick, count in flight, send,
+// observe.
 func TestPassiveKilledUnderLoad(t *testing.T) {
 	var cfgs []upstream.DestinationConfig
 	for _, id := range []string{"a", "b", "c"} {
@@ -54,17 +55,18 @@ func TestPassiveKilledUnderLoad(t *testing.T) {
 				ctx := context.Background()
 				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+d.Host()+"/", nil)
 				resp, err := client.Do(req)
-				o := ClassifyRoundTrip(ctx, err)
+				o := upstream.Observation{Destination: d, Outcome: upstream.ClassifyRoundTrip(ctx, err)}
 				if err == nil {
+					o.Status = resp.StatusCode
 					if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-						o = BodyError
+						o.Outcome = upstream.BodyError
 					}
 					resp.Body.Close()
 				}
 				d.End()
-				m.Record(d, o)
+				m.Observe(o)
 				mu.Lock()
-				if o != Success {
+				if o.Outcome != upstream.Success {
 					failures[d.ID()]++
 				} else {
 					served++
@@ -100,13 +102,13 @@ func TestPassiveWindow(t *testing.T) {
 		m, c, ch := passiveCluster(t, PassiveConfig{Window: 10 * time.Second})
 		a := c.Destination("a")
 		for range 9 {
-			m.Record(a, ConnectError)
+			observe(m, a, upstream.ConnectError)
 		}
 		assert.Equal(t, upstream.Unknown, a.PassiveHealth(), "below the minimum count")
 
 		time.Sleep(11 * time.Second) // the bubble's clock: the nine leave the window
 		for range 9 {
-			m.Record(a, Timeout)
+			observe(m, a, upstream.Timeout)
 		}
 		assert.Equal(t, upstream.Unknown, a.PassiveHealth(), "old failures left the window")
 
@@ -116,18 +118,18 @@ func TestPassiveWindow(t *testing.T) {
 			ClusterHealth{Cluster: c2, Config: Config{Passive: PassiveConfig{Enabled: true}}}))
 		x := c2.Destination("x")
 		for range 7 {
-			m.Record(x, Success)
+			observe(m, x, upstream.Success)
 		}
 		for range 3 {
-			m.Record(x, BodyError)
+			observe(m, x, upstream.BodyError)
 		}
 		assert.Equal(t, upstream.Unknown, x.PassiveHealth())
-		m.Record(x, ResponseHeaderError)
+		observe(m, x, upstream.ResponseHeaderError)
 		assert.Equal(t, upstream.Unhealthy, x.PassiveHealth())
 		ev := await(t, ch, time.Second, is("x", CheckPassive, upstream.Unhealthy))
 		assert.Contains(t, ev.Reason, "4 of 11 requests failed")
 
-		m.Record(a, ConnectError)
+		observe(m, a, upstream.ConnectError)
 		assert.Equal(t, upstream.Unhealthy, a.PassiveHealth(), "ten failures in the window")
 		assert.Equal(t, []string{"b"}, ids(c.Members().Available))
 	})
@@ -138,7 +140,7 @@ func TestPassiveReactivation(t *testing.T) {
 		m, c, ch := passiveCluster(t, PassiveConfig{Window: 10 * time.Second, ReactivationPeriod: 30 * time.Second})
 		a := c.Destination("a")
 		for range 10 {
-			m.Record(a, ConnectError)
+			observe(m, a, upstream.ConnectError)
 		}
 		marked := time.Now()
 		await(t, ch, time.Second, is("a", CheckPassive, upstream.Unhealthy))
@@ -153,7 +155,7 @@ func TestPassiveReactivation(t *testing.T) {
 		assert.Equal(t, []string{"a", "b"}, ids(c.Members().Available))
 
 		// The window starts over: one more failure does not mark it again.
-		m.Record(a, ConnectError)
+		observe(m, a, upstream.ConnectError)
 		assert.Equal(t, upstream.Unknown, a.PassiveHealth())
 	})
 }
@@ -175,13 +177,13 @@ func TestPassiveOnManualClock(t *testing.T) {
 	a := c.Destination("a")
 
 	for range 9 {
-		m.Record(a, ConnectError)
+		observe(m, a, upstream.ConnectError)
 	}
 	man.Advance(11 * time.Second) // the nine leave the window
-	m.Record(a, ConnectError)
+	observe(m, a, upstream.ConnectError)
 	assert.Equal(t, upstream.Unknown, a.PassiveHealth(), "one failure in the window")
 	for range 9 {
-		m.Record(a, ConnectError)
+		observe(m, a, upstream.ConnectError)
 	}
 	require.Equal(t, upstream.Unhealthy, a.PassiveHealth())
 	ev := await(t, ch, 10*time.Second, is("a", CheckPassive, upstream.Unhealthy))
@@ -213,7 +215,7 @@ func TestPassiveReactivationWarning(t *testing.T) {
 		m, c, ch := passiveCluster(t, cfg.Passive)
 		a := c.Destination("a")
 		for range 10 {
-			m.Record(a, TLSError)
+			observe(m, a, upstream.TLSError)
 		}
 		start := time.Now()
 		await(t, ch, time.Second, is("a", CheckPassive, upstream.Unhealthy))
@@ -232,45 +234,46 @@ func TestPassive5xxOptIn(t *testing.T) {
 		m, c, _ := passiveCluster(t, PassiveConfig{})
 		a := c.Destination("a")
 		for range 50 {
-			m.Record(a, ServerError)
+			m.Observe(upstream.Observation{Destination: a, Status: http.StatusServiceUnavailable})
 		}
 		assert.Equal(t, upstream.Unknown, a.PassiveHealth(), "TransportFailureRate ignores 5xx")
 
 		m5, c5, _ := passiveCluster(t, PassiveConfig{Policy: PassiveFailureRateWith5xx})
 		b := c5.Destination("a")
-		for range 9 {
-			m5.Record(b, ServerError)
+		for range 50 {
+			m5.Observe(upstream.Observation{Destination: b, Status: http.StatusTooManyRequests})
 		}
-		assert.Equal(t, upstream.Unknown, b.PassiveHealth())
-		m5.Record(b, ServerError)
-		assert.Equal(t, upstream.Unhealthy, b.PassiveHealth(), "the opt-in counts 5xx")
+		assert.Equal(t, upstream.Unknown, b.PassiveHealth(), "a 4xx is never a failure")
+		for range 21 {
+			m5.Observe(upstream.Observation{Destination: b, Status: http.StatusInternalServerError})
+		}
+		assert.Equal(t, upstream.Unknown, b.PassiveHealth(), "21 of 71 is not above 0.3")
+		m5.Observe(upstream.Observation{Destination: b, Status: http.StatusInternalServerError})
+		assert.Equal(t, upstream.Unhealthy, b.PassiveHealth(), "22 of 72 is: the opt-in counts 5xx")
 	})
 }
 
-func TestPassiveClientAbortNeverCounts(t *testing.T) {
+// TestPassiveClientSideNeverCounts: an exchange the client ended is not
+// the destination's doing, in any policy, whatever status came with it.
+func TestPassiveClientSideNeverCounts(t *testing.T) {
 	for _, policy := range []string{PassiveTransportFailureRate, PassiveFailureRateWith5xx} {
-		synctest.Test(t, func(t *testing.T) {
-			m, c, _ := passiveCluster(t, PassiveConfig{Policy: policy})
-			a := c.Destination("a")
-			for range 100 {
-				m.Record(a, ClientAbort)
-			}
-			st := a.Attached().(*destState)
-			req, fail := st.ring.Load().sum(time.Now().UnixNano())
-			assert.Zero(t, req+fail, "an abort is not even a request")
-			for range 9 {
-				m.Record(a, ConnectError)
-			}
-			assert.Equal(t, upstream.Unknown, a.PassiveHealth())
-		})
+		for _, o := range []upstream.Outcome{upstream.ClientAbort, upstream.ClientBodyError} {
+			synctest.Test(t, func(t *testing.T) {
+				m, c, _ := passiveCluster(t, PassiveConfig{Policy: policy})
+				a := c.Destination("a")
+				for range 100 {
+					m.Observe(upstream.Observation{Destination: a, Outcome: o, Status: http.StatusBadGateway})
+				}
+				st := a.Attached().(*destState)
+				req, fail := st.ring.Load().sum(time.Now().UnixNano())
+				assert.Zero(t, req+fail, "%v under %s is not even a request", o, policy)
+				for range 9 {
+					observe(m, a, upstream.ConnectError)
+				}
+				assert.Equal(t, upstream.Unknown, a.PassiveHealth())
+			})
+		}
 	}
-	assert.Equal(t, ClientAbort, ClassifyRoundTrip(canceled(), context.Canceled))
-}
-
-func canceled() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
 }
 
 func TestActiveSuccessEndsPassiveVerdict(t *testing.T) {
@@ -289,7 +292,7 @@ func TestActiveSuccessEndsPassiveVerdict(t *testing.T) {
 			synctest.Wait() // the first round passed
 			a := c.Destination("a")
 			for range 10 {
-				m.Record(a, ConnectError)
+				observe(m, a, upstream.ConnectError)
 			}
 			require.Equal(t, upstream.Unhealthy, a.PassiveHealth())
 			marked := time.Now()
@@ -307,59 +310,68 @@ func TestActiveSuccessEndsPassiveVerdict(t *testing.T) {
 	}
 }
 
-func TestRecordAllocatesNothing(t *testing.T) {
+func TestObserveAllocatesNothing(t *testing.T) {
 	_, c := newCluster(t, dest("a", "h:1"))
 	m := New(Options{})
 	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Config: Config{Passive: PassiveConfig{Enabled: true, FailureRate: 0.9}}}))
 	a := c.Destination("a")
-	for _, o := range []Outcome{Success, ConnectError, ServerError, ClientAbort} {
+	ok := upstream.Observation{Destination: a, Status: http.StatusOK}
+	for _, o := range []upstream.Observation{
+		ok,
+		{Destination: a, Outcome: upstream.ConnectError},
+		{Destination: a, Status: http.StatusServiceUnavailable},
+		{Destination: a, Outcome: upstream.ClientAbort},
+	} {
 		allocs := testing.AllocsPerRun(500, func() {
-			m.Record(a, Success)
-			m.Record(a, o)
+			m.Observe(ok)
+			m.Observe(o)
 		})
-		assert.Zero(t, allocs, o.String())
+		assert.Zero(t, allocs, "%v %d", o.Outcome, o.Status)
 	}
 	assert.Equal(t, upstream.Unknown, a.PassiveHealth())
 	// Also once the verdict is in.
 	_, c2 := newCluster(t, dest("b", "h:2"))
 	require.NoError(t, m.Update(ClusterHealth{Cluster: c2, Config: Config{Passive: PassiveConfig{Enabled: true}}}))
 	b := c2.Destination("b")
+	failed := upstream.Observation{Destination: b, Outcome: upstream.ConnectError}
 	for range 10 {
-		m.Record(b, ConnectError)
+		m.Observe(failed)
 	}
 	require.Equal(t, upstream.Unhealthy, b.PassiveHealth())
-	assert.Zero(t, testing.AllocsPerRun(500, func() { m.Record(b, ConnectError) }))
+	assert.Zero(t, testing.AllocsPerRun(500, func() { m.Observe(failed) }))
 }
 
-func BenchmarkPassiveRecord(b *testing.B) {
+func BenchmarkPassiveObserve(b *testing.B) {
 	_, c := newCluster(b, dest("a", "h:1"))
 	m := New(Options{})
 	if err := m.Update(ClusterHealth{Cluster: c, Config: Config{Passive: PassiveConfig{Enabled: true}}}); err != nil {
 		b.Fatal(err)
 	}
 	d := c.Destination("a")
+	ok := upstream.Observation{Destination: d, Status: http.StatusOK}
 	b.Run("outcome=success", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			m.Record(d, Success)
+			m.Observe(ok)
 		}
 	})
 	b.Run("outcome=mixed", func(b *testing.B) {
 		b.ReportAllocs()
+		failed := upstream.Observation{Destination: d, Outcome: upstream.ConnectError}
 		i := 0
 		for b.Loop() {
-			o := Success
+			o := ok
 			if i++; i%8 == 0 {
-				o = ConnectError // 12.5 %: evaluated, never marks
+				o = failed // 12.5 %: evaluated, never marks
 			}
-			m.Record(d, o)
+			m.Observe(o)
 		}
 	})
 	b.Run("outcome=success/parallel", func(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				m.Record(d, Success)
+				m.Observe(ok)
 			}
 		})
 	})

@@ -17,6 +17,11 @@ type ProbeResult struct {
 	StatusCode int
 	// Err is the transport error, if the probe got no response.
 	Err error
+	// Outcome is how the probe ended: Success when a response arrived,
+	// whatever its status; else Err as the forwarder's classifier,
+	// [upstream.ClassifyRoundTrip], reads it (ConnectError, TLSError,
+	// Timeout, ...).
+	Outcome upstream.Outcome
 	// OK reports whether the probe passed: a 2xx response.
 	OK bool
 	// ConsecutiveFailures counts the failed probes in a row, this one
@@ -80,6 +85,7 @@ func (m *Monitor) probe(ctx context.Context, j probeJob) {
 			res.StatusCode = resp.StatusCode
 		}
 	}
+	res.Outcome = upstream.ClassifyRoundTrip(pctx, err)
 	cancel()
 	if ctx.Err() != nil {
 		return // closing: a cancelled probe says nothing about the destination

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/proxy"
 )
 
@@ -213,11 +214,24 @@ func ownExchange(tb testing.TB) (*cannedRT, *http.Request, *nopWriter) {
 }
 
 // forwardOwn builds a Route on the canned transport and returns one
-// forwarded request.
-func forwardOwn(tb testing.TB) (func(), *proxy.Route) {
+// forwarded request; with observed, the cluster's Observer is a
+// health.Monitor with passive checks on, as a hand-built gateway wires it.
+func forwardOwn(tb testing.TB, observed bool) func() {
 	tb.Helper()
 	canned, r, w := ownExchange(tb)
-	_, cl := setup{}.start(tb, "127.0.0.1:1")
+	var m *health.Monitor
+	s := setup{}
+	if observed {
+		m = health.New(health.Options{})
+		tb.Cleanup(func() { m.Close() })
+		s.observer = m
+	}
+	_, cl := s.start(tb, "127.0.0.1:1")
+	if m != nil {
+		if err := m.Update(health.ClusterHealth{Cluster: cl.Upstream, Config: health.Config{Passive: health.PassiveConfig{Enabled: true}}}); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	cl.Transport = canned
 	rt, err := proxy.NewRoute(proxy.RouteConfig{Cluster: cl})
 	if err != nil {
@@ -227,13 +241,23 @@ func forwardOwn(tb testing.TB) (func(), *proxy.Route) {
 	return func() {
 		clear(w.h)
 		rt.Forward(w, r, rq)
-	}, rt
+	}
 }
 
 // BenchmarkForwardOwn is the forwarder's own code: Route.Forward with a
 // canned RoundTripper and a ResponseWriter that does nothing.
 func BenchmarkForwardOwn(b *testing.B) {
-	f, _ := forwardOwn(b)
+	f := forwardOwn(b, false)
+	b.ReportAllocs()
+	for b.Loop() {
+		f()
+	}
+}
+
+// BenchmarkForwardOwnObserved is BenchmarkForwardOwn with passive health:
+// a health.Monitor observes every exchange.
+func BenchmarkForwardOwnObserved(b *testing.B) {
+	f := forwardOwn(b, true)
 	b.ReportAllocs()
 	for b.Loop() {
 		f()
@@ -255,14 +279,18 @@ func BenchmarkHTTPUtilOwn(b *testing.B) {
 	}
 }
 
+// TestForwardOwnAllocations: passive health adds nothing to the
+// forwarder's allocations.
 func TestForwardOwnAllocations(t *testing.T) {
-	f, _ := forwardOwn(t)
-	f()
 	limit := 2.0
 	if raceEnabled {
 		limit = 8 // pooled exchanges are dropped at random
 	}
-	if n := testing.AllocsPerRun(200, f); n > limit {
-		t.Fatalf("Route.Forward allocates %.1f times per request, want at most %v", n, limit)
+	for _, observed := range []bool{false, true} {
+		f := forwardOwn(t, observed)
+		f()
+		if n := testing.AllocsPerRun(200, f); n > limit {
+			t.Errorf("Route.Forward (observed %v) allocates %.1f times per request, want at most %v", observed, n, limit)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/paduraksa/paduraksa/balance"
@@ -26,10 +25,12 @@ type Cluster struct {
 	// Affinity, when not nil, keeps a client on one destination.
 	Affinity *balance.Affinity
 	// Observer, when not nil, is told the outcome of every exchange with a
-	// destination, for passive health. Client aborts are never reported.
-	Observer Observer
-	// Stats, when not nil, counts outcomes; keep one per cluster ID across
-	// publishes.
+	// destination, for passive health: a *health.Monitor serves as it is.
+	// Client-side outcomes (the client went away, or its body failed) are
+	// never reported: they are not the destination's doing.
+	Observer upstream.Observer
+	// Stats, when not nil, counts outcomes, client-side ones included;
+	// keep one per cluster ID across publishes.
 	Stats *Stats
 	// IdleTimeout cuts an exchange (request upload, response stream,
 	// upgraded connection) when no data moved either way for this long;
@@ -49,43 +50,3 @@ func (c *Cluster) idle() time.Duration {
 }
 
 var defaultPolicy = balance.PowerOfTwoChoices{}
-
-// Observation is the outcome of one exchange with a destination.
-type Observation struct {
-	Destination *upstream.Destination
-	// Kind is ErrorNone when a response arrived; never ErrorClientAbort.
-	Kind ErrorKind
-	// Status is the upstream's status, 0 when none arrived.
-	Status int
-}
-
-// Observer receives observations for passive health. Observe runs on the
-// request path: it must not block, and must be safe for concurrent use.
-type Observer interface {
-	Observe(Observation)
-}
-
-// Stats counts a cluster's outcomes with lock-free counters. The zero value
-// is ready; it is safe for concurrent use.
-type Stats struct {
-	kinds   [errorKindCount]atomic.Uint64
-	retries atomic.Uint64
-}
-
-// Count returns how many exchanges ended with kind (ErrorNone: a response
-// was forwarded; ErrorClientAbort: logged as 499).
-func (s *Stats) Count(kind ErrorKind) uint64 {
-	if int(kind) >= len(s.kinds) {
-		return 0
-	}
-	return s.kinds[kind].Load()
-}
-
-// Retries returns how many retries were sent.
-func (s *Stats) Retries() uint64 { return s.retries.Load() }
-
-func (s *Stats) add(kind ErrorKind) {
-	if s != nil {
-		s.kinds[kind].Add(1)
-	}
-}

@@ -56,10 +56,13 @@
 //  6. Upgrades (HTTP/1.1 only; Upgrade: h2c is never forwarded): a 101 for
 //     the protocol asked is written on the hijacked client connection and
 //     both ends are piped, with a half-close passed on.
-//  7. The outcome goes to the cluster's [Observer] (passive health) and
-//     [Stats]. A client that went away is a client abort (counted as
-//     [ErrorClientAbort], reported to the tracer as 499), never a 502 and
-//     never an observation.
+//  7. The exchange's [upstream.Outcome] goes to the cluster's
+//     [Cluster.Observer] (passive health: a health.Monitor is one, with no
+//     glue) and its [Stats]. A client that went away or whose body failed
+//     is a client-side outcome ([upstream.ClientAbort],
+//     [upstream.ClientBodyError]): counted, reported to the tracer as 499,
+//     never a 502 and never an observation, so it never counts against
+//     the destination.
 //
 // The proxy's own answers (502, 503, 504, 404, 400) are the gate's, written
 // by [gate.Request.Answer] with the host's headers, the request ID and the
@@ -78,8 +81,11 @@
 // compiler sets to the same value. A timeout before the response is 504
 // with the host's page; after the header, the client's stream is aborted so
 // a cut body never looks complete. An unreachable destination is 502, no
-// available destination 503. Every failure is classified ([ClassifyError]:
-// connect, TLS, timeout, response, body, client abort).
+// available destination 503. A failed round trip is classified by
+// [upstream.ClassifyRoundTrip], as health's probes are (connect, TLS, a
+// pin mismatch and a server name past [MaxServerNames] included, timeout,
+// response header, client abort); a response body that broke off is a
+// body error; a failure after the idle timeout fired is a timeout.
 //
 // # Retries
 //

@@ -6,7 +6,9 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/paduraksa/paduraksa/balance"
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/proxy"
 	"github.com/paduraksa/paduraksa/upstream"
 )
@@ -54,4 +56,75 @@ func Example() {
 	body, _ := io.ReadAll(res.Body)
 	fmt.Print(res.Status, " ", res.Header.Get("Server"), ": ", string(body))
 	// Output: 200 OK Paduraksa: upstream saw /users, prefix /api, client 127.0.0.1
+}
+
+// A hand-built gateway gets passive health by making a health.Monitor the
+// cluster's Observer: a destination that refuses every connection leaves
+// the rotation after ten failed requests.
+func ExampleCluster_passiveHealth() {
+	up, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer up.Close()
+	go http.Serve(up, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "b") }))
+
+	var reg upstream.Registry
+	reg.Plan([]upstream.ClusterConfig{{ID: "api", Destinations: []upstream.DestinationConfig{
+		{ID: "a", Scheme: "http", Host: "127.0.0.1:0"}, // port 0: every connect fails
+		{ID: "b", Scheme: "http", Host: up.Addr().String()},
+	}}}).Commit()
+	monitor := health.New(health.Options{})
+	defer monitor.Close()
+	err := monitor.Update(health.ClusterHealth{Cluster: reg.Cluster("api"), Config: health.Config{
+		Passive: health.PassiveConfig{Enabled: true},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	route, err := proxy.NewRoute(proxy.RouteConfig{Cluster: &proxy.Cluster{
+		Upstream:  reg.Cluster("api"),
+		Transport: proxy.NewTransport(proxy.ClientConfig{}),
+		Policy:    balance.FirstAlphabetical{}, // "a" while it is available
+		Observer:  monitor,
+	}})
+	if err != nil {
+		panic(err)
+	}
+	g, err := gate.New(gate.Config{Hosts: []gate.Host{{
+		Names:  []string{"app.example"},
+		Routes: []gate.Route{{Prefix: "/", Target: route}},
+	}}})
+	if err != nil {
+		panic(err)
+	}
+	front, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer front.Close()
+	go http.Serve(front, g)
+
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	get := func() (int, string) {
+		req, _ := http.NewRequest("GET", "http://"+front.Addr().String()+"/", nil)
+		req.Host = "app.example"
+		res, err := client.Do(req)
+		if err != nil {
+			panic(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body)
+	}
+	var first []int
+	for range health.DefaultMinRequests {
+		status, _ := get()
+		first = append(first, status)
+	}
+	fmt.Println("first ten:", first)
+	for _, d := range reg.Cluster("api").Members().Available {
+		fmt.Println("available:", d.ID())
+	}
+	status, body := get()
+	fmt.Println("then:", status, body)
+	// Output:
+	// first ten: [502 502 502 502 502 502 502 502 502 502]
+	// available: b
+	// then: 200 b
 }

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"errors"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -189,7 +188,16 @@ func (o *exchange) roundTripper(rt *Route, r *http.Request, d *upstream.Destinat
 	return errRoundTripper{errTooManyNames}
 }
 
-var errTooManyNames = errors.New("proxy: too many TLS server names on one cluster")
+// errTooManyNames refuses a TLS server name past the transport's limit of
+// pools: no handshake can be set up for it, a TLS error.
+const errTooManyNames = tlsSetupError("proxy: too many TLS server names on one cluster")
+
+type tlsSetupError string
+
+func (e tlsSetupError) Error() string { return string(e) }
+
+// Outcome names the error's outcome for [upstream.ClassifyRoundTrip].
+func (tlsSetupError) Outcome() upstream.Outcome { return upstream.TLSError }
 
 type errRoundTripper struct{ err error }
 

@@ -134,16 +134,16 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 			rt.clientBodyFailed(w, r, rq, berr)
 			return
 		}
-		kind := ClassifyError(r.Context(), err)
+		out := upstream.ClassifyRoundTrip(r.Context(), err)
 		if o.idle.hasFired() {
-			kind = ErrorTimeout
+			out = upstream.Timeout
 		}
-		if kind != ErrorClientAbort {
-			c.observe(d, kind, 0)
+		if !out.ClientSide() {
+			c.observe(d, out, 0)
 		}
 		tried = append(tried, d)
-		free := attempt == 0 && dropped(kind, err) // outside the budget
-		if retrying && attempt < rt.retry.attempts && retryable(kind, rb != nil && rb.touched.Load(), replayable, idem) && (free || rt.retry.acquire()) {
+		free := attempt == 0 && dropped(out, err) // outside the budget
+		if retrying && attempt < rt.retry.attempts && retryable(out, rb != nil && rb.touched.Load(), replayable, idem) && (free || rt.retry.acquire()) {
 			if next := policy.Pick(in, exclude(m.Available, tried)); next != nil {
 				held = !free
 				if c.Stats != nil {
@@ -158,32 +158,31 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 		}
 		o.info.done()
 		o.idle.stop()
-		rt.failed(w, r, rq, c.Stats, kind)
+		rt.failed(w, r, rq, c.Stats, out)
 		if rb == nil && r.Trailer == nil {
 			o.release()
 		}
-		if kind == ErrorClientAbort {
+		if out == upstream.ClientAbort {
 			panic(http.ErrAbortHandler)
 		}
 		return
 	}
 	o.info.done()
-	kind, cut := rt.complete(w, r, rq, o, res, d, up, rid, ast.NeedsSet())
-	if kind == ErrorBody && rb.clientError() != nil {
+	out, cut := rt.complete(w, r, rq, o, res, d, up, rid, ast.NeedsSet())
+	if out == upstream.BodyError && rb.clientError() != nil {
 		// The response was cut because the upload failed: the client's
 		// doing, like an abort.
-		kind = ErrorClientBody
+		out = upstream.ClientBodyError
 	}
-	switch kind {
-	case ErrorClientAbort, ErrorClientBody:
+	if out.ClientSide() {
 		if tr := rq.Tracer; tr != nil {
-			tr.OnStep(gate.Step{Kind: gate.StepAnswer, Status: 499, Reason: "client " + kind.String()})
+			tr.OnStep(gate.Step{Kind: gate.StepAnswer, Status: 499, Reason: out.String()})
 		}
-	default:
-		c.observe(d, kind, res.StatusCode)
+	} else {
+		c.observe(d, out, res.StatusCode)
 	}
-	c.Stats.add(kind)
-	if kind == ErrorNone && (rb == nil || rb.closed.Load()) && r.Trailer == nil {
+	c.Stats.add(out)
+	if out == upstream.Success && (rb == nil || rb.closed.Load()) && r.Trailer == nil {
 		o.release()
 	}
 	if cut {
@@ -195,18 +194,20 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 
 // complete relays the response and releases the destination's in-flight
 // count, whatever the response holds.
-func (rt *Route) complete(w http.ResponseWriter, r *http.Request, rq *gate.Request, o *exchange, res *http.Response, d *upstream.Destination, up string, rid []string, setAffinity bool) (kind ErrorKind, cut bool) {
+func (rt *Route) complete(w http.ResponseWriter, r *http.Request, rq *gate.Request, o *exchange, res *http.Response, d *upstream.Destination, up string, rid []string, setAffinity bool) (out upstream.Outcome, cut bool) {
 	defer d.End()
-	kind, cut = rt.respond(w, r, rq, o, res, d, up, rid, setAffinity)
-	if fired := o.idle.stop(); fired && kind != ErrorNone && kind != ErrorClientBody {
-		kind = ErrorTimeout
+	out, cut = rt.respond(w, r, rq, o, res, d, up, rid, setAffinity)
+	if fired := o.idle.stop(); fired && out != upstream.Success && out != upstream.ClientBodyError {
+		out = upstream.Timeout
 	}
-	return kind, cut
+	return out, cut
 }
 
-func (c *Cluster) observe(d *upstream.Destination, kind ErrorKind, status int) {
+// observe reports an exchange to the cluster's observer; status is 0 when
+// no response header arrived.
+func (c *Cluster) observe(d *upstream.Destination, out upstream.Outcome, status int) {
 	if c.Observer != nil {
-		c.Observer.Observe(Observation{Destination: d, Kind: kind, Status: status})
+		c.Observer.Observe(upstream.Observation{Destination: d, Outcome: out, Status: status})
 	}
 }
 
@@ -217,15 +218,15 @@ func (rt *Route) answer(w http.ResponseWriter, r *http.Request, rq *gate.Request
 }
 
 // failed answers a round trip that produced no response.
-func (rt *Route) failed(w http.ResponseWriter, r *http.Request, rq *gate.Request, st *Stats, kind ErrorKind) {
-	st.add(kind)
-	switch kind {
-	case ErrorClientAbort:
+func (rt *Route) failed(w http.ResponseWriter, r *http.Request, rq *gate.Request, st *Stats, out upstream.Outcome) {
+	st.add(out)
+	switch out {
+	case upstream.ClientAbort:
 		// The client is gone: nobody reads an answer. Logged as 499.
 		if tr := rq.Tracer; tr != nil {
-			tr.OnStep(gate.Step{Kind: gate.StepAnswer, Status: 499, Reason: "client abort"})
+			tr.OnStep(gate.Step{Kind: gate.StepAnswer, Status: 499, Reason: out.String()})
 		}
-	case ErrorTimeout:
+	case upstream.Timeout:
 		rt.answer(w, r, rq, http.StatusGatewayTimeout)
 	default:
 		rt.answer(w, r, rq, http.StatusBadGateway)
@@ -237,7 +238,7 @@ func (rt *Route) failed(w http.ResponseWriter, r *http.Request, rq *gate.Request
 // chunks, shorter than its Content-Length), and closes an HTTP/1.x
 // connection, whose framing is lost.
 func (rt *Route) clientBodyFailed(w http.ResponseWriter, r *http.Request, rq *gate.Request, err error) {
-	rt.Cluster.Stats.add(ErrorClientBody)
+	rt.Cluster.Stats.add(upstream.ClientBodyError)
 	if r.ProtoMajor == 1 {
 		w.Header()["Connection"] = connClose
 	}

@@ -27,26 +27,27 @@ import (
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/internal/testcert"
 	"github.com/paduraksa/paduraksa/proxy"
+	"github.com/paduraksa/paduraksa/upstream"
 )
 
 // recorder is an Observer that keeps every observation.
 type recorder struct {
 	mu  sync.Mutex
-	obs []proxy.Observation
+	obs []upstream.Observation
 }
 
-func (r *recorder) Observe(o proxy.Observation) {
+func (r *recorder) Observe(o upstream.Observation) {
 	r.mu.Lock()
 	r.obs = append(r.obs, o)
 	r.mu.Unlock()
 }
 
-func (r *recorder) kinds() []proxy.ErrorKind {
+func (r *recorder) outcomes() []upstream.Outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var k []proxy.ErrorKind
+	var k []upstream.Outcome
 	for _, o := range r.obs {
-		k = append(k, o.Kind)
+		k = append(k, o.Outcome)
 	}
 	return k
 }
@@ -336,7 +337,7 @@ func TestStreamIdleTimeout(t *testing.T) {
 	res, body := do(t, addr, mustReq("GET", "/?gap=100ms&n=60"))
 	assert.Equal(t, 200, res.StatusCode)
 	assert.Equal(t, strings.Repeat("data: x\n\n", 60), body, "gaps under the idle timeout are kept, past the timeout")
-	assert.Zero(t, long.Count(proxy.ErrorTimeout))
+	assert.Zero(t, long.Count(upstream.Timeout))
 
 	stats := new(proxy.Stats)
 	obs := new(recorder)
@@ -350,19 +351,26 @@ func TestStreamIdleTimeout(t *testing.T) {
 	require.Error(t, err, "a stream quiet for longer than the idle timeout is cut, visibly")
 	assert.NotErrorIs(t, err, context.DeadlineExceeded, "cut by the proxy, not by the test's deadline")
 	assert.Equal(t, "data: x\n\n", string(b))
-	assert.Eventually(t, func() bool { return stats.Count(proxy.ErrorTimeout) == 1 }, patience, 10*time.Millisecond)
-	assert.Equal(t, []proxy.ErrorKind{proxy.ErrorTimeout}, obs.kinds())
+	assert.Eventually(t, func() bool { return stats.Count(upstream.Timeout) == 1 }, patience, 10*time.Millisecond)
+	assert.Equal(t, []upstream.Outcome{upstream.Timeout}, obs.outcomes())
 }
 
-func TestResponseHeaderTimeoutIs504(t *testing.T) {
+// unanswering starts an upstream that holds every request without an
+// answer until the request or the test ends.
+func unanswering(t *testing.T) string {
+	t.Helper()
 	block := make(chan struct{})
 	t.Cleanup(func() { close(block) })
-	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-block:
 		case <-r.Context().Done():
 		}
 	}))
+}
+
+func TestResponseHeaderTimeoutIs504(t *testing.T) {
+	up := unanswering(t)
 	addr, _ := setup{client: proxy.ClientConfig{ResponseHeaderTimeout: 200 * time.Millisecond}}.start(t, up)
 	res, body := do(t, addr, mustReq("GET", "/"))
 	assert.Equal(t, 504, res.StatusCode)
@@ -380,7 +388,7 @@ func TestConnectTimeout(t *testing.T) {
 	start := time.Now()
 	res, _ := do(t, addr, mustReq("GET", "/"))
 	assert.Equal(t, 504, res.StatusCode)
-	assert.Equal(t, []proxy.ErrorKind{proxy.ErrorTimeout}, obs.kinds())
+	assert.Equal(t, []upstream.Outcome{upstream.Timeout}, obs.outcomes())
 	assert.Less(t, time.Since(start), patience/2)
 }
 
@@ -415,8 +423,8 @@ func TestErrorClassificationAndPassiveHealth(t *testing.T) {
 	addr, _ := setup{observer: obs, stats: stats}.start(t, refusedAddr(t))
 	res, _ := do(t, addr, mustReq("GET", "/"))
 	assert.Equal(t, 502, res.StatusCode)
-	assert.Equal(t, []proxy.ErrorKind{proxy.ErrorConnect}, obs.kinds())
-	assert.Equal(t, uint64(1), stats.Count(proxy.ErrorConnect))
+	assert.Equal(t, []upstream.Outcome{upstream.ConnectError}, obs.outcomes())
+	assert.Equal(t, uint64(1), stats.Count(upstream.ConnectError))
 
 	// Garbage instead of a response header.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -440,16 +448,7 @@ func TestErrorClassificationAndPassiveHealth(t *testing.T) {
 	addr, _ = setup{observer: obs2}.start(t, ln.Addr().String())
 	res, _ = do(t, addr, mustReq("GET", "/"))
 	assert.Equal(t, 502, res.StatusCode)
-	assert.Equal(t, []proxy.ErrorKind{proxy.ErrorResponse}, obs2.kinds())
-
-	assert.Equal(t, proxy.ErrorClientAbort, proxy.ClassifyError(canceledCtx(), io.EOF))
-	assert.Equal(t, "client-abort", proxy.ErrorClientAbort.String())
-}
-
-func canceledCtx() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
+	assert.Equal(t, []upstream.Outcome{upstream.ResponseHeaderError}, obs2.outcomes())
 }
 
 func TestClientAbortIsNotBlamed(t *testing.T) {
@@ -470,8 +469,31 @@ func TestClientAbortIsNotBlamed(t *testing.T) {
 	_, err := clientTransport(t).RoundTrip(req)
 	require.ErrorIs(t, err, context.Canceled)
 	recv(t, upDone)
-	assert.Eventually(t, func() bool { return stats.Count(proxy.ErrorClientAbort) == 1 }, patience, 10*time.Millisecond)
-	assert.Empty(t, obs.kinds(), "a client abort is never fed to passive health")
+	assert.Eventually(t, func() bool { return stats.Count(upstream.ClientAbort) == 1 }, patience, 10*time.Millisecond)
+	assert.Empty(t, obs.outcomes(), "a client abort is never fed to passive health")
+}
+
+// TestRequestDeadlineIsATimeout: a deadline on the request's context (a
+// handler in front of the forwarder gave it a time budget) that passes
+// while the destination is silent is the destination's timeout, answered
+// 504, not a client abort: the client is still there.
+func TestRequestDeadlineIsATimeout(t *testing.T) {
+	up := unanswering(t)
+	obs := new(recorder)
+	stats := new(proxy.Stats)
+	_, cl := setup{observer: obs, stats: stats}.start(t, up)
+	route, err := proxy.NewRoute(proxy.RouteConfig{Cluster: cl})
+	require.NoError(t, err)
+	addr := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 200*time.Millisecond)
+		defer cancel()
+		route.Forward(w, r.WithContext(ctx), &gate.Request{Client: netip.MustParseAddr("127.0.0.1"), Scheme: "http"})
+	}))
+	res, _ := do(t, addr, mustReq("GET", "/"))
+	assert.Equal(t, http.StatusGatewayTimeout, res.StatusCode)
+	assert.Equal(t, []upstream.Outcome{upstream.Timeout}, obs.outcomes())
+	assert.Equal(t, uint64(1), stats.Count(upstream.Timeout))
+	assert.Zero(t, stats.Count(upstream.ClientAbort))
 }
 
 func TestClientDisconnectMidBodyReleasesUpstream(t *testing.T) {
@@ -617,15 +639,28 @@ func TestTLSUpstreamSNIAndPins(t *testing.T) {
 		addr, _ := setup{scheme: "https", observer: obs, client: proxy.ClientConfig{Trust: proxy.TrustPinned, Pins: string(wrong[:])}}.start(t, up)
 		res, _ := do(t, addr, mustReq("GET", "/"))
 		assert.Equal(t, 502, res.StatusCode)
-		assert.Equal(t, []proxy.ErrorKind{proxy.ErrorTLS}, obs.kinds())
+		assert.Equal(t, []upstream.Outcome{upstream.TLSError}, obs.outcomes())
 		recv(t, sni)
+	})
+	t.Run("a name past MaxServerNames is a TLS error, without a handshake", func(t *testing.T) {
+		obs := new(recorder)
+		addr, cl := setup{scheme: "https", observer: obs, client: proxy.ClientConfig{Trust: proxy.TrustAny}}.start(t, up)
+		tr := cl.Transport.(*proxy.Transport)
+		for i := range proxy.MaxServerNames {
+			_, ok := tr.ForServerName("n" + strconv.Itoa(i) + ".test")
+			require.True(t, ok)
+		}
+		res, _ := do(t, addr, mustReq("GET", "/"))
+		assert.Equal(t, 502, res.StatusCode)
+		assert.Equal(t, []upstream.Outcome{upstream.TLSError}, obs.outcomes())
+		assert.Empty(t, sni, "no connection was made for app.test")
 	})
 	t.Run("system trust refuses a self-signed certificate", func(t *testing.T) {
 		obs := new(recorder)
 		addr, _ := setup{scheme: "https", observer: obs}.start(t, up)
 		res, _ := do(t, addr, mustReq("GET", "/"))
 		assert.Equal(t, 502, res.StatusCode)
-		assert.Equal(t, []proxy.ErrorKind{proxy.ErrorTLS}, obs.kinds())
+		assert.Equal(t, []upstream.Outcome{upstream.TLSError}, obs.outcomes())
 		assert.Equal(t, "app.test", recv(t, sni), "the certificate is checked against the Host's name")
 	})
 }

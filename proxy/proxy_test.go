@@ -52,7 +52,7 @@ type setup struct {
 	client   proxy.ClientConfig
 	scheme   string // of the destinations; default http
 	idle     time.Duration
-	observer proxy.Observer
+	observer upstream.Observer
 	affinity *balance.Affinity
 	stats    *proxy.Stats
 	h2c      bool           // the gateway also serves h2c

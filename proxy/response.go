@@ -15,7 +15,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32*1024); return &b 
 // respond writes the upstream's response to the client and reports how
 // the exchange ended; cut reports a response whose header was sent and
 // whose body was not completed.
-func (rt *Route) respond(w http.ResponseWriter, r *http.Request, rq *gate.Request, o *exchange, res *http.Response, d *upstream.Destination, up string, rid []string, setAffinity bool) (kind ErrorKind, cut bool) {
+func (rt *Route) respond(w http.ResponseWriter, r *http.Request, rq *gate.Request, o *exchange, res *http.Response, d *upstream.Destination, up string, rid []string, setAffinity bool) (out upstream.Outcome, cut bool) {
 	if !setAffinity || rt.Cluster.Affinity == nil {
 		setAffinity = false
 	}
@@ -24,22 +24,22 @@ func (rt *Route) respond(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 		// below 100, and nothing above 599 is HTTP.
 		res.Body.Close()
 		rt.answer(w, r, rq, http.StatusBadGateway)
-		return ErrorResponse, false
+		return upstream.ResponseHeaderError, false
 	}
 	if res.StatusCode == http.StatusSwitchingProtocols {
 		if up == "" {
 			res.Body.Close()
 			rt.answer(w, r, rq, http.StatusBadGateway)
-			return ErrorResponse, false
+			return upstream.ResponseHeaderError, false
 		}
 		if setAffinity {
 			rt.Cluster.Affinity.Set(w, r, d)
 		}
 		if err := switchProtocols(w, res, up, &o.idle); err != nil {
 			rt.answer(w, r, rq, http.StatusBadGateway)
-			return ErrorResponse, false
+			return upstream.ResponseHeaderError, false
 		}
-		return ErrorNone, false
+		return upstream.Success, false
 	}
 	defer res.Body.Close()
 	h := res.Header
@@ -109,17 +109,17 @@ func (rt *Route) respond(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 	}
 	switch {
 	case werr != nil:
-		return ErrorClientAbort, true
+		return upstream.ClientAbort, true
 	case rerr != nil:
 		if r.Context().Err() != nil {
-			return ErrorClientAbort, true
+			return upstream.ClientAbort, true
 		}
-		return ErrorBody, true
+		return upstream.BodyError, true
 	}
 	for k, vv := range res.Trailer {
 		dst[http.TrailerPrefix+k] = vv
 	}
-	return ErrorNone, false
+	return upstream.Success, false
 }
 
 func isEventStream(h http.Header) bool {

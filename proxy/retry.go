@@ -114,11 +114,11 @@ func idempotent(method string) bool {
 // dropped reports whether a failed attempt ended at the connection: the
 // destination refused it, or closed or reset it before any answer (it
 // crashed, or is going away). A timeout is not: it is how overload shows.
-func dropped(kind ErrorKind, err error) bool {
-	switch kind {
-	case ErrorConnect:
+func dropped(out upstream.Outcome, err error) bool {
+	switch out {
+	case upstream.ConnectError:
 		return true
-	case ErrorResponse:
+	case upstream.ResponseHeaderError:
 		return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 			errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 	}
@@ -126,11 +126,11 @@ func dropped(kind ErrorKind, err error) bool {
 }
 
 // retryable reports whether a failed attempt may be sent again.
-func retryable(kind ErrorKind, bodyTouched, replayable, idem bool) bool {
-	switch kind {
-	case ErrorClientAbort, ErrorNone:
+func retryable(out upstream.Outcome, bodyTouched, replayable, idem bool) bool {
+	switch out {
+	case upstream.Success, upstream.ClientAbort, upstream.ClientBodyError:
 		return false
-	case ErrorConnect, ErrorTLS:
+	case upstream.ConnectError, upstream.TLSError:
 		if !bodyTouched {
 			return true
 		}

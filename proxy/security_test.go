@@ -15,6 +15,7 @@ import (
 
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/proxy"
+	"github.com/paduraksa/paduraksa/upstream"
 )
 
 // seen is what an upstream received.
@@ -174,8 +175,8 @@ func TestClientBodyFailuresAreTheClients(t *testing.T) {
 		})
 	}
 	drain(got)
-	assert.Empty(t, obs.kinds(), "no client body failure is an observation")
-	assert.Equal(t, uint64(25), stats.Count(proxy.ErrorClientBody))
+	assert.Empty(t, obs.outcomes(), "no client body failure is an observation")
+	assert.Equal(t, uint64(25), stats.Count(upstream.ClientBodyError))
 	res, _ := do(t, addr, mustReq("GET", "/"))
 	assert.Equal(t, 200, res.StatusCode)
 }

@@ -317,17 +317,27 @@ func tlsConfig(cfg ClientConfig) *tls.Config {
 		pins := cfg.Pins
 		c.InsecureSkipVerify = true
 		c.VerifyConnection = func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 {
-				return errors.New("proxy: upstream sent no certificate")
+			err := errNoCertificate
+			if len(cs.PeerCertificates) > 0 {
+				err = checkPin(cs.PeerCertificates[0], pins)
 			}
-			return checkPin(cs.PeerCertificates[0], pins)
+			if err != nil {
+				// As crypto/tls reports its own verification failures, so
+				// that it is classified a TLS error.
+				return &tls.CertificateVerificationError{UnverifiedCertificates: cs.PeerCertificates, Err: err}
+			}
+			return nil
 		}
 	}
 	return c
 }
 
 // ErrPinMismatch reports an upstream certificate whose key matches no pin.
+// The round trip's error is a [*tls.CertificateVerificationError] that
+// wraps it.
 var ErrPinMismatch = errors.New("proxy: upstream certificate matches no pin")
+
+var errNoCertificate = errors.New("proxy: upstream sent no certificate")
 
 func checkPin(leaf *x509.Certificate, pins string) error {
 	sum := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paduraksa/paduraksa/proxy"
+	"github.com/paduraksa/paduraksa/upstream"
 )
 
 // TestCompileForwarding compiles every forwarding block of the document and
@@ -75,7 +76,7 @@ func TestCompileForwarding(t *testing.T) {
 	assert.Equal(t, 30*time.Second, cl.IdleTimeout)
 	assert.Equal(t, 30*time.Second, cl.Transport.(*proxy.Transport).Config().ResponseHeaderTimeout)
 	assert.NotNil(t, cl.Policy)
-	assert.Equal(t, uint64(2), c.Stats("u").Count(proxy.ErrorNone))
+	assert.Equal(t, uint64(2), c.Stats("u").Count(upstream.Success))
 }
 
 // TestPublishKeepsLiveTunnels upgrades a connection, publishes a document

@@ -307,7 +307,7 @@ func (c *Compiler) cluster(id string, cu *compiledUpstream, rc *upstream.Cluster
 	}
 	cl := &proxy.Cluster{Upstream: rc, Transport: tr, Policy: cu.policy, Affinity: cu.affinity, IdleTimeout: cu.idle, Stats: st}
 	if c.Health != nil && cu.observe {
-		cl.Observer = healthObserver{c.Health}
+		cl.Observer = c.Health
 	}
 	return cl
 }
@@ -315,29 +315,3 @@ func (c *Compiler) cluster(id string, cu *compiledUpstream, rc *upstream.Cluster
 // Stats returns the forwarding counters of an upstream ID, kept across
 // publishes, or nil.
 func (c *Compiler) Stats(id string) *proxy.Stats { return c.stats[id] }
-
-// healthObserver feeds the forwarder's outcomes to passive health.
-type healthObserver struct{ m *health.Monitor }
-
-func (o healthObserver) Observe(ob proxy.Observation) {
-	var out health.Outcome
-	switch ob.Kind {
-	case proxy.ErrorNone:
-		if out = health.Success; ob.Status >= 500 {
-			out = health.ServerError
-		}
-	case proxy.ErrorConnect:
-		out = health.ConnectError
-	case proxy.ErrorTLS:
-		out = health.TLSError
-	case proxy.ErrorTimeout:
-		out = health.Timeout
-	case proxy.ErrorResponse:
-		out = health.ResponseHeaderError
-	case proxy.ErrorBody:
-		out = health.BodyError
-	default:
-		return
-	}
-	o.m.Record(ob.Destination, out)
-}

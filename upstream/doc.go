@@ -1,6 +1,7 @@
 // Package upstream holds the runtime state that balancing, health checking
-// and forwarding share: clusters, their destinations, and the registry that
-// keeps that state alive across config publishes.
+// and forwarding share: clusters, their destinations, the registry that
+// keeps that state alive across config publishes, and the one vocabulary
+// for how an exchange with a destination ended.
 //
 // A [Destination] is one address of a [Cluster]. It carries its identity
 // (cluster ID, destination ID), its address and optional health address, its
@@ -35,6 +36,25 @@
 // [ClusterConfig.InitialActiveHealth]: Unknown (routable) by default, or
 // Unhealthy to keep a new or readdressed destination out of rotation until a
 // probe passes.
+//
+// # Outcomes
+//
+// An [Outcome] says how one exchange with a destination ended; the
+// forwarder (proxy), its counters and health all speak it. Success is a
+// completed exchange, whatever its status: a 5xx is a Success whose
+// [Observation.Status] is 500 or more, which only a policy that asks for it
+// counts. ConnectError, TLSError, Timeout, ResponseHeaderError and
+// BodyError are transport failures ([Outcome.TransportFailure]), the
+// destination's. ClientAbort and ClientBodyError are client-side
+// ([Outcome.ClientSide]): the client went away or its request body failed,
+// and they never count against a destination.
+//
+// [ClassifyRoundTrip] is the one classifier of a round trip's error, used
+// by the forwarder and by health's probes. The forwarder tells an
+// [Observer] each [Observation] (never a client-side one); a
+// health.Monitor is an Observer, so a hand-built proxy.Cluster gets
+// passive health by naming it, with no glue. Observers run on the request
+// path and must not block.
 //
 // # State of other packages
 //

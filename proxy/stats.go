@@ -1,0 +1,35 @@
+package proxy
+
+import (
+	"sync/atomic"
+
+	"github.com/paduraksa/paduraksa/upstream"
+)
+
+// Stats counts a cluster's outcomes with lock-free counters. The zero value
+// is ready; it is safe for concurrent use.
+type Stats struct {
+	outcomes [upstream.ClientBodyError + 1]atomic.Uint64 // one per outcome
+	retries  atomic.Uint64
+}
+
+// Count returns how many exchanges ended with o: [upstream.Success] when a
+// response was forwarded, [upstream.ClientAbort] when the client went away
+// (logged as 499), [upstream.ClientBodyError] when its request body failed.
+// The forwarder's answers that involve no destination (none available, a
+// path the route does not cover) are not counted.
+func (s *Stats) Count(o upstream.Outcome) uint64 {
+	if int(o) >= len(s.outcomes) {
+		return 0
+	}
+	return s.outcomes[o].Load()
+}
+
+// Retries returns how many retries were sent.
+func (s *Stats) Retries() uint64 { return s.retries.Load() }
+
+func (s *Stats) add(o upstream.Outcome) {
+	if s != nil && int(o) < len(s.outcomes) {
+		s.outcomes[o].Add(1)
+	}
+}
