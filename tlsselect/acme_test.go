@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/pebbletest"
 )
 
 // orderTimeout bounds the wait for one order against pebble: ten times
@@ -30,7 +31,7 @@ const orderTimeout = 60 * time.Second
 // acmeRig is a pebble and a real gate that answers its HTTP-01 requests
 // from a ChallengeStore, on the loopback port pebble validates.
 type acmeRig struct {
-	pebble *pebble
+	pebble *pebbletest.Server
 	store  *gate.ChallengeStore
 	mu     sync.Mutex
 	served []string // tokens the gate answered, in order
@@ -59,7 +60,7 @@ func newACMERig(t *testing.T) *acmeRig {
 		srv.Close()
 		<-done
 	})
-	r.pebble = startPebble(t, pebbleOpts{httpPort: ln.Addr().(*net.TCPAddr).Port})
+	r.pebble = pebbletest.Start(t, pebbletest.Options{HTTPPort: ln.Addr().(*net.TCPAddr).Port})
 	return r
 }
 
@@ -144,8 +145,8 @@ func (r *acmeRig) manager(t *testing.T, cacheDir string, store ChallengeStore, m
 	t.Helper()
 	ready := make(chan ACMEReady, 16)
 	cfg := ACMEConfig{
-		DirectoryURL: r.pebble.directory,
-		RootCAs:      r.pebble.tlsRoots,
+		DirectoryURL: r.pebble.Directory,
+		RootCAs:      r.pebble.TLSRoots,
 		Email:        "hostmaster@acme.test",
 		CacheDir:     cacheDir,
 		Challenges:   store,
@@ -234,7 +235,7 @@ func TestACMEPebble(t *testing.T) {
 		addr := serveTLS(t, sel.TLSConfig())
 		for id, names := range hosts {
 			for _, name := range names {
-				c, err := dialTLS(t, addr, clientConfig(rig.pebble.issuer, name))
+				c, err := dialTLS(t, addr, clientConfig(rig.pebble.Issuer, name))
 				require.NoError(t, err, "%s: a client that trusts pebble's root", name)
 				leaf := leafOf(c)
 				assert.Equal(t, names, leaf.DNSNames, id)
@@ -259,7 +260,7 @@ func TestACMEPebble(t *testing.T) {
 		st := m.Stats()
 		assert.Equal(t, uint64(2), st.Orders)
 		assert.Equal(t, uint64(2), st.Obtained)
-		assert.Equal(t, 2, rig.pebble.newOrders())
+		assert.Equal(t, 2, rig.pebble.NewOrders())
 		for _, c := range st.Certificates {
 			assert.False(t, c.Ordering)
 			assert.Empty(t, c.LastError)
@@ -287,7 +288,7 @@ func TestACMEPebble(t *testing.T) {
 			files = append(files, filepath.ToSlash(rel))
 			return nil
 		}))
-		caDir := escapeFileName(strings.TrimPrefix(rig.pebble.directory, "https://"))
+		caDir := escapeFileName(strings.TrimPrefix(rig.pebble.Directory, "https://"))
 		assert.Equal(t, []string{caDir + "/account.key", caDir + "/certificates/api.pem", caDir + "/certificates/shop.pem"}, files)
 		var err error
 		accountKey, err = os.ReadFile(filepath.Join(cacheDir, caDir, "account.key"))
@@ -311,7 +312,7 @@ func TestACMEPebble(t *testing.T) {
 		}
 		require.NoError(t, m.Close())
 		assert.Equal(t, uint64(0), m.Stats().Orders)
-		assert.Equal(t, 2, rig.pebble.newOrders(), "pebble was asked for no order")
+		assert.Equal(t, 2, rig.pebble.NewOrders(), "pebble was asked for no order")
 		assert.Empty(t, store.check(t))
 		b, err := os.ReadFile(filepath.Join(m.dir, accountKeyFile))
 		require.NoError(t, err)
@@ -344,13 +345,13 @@ func TestACMEPebble(t *testing.T) {
 		assert.True(t, e.Renewal)
 
 		tbl = mustTable(t, cfg)
-		c, err := dialTLS(t, serveTLS(t, NewSelector(tbl).TLSConfig()), clientConfig(rig.pebble.issuer, "shop.acme.test"))
+		c, err := dialTLS(t, serveTLS(t, NewSelector(tbl).TLSConfig()), clientConfig(rig.pebble.Issuer, "shop.acme.test"))
 		require.NoError(t, err)
 		renewedLeaf := leafOf(c)
 		assert.False(t, renewedLeaf.Equal(shop), "a new certificate")
 		assert.True(t, e.NotAfter.Equal(renewedLeaf.NotAfter))
 		assert.Len(t, store.check(t), 2, "validated again")
-		assert.Equal(t, 3, rig.pebble.newOrders())
+		assert.Equal(t, 3, rig.pebble.NewOrders())
 		st := m.Stats()
 		assert.Equal(t, uint64(1), st.Orders)
 		life := renewedLeaf.NotAfter.Sub(renewedLeaf.NotBefore)

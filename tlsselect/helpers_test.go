@@ -342,3 +342,16 @@ func dialQUIC(t testing.TB, addr string, cfg *tls.Config) (*quic.Conn, error) {
 	t.Cleanup(func() { c.CloseWithError(0, "") })
 	return c, nil
 }
+
+// waitFor receives from ch within d or fails the test.
+func waitFor[T any](t *testing.T, ch <-chan T, d time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		t.Fatalf("%s: nothing after %v", what, d)
+		var zero T
+		return zero
+	}
+}
