@@ -475,6 +475,27 @@ func (p *peer) appliedReloads() (int, error) {
 	return len(re.FindAll(b, -1)), nil
 }
 
+var tookField = regexp.MustCompile(`msg="config applied" revision=\d+ took=(\S+)`)
+
+// publishTimes are the daemon's own reports of how long each publish
+// since markReloads took (validate, compile, swap), in milliseconds.
+func (p *peer) publishTimes() []float64 {
+	if p.kind != kindDaemon {
+		return nil
+	}
+	b, err := os.ReadFile(p.logFile())
+	if err != nil || int64(len(b)) < p.logMark {
+		return nil
+	}
+	var out []float64
+	for _, m := range tookField.FindAllSubmatch(b[p.logMark:], -1) {
+		if d, err := time.ParseDuration(string(m[1])); err == nil {
+			out = append(out, float64(d)/float64(time.Millisecond))
+		}
+	}
+	return out
+}
+
 func (p *peer) logFile() string {
 	if p.kind == kindNginx {
 		return filepath.Join(p.dir, "error.log")
