@@ -40,8 +40,12 @@ func (r *report) markdown() string {
 		mode = "QUICK=1"
 	}
 	fmt.Fprintf(&b, "# Benchmark run %s\n\n", r.started.UTC().Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&b, "Command: `go run ./benchmarks %s` (%s mode; %d round(s); warm-up %s, measured %s per throughput sample; took %s).\n\n",
-		strings.Join(r.opt.args, " "), mode, r.opt.rounds, r.opt.warm, r.opt.measure, time.Since(r.started).Round(time.Second))
+	cmd := strings.Join(append([]string{"go run ./benchmarks"}, r.opt.args...), " ")
+	if r.opt.quick && !slices.Contains(r.opt.args, "-quick") {
+		cmd = "QUICK=1 " + cmd
+	}
+	fmt.Fprintf(&b, "Command: `%s` (%s mode; %d round(s); warm-up %s, measured %s per throughput sample; took %s).\n\n",
+		cmd, mode, r.opt.rounds, r.opt.warm, r.opt.measure, time.Since(r.started).Round(time.Second))
 	b.WriteString("Each proxy runs one worker pinned to CPU " + proxyCPU + "; load generators and upstreams share CPU " + loadCPU +
 		". CPU µs/req is user+system time of the proxy's whole process tree over the measured window divided by the requests completed; " +
 		"\"med (min)\" are the median and the minimum over rounds (contention only adds CPU time, so the minimum is the cleaner figure). " +
