@@ -129,7 +129,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	out := fs.String("out", "", "results file; default benchmarks/out/results-<time>.md")
 	netPrefix := fs.String("net", "127.0.0", "first three octets of the loopback addresses to use")
 	work := fs.String("work", "", "work directory to keep (configs, logs); default a temporary one")
-	conns := fs.Int("idle-conns", 10000, "idle connections of the memory scenario")
+	conns := fs.Int("idle-conns", 0, "idle connections of the memory scenario; 0: 10000, or 5000 with -quick")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -146,11 +146,13 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		o.warm, o.measure = time.Second, 2*time.Second
 		o.hostCounts, o.applyReps = []int{100, 500, 2000}, 2
 		o.churnFor, o.healthCap = 2*time.Second, 5*time.Second
+		o.idleConns = cmpOrInt(o.idleConns, 5000)
 	} else {
 		o.rounds = cmpOrInt(o.rounds, 3)
 		o.warm, o.measure = 2*time.Second, 5*time.Second
 		o.hostCounts, o.applyReps = []int{100, 500, 2000}, 5
 		o.churnFor, o.healthCap = 10*time.Second, 15*time.Second
+		o.idleConns = cmpOrInt(o.idleConns, 10000)
 	}
 	var err error
 	if o.peers, err = pickList(*peers, allKinds, "peer"); err != nil {
