@@ -4,7 +4,7 @@ STATICCHECK = $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 3s
 RACE ?= -race
 
-.PHONY: test deps fmt vet staticcheck unit allocs benchonce fuzz bench run
+.PHONY: test deps fmt vet staticcheck unit allocs benchonce fuzz bench run suite suitesmoke
 
 test: deps fmt vet staticcheck unit allocs benchonce fuzz
 
@@ -48,3 +48,12 @@ bench:
 
 run:
 	$(GO) run ./examples/paduraksad
+
+# The end-to-end suite against nginx, HAProxy and Caddy (benchmarks/README.md);
+# never part of test. QUICK=1 for a short run.
+suite:
+	$(GO) run ./benchmarks
+
+# The suite's smoke test and template checks alone (unit runs them too).
+suitesmoke:
+	$(GO) test -count=1 -run 'TestSmoke|Template' ./benchmarks
