@@ -67,6 +67,7 @@ func (m *Monitor) Subscribe(f func(Change)) (cancel func()) {
 }
 
 func (m *Monitor) emit(c Change) {
+	m.record(c)
 	m.log.Warn("health: destination "+c.New.String(),
 		"cluster", c.ClusterID, "destination", c.DestinationID, "check", c.Check.String(),
 		"old", c.Old.String(), "new", c.New.String(), "reason", c.Reason)

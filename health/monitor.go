@@ -133,6 +133,7 @@ type destState struct {
 	fails      atomic.Int64 // consecutive failed probes
 	passiveAt  atomic.Int64 // unix ns of the last passive Unhealthy verdict
 	passiveGen atomic.Uint64
+	last       atomic.Pointer[Change] // the latest change, for LastChange
 
 	// Guarded by the cluster's refresh lock.
 	avail bool

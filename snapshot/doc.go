@@ -52,6 +52,15 @@
 // Superseded. Every revision gets an [Outcome] its caller can wait for
 // ([Revision.Wait]) and listeners can observe ([PublisherConfig.OnOutcome]).
 //
+// The publisher keeps the latest outcomes ([Publisher.History], 16 by
+// default): each with its time, problems, duration, document bytes and,
+// for an applied revision, its snapshot, so a simulation can run against
+// any of the last applied ones. [Publisher.Current] is the revision
+// serving now, [Publisher.Stats] the counters a metrics collector reads.
+// [Publisher.PublishDataIf] publishes on condition that a given revision
+// is serving, checked by the single writer: a compare-and-swap for an
+// admin API's If-Match, whose loser gets the outcome [Stale].
+//
 // # Validation codes
 //
 // Every problem is a [*ValidationError] (the library's one problem type)

@@ -25,9 +25,13 @@ const (
 	// Superseded: a later revision arrived before this one was processed;
 	// only the latest is applied.
 	Superseded
+	// Stale: the revision was published on condition that another
+	// revision was current ([Publisher.PublishDataIf]), and it was not;
+	// nothing was compiled.
+	Stale
 )
 
-var statusNames = [...]string{"pending", "applied", "unchanged", "refused", "superseded"}
+var statusNames = [...]string{"pending", "applied", "unchanged", "refused", "superseded", "stale"}
 
 // String returns the status's name.
 func (s Status) String() string {
@@ -60,6 +64,11 @@ type Revision struct {
 	tls     bool // rebuild the TLS table even when the document is unchanged
 	done    chan struct{}
 	outcome Outcome
+
+	source []byte    // the document's bytes as published, kept in the history
+	ifRev  uint64    // with ifSet: apply only while this revision is current
+	ifSet  bool      //
+	snap   *Snapshot // the applied snapshot, for the history
 }
 
 // ID returns the revision number; numbers increase with every publish.
@@ -96,6 +105,10 @@ type PublisherConfig struct {
 	// OnApplied, when set, is called with each applied snapshot after it is
 	// stored and its clusters handed to the health monitor.
 	OnApplied func(*Snapshot)
+	// History is how many of the latest outcomes [Publisher.History]
+	// keeps, with their document bytes and, for applied revisions, their
+	// snapshots; 0 means [DefaultHistory], a negative value keeps none.
+	History int
 }
 
 // Publisher is the single writer of a [Store]: it validates, compiles,
@@ -125,6 +138,7 @@ type Publisher struct {
 	running bool
 	closed  bool
 	idle    *sync.Cond
+	hist    history // guarded by mu
 }
 
 // NewPublisher returns a publisher for cfg.Store.
@@ -138,8 +152,13 @@ func NewPublisher(cfg PublisherConfig) *Publisher {
 		p.cfg.Compiler.Health = p.own.m
 	}
 	p.idle = sync.NewCond(&p.mu)
+	p.hist.init(cfg.History)
 	return p
 }
+
+// Health returns the health monitor the publisher's snapshots report to:
+// the compiler's, or the one the publisher runs.
+func (p *Publisher) Health() *health.Monitor { return p.cfg.Compiler.Health }
 
 // Close waits for the revisions published so far and stops the health
 // monitor the publisher runs (none when the compiler brought its own);
@@ -176,13 +195,17 @@ func (p *Publisher) RefreshTLS() *Revision {
 		close(r.done)
 		return r
 	}
-	return p.enqueue(&Revision{doc: cur.doc, tls: true, done: make(chan struct{})})
+	p.mu.Lock()
+	src := p.hist.cur.Source
+	p.mu.Unlock()
+	return p.enqueue(&Revision{doc: cur.doc, tls: true, source: src, done: make(chan struct{})})
 }
 
 // PublishData queues a document in JSON or YAML; a document that does not
 // decode is refused with its errors like an invalid one.
 func (p *Publisher) PublishData(data []byte) *Revision {
-	return p.enqueue(&Revision{data: bytes.Clone(data), done: make(chan struct{})})
+	data = bytes.Clone(data)
+	return p.enqueue(&Revision{data: data, source: data, done: make(chan struct{})})
 }
 
 func (p *Publisher) enqueue(r *Revision) *Revision {
@@ -208,8 +231,9 @@ func (p *Publisher) enqueue(r *Revision) *Revision {
 	return r
 }
 
-// notify reports an outcome; p.mu may be held.
+// notify records and reports an outcome; p.mu is held.
 func (p *Publisher) notify(r *Revision) {
+	p.hist.record(r, time.Now())
 	if p.cfg.OnOutcome != nil {
 		p.cfg.OnOutcome(r.outcome)
 	}
@@ -244,6 +268,14 @@ func (p *Publisher) drain() {
 func (p *Publisher) process(r *Revision) *Snapshot {
 	start := time.Now()
 	r.outcome.Revision = r.id
+	if r.ifSet {
+		// The single writer checks the condition, so no other revision
+		// can be applied between the check and the swap.
+		if p.cfg.Store.Load().currentRevision() != r.ifRev {
+			r.outcome.Status = Stale
+			return nil
+		}
+	}
 	doc := r.doc
 	var decoded error
 	if doc == nil {
@@ -288,6 +320,7 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 		snap.warnings = append(snap.warnings, &ValidationError{Code: CodeCompileInternal, Msg: err.Error()})
 	}
 	r.outcome.Status, r.outcome.Warnings, r.outcome.Took = Applied, snap.warnings, time.Since(start)
+	r.snap = snap
 	return snap
 }
 

@@ -1,0 +1,155 @@
+package snapshot
+
+import (
+	"encoding/json"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func docBytes(t testing.TB, d *Document) []byte {
+	t.Helper()
+	b, err := json.Marshal(d)
+	require.NoError(t, err)
+	return b
+}
+
+func TestHistoryKeepsTheLatestOutcomes(t *testing.T) {
+	a := startBackend(t, "a")
+	store := new(Store)
+	pub := NewPublisher(PublisherConfig{Store: store, History: 3})
+	t.Cleanup(func() { pub.Close() })
+	ctx := testContext(t)
+
+	_, ok := pub.Current()
+	assert.False(t, ok, "nothing applied yet")
+	docs := [][]byte{docBytes(t, fleet(1, a)), docBytes(t, fleet(2, a)), docBytes(t, fleet(2, a)), []byte("hosts: [{names: [x.test], routes: [{upstream: missing}]}]\n")}
+	var outs []Outcome
+	for _, d := range docs {
+		o, err := pub.PublishData(d).Wait(ctx)
+		require.NoError(t, err)
+		outs = append(outs, o)
+	}
+	require.Equal(t, []Status{Applied, Applied, Unchanged, Refused}, []Status{outs[0].Status, outs[1].Status, outs[2].Status, outs[3].Status})
+
+	h := pub.History()
+	require.Len(t, h, 3, "the oldest fell out")
+	assert.Equal(t, []uint64{4, 3, 2}, []uint64{h[0].Revision, h[1].Revision, h[2].Revision}, "newest first")
+	assert.Equal(t, Refused, h[0].Status)
+	assert.Equal(t, outs[3].Errors, h[0].Errors)
+	assert.Equal(t, docs[3], h[0].Source)
+	assert.Nil(t, h[0].Snapshot)
+	assert.Nil(t, h[1].Snapshot, "an unchanged revision compiled nothing")
+	assert.Equal(t, docs[1], h[2].Source)
+	require.NotNil(t, h[2].Snapshot)
+	assert.Same(t, store.Load(), h[2].Snapshot)
+	assert.Equal(t, uint64(2), h[2].Snapshot.Revision())
+	assert.False(t, h[2].Time.After(h[1].Time), "times follow the outcomes")
+
+	cur, ok := pub.Current()
+	require.True(t, ok)
+	assert.Equal(t, uint64(2), cur.Revision, "the refusal left the applied revision current")
+	assert.Equal(t, docs[1], cur.Source)
+
+	st := pub.Stats()
+	assert.Equal(t, PublishStats{Applied: 2, Unchanged: 1, Refused: 1, LastApplied: 2,
+		LastApplyTook: cur.Took, ApplyTook: st.ApplyTook, LastAppliedAt: cur.Time}, st)
+	assert.Equal(t, outs[0].Took+outs[1].Took, st.ApplyTook)
+
+	// A document published as a Document has no source; the current
+	// entry keeps following the applied revision past the history's end.
+	o, err := pub.Apply(ctx, fleet(3, a))
+	require.NoError(t, err)
+	cur, _ = pub.Current()
+	assert.Equal(t, o.Revision, cur.Revision)
+	assert.Nil(t, cur.Source)
+}
+
+func TestHistoryIsCopiedOnRead(t *testing.T) {
+	_, pub := newPublisher(t)
+	_, err := pub.PublishData([]byte("{bad")).Wait(testContext(t))
+	require.NoError(t, err)
+	h := pub.History()
+	require.Len(t, h, 1)
+	h[0].Source[0] = 'X'
+	h[0].Errors[0].Code = "changed"
+	h[0].Errors = nil
+	again := pub.History()
+	assert.Equal(t, []byte("{bad"), again[0].Source)
+	assert.Equal(t, CodeDocumentSyntax, again[0].Errors[0].Code)
+}
+
+func TestHistoryOff(t *testing.T) {
+	a := startBackend(t, "a")
+	pub := NewPublisher(PublisherConfig{Store: new(Store), History: -1})
+	t.Cleanup(func() { pub.Close() })
+	_, err := pub.Apply(testContext(t), fleet(1, a))
+	require.NoError(t, err)
+	assert.Empty(t, pub.History())
+	_, ok := pub.Current()
+	assert.True(t, ok, "the current entry is kept without a history")
+}
+
+func TestPublishDataIfIsACompareAndSwap(t *testing.T) {
+	a := startBackend(t, "a")
+	store, pub := newPublisher(t)
+	ctx := testContext(t)
+
+	o, err := pub.ApplyDataIf(ctx, docBytes(t, fleet(1, a)), 1)
+	assert.ErrorIs(t, err, ErrStale, "nothing serves yet: only 0 matches")
+	assert.Equal(t, Stale, o.Status)
+	assert.Nil(t, store.Load())
+	o, err = pub.ApplyDataIf(ctx, docBytes(t, fleet(1, a)), 0)
+	require.NoError(t, err)
+	require.Equal(t, Applied, o.Status)
+	first := o.Revision
+
+	o, err = pub.ApplyDataIf(ctx, docBytes(t, fleet(2, a)), first)
+	require.NoError(t, err)
+	assert.Equal(t, Applied, o.Status)
+	_, err = pub.ApplyDataIf(ctx, docBytes(t, fleet(3, a)), first)
+	assert.ErrorIs(t, err, ErrStale)
+	assert.Len(t, store.Load().Document().Hosts, 2, "the stale document was not applied")
+	assert.Equal(t, uint64(2), pub.Stats().Stale)
+
+	_, err = pub.ApplyDataIf(ctx, []byte("{bad"), store.Load().Revision())
+	assert.Equal(t, []*ValidationError{{Code: CodeDocumentSyntax, Msg: Problems(err)[0].Msg}}, Problems(err), "a current condition then refuses a bad document")
+}
+
+// Conditional publishes racing on one revision: exactly one applies, the
+// others are stale or superseded, whatever the interleaving.
+func TestPublishDataIfRace(t *testing.T) {
+	a := startBackend(t, "a")
+	store, pub := newPublisher(t)
+	ctx := testContext(t)
+	o, err := pub.Apply(ctx, fleet(1, a))
+	require.NoError(t, err)
+	base := o.Revision
+
+	const n = 8
+	outs := make([]Outcome, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			outs[i], _ = pub.PublishDataIf(docBytes(t, fleet(2+i, a)), base).Wait(ctx)
+			pub.History() // readers beside the writer, for the race detector
+			pub.Current()
+			pub.Stats()
+		})
+	}
+	wg.Wait()
+	applied := 0
+	for _, o := range outs {
+		switch o.Status {
+		case Applied:
+			applied++
+			assert.Equal(t, o.Revision, store.Load().Revision())
+		case Stale, Superseded:
+		default:
+			t.Errorf("revision %d: %v", o.Revision, o.Status)
+		}
+	}
+	assert.Equal(t, 1, applied)
+}
