@@ -1,0 +1,188 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paduraksa/paduraksa/snapshot"
+)
+
+// etag returns the entity tag of a revision: its number, quoted.
+func etag(rev uint64) string { return `"` + strconv.FormatUint(rev, 10) + `"` }
+
+// getConfig answers the serving document as it was published (YAML or
+// JSON; its canonical JSON when it was published as a Go value), with its
+// revision in ETag and Paduraksa-Revision and its outcome in headers.
+func (h *Handler) getConfig(w http.ResponseWriter, r *http.Request) {
+	cur, ok := h.cfg.Publisher.Current()
+	if !ok {
+		writeError(w, http.StatusServiceUnavailable, CodeNoConfig, "no config is serving yet")
+		return
+	}
+	doc, ctype := cur.Source, mediaType(cur.Source)
+	if doc == nil {
+		doc, ctype = cur.Snapshot.Canonical(), "application/json"
+	}
+	hd := w.Header()
+	hd.Set("ETag", etag(cur.Revision))
+	hd.Set("Last-Modified", cur.Time.UTC().Format(http.TimeFormat))
+	hd.Set("Paduraksa-Revision", strconv.FormatUint(cur.Revision, 10))
+	hd.Set("Paduraksa-Status", cur.Status.String())
+	hd.Set("Paduraksa-Warnings", strconv.Itoa(len(cur.Warnings)))
+	hd.Set("Cache-Control", "no-cache")
+	if inm := r.Header.Get("If-None-Match"); inm != "" && strings.TrimSpace(inm) == etag(cur.Revision) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	hd.Set("Content-Type", ctype)
+	hd.Set("Content-Length", strconv.Itoa(len(doc)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(doc)
+}
+
+// mediaType tells JSON from YAML as the snapshot package's decoder does:
+// a document whose first character is '{' is JSON.
+func mediaType(doc []byte) string {
+	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
+	if s := bytes.TrimLeft(doc, " \t\r\n"); len(s) > 0 && s[0] == '{' {
+		return "application/json"
+	}
+	return "application/yaml"
+}
+
+// acceptedTypes are the media types a pushed document may be sent as. The
+// body is decoded by its content (JSON or YAML) whatever the type says;
+// the types of form posts and plain bytes are accepted because that is
+// what curl --data-binary and similar clients send by default.
+var acceptedTypes = map[string]bool{
+	"application/json": true, "application/yaml": true, "application/x-yaml": true,
+	"text/yaml": true, "text/x-yaml": true, "text/plain": true,
+	"application/octet-stream": true, "application/x-www-form-urlencoded": true,
+}
+
+// putConfig publishes the body as the new document and answers its
+// outcome.
+func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || !acceptedTypes[mt] {
+			writeError(w, http.StatusUnsupportedMediaType, CodeContentType,
+				"a config document is JSON or YAML (application/json, application/yaml), not "+strconv.Quote(ct))
+			return
+		}
+	}
+	cond, ok := h.ifMatch(w, r)
+	if !ok {
+		return
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxDocumentBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge,
+			"the document is larger than "+strconv.FormatInt(h.cfg.MaxDocumentBytes, 10)+" bytes")
+		return
+	case err != nil:
+		writeError(w, http.StatusBadRequest, CodeBodyUnreadable, "reading the document: "+err.Error())
+		return
+	case len(bytes.TrimSpace(data)) == 0:
+		writeError(w, http.StatusBadRequest, CodeBodyEmpty, "the body holds no document (send {} for an empty config)")
+		return
+	}
+
+	// The push goes on when the client goes away: an applied document is
+	// persisted all the same, and pushes persist in revision order.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), h.cfg.ApplyTimeout)
+	defer cancel()
+	h.push.Lock()
+	defer h.push.Unlock()
+	pub := h.cfg.Publisher
+	var rev *snapshot.Revision
+	if cond.set {
+		rev = pub.PublishDataIf(data, cond.rev)
+	} else {
+		rev = pub.PublishData(data)
+	}
+	o, err := rev.Wait(ctx)
+	if err != nil {
+		h.cfg.Logger.Error("admin: config push got no outcome in time", "revision", rev.ID(), "remote", r.RemoteAddr, "timeout", h.cfg.ApplyTimeout)
+		writeError(w, http.StatusGatewayTimeout, CodeApplyTimeout, "revision "+strconv.FormatUint(rev.ID(), 10)+" got no outcome within "+h.cfg.ApplyTimeout.String())
+		return
+	}
+	res := PushResult{Outcome: outcomeOf(snapshot.Entry{Outcome: o, Time: time.Now(), Source: data})}
+	if cur, ok := pub.Current(); ok {
+		res.Serving = cur.Revision
+	}
+	status := http.StatusOK
+	switch o.Status {
+	case snapshot.Applied:
+		res.Persisted, res.Message = true, "applied and saved"
+		if h.cfg.Persist == nil {
+			res.Persisted, res.Message = false, "applied in memory only: nothing saves pushed documents, so a restart loses it"
+		} else if err := h.cfg.Persist(ctx, data); err != nil {
+			status, res.Persisted = http.StatusInternalServerError, false
+			res.Message = "applied, but not saved: a restart loses it"
+			res.Errors = append(res.Errors, Problem{Code: CodePersistFailed, Message: err.Error()})
+		}
+	case snapshot.Unchanged:
+		res.Message = "unchanged: the document equals the serving one"
+	case snapshot.Refused:
+		status, res.Message = http.StatusUnprocessableEntity, "refused; the previous config keeps serving"
+	case snapshot.Superseded:
+		status, res.Message = http.StatusConflict, "superseded by revision "+strconv.FormatUint(o.SupersededBy, 10)+" before it was processed"
+	case snapshot.Stale:
+		status, res.Message = http.StatusPreconditionFailed, "stale: revision "+strconv.FormatUint(res.Serving, 10)+" is serving"
+		res.Errors = append(res.Errors, Problem{Code: CodeRevisionStale,
+			Message: "If-Match names revision " + strconv.FormatUint(cond.rev, 10) + "; revision " + strconv.FormatUint(res.Serving, 10) + " is serving"})
+	}
+	if status == http.StatusOK {
+		w.Header().Set("ETag", etag(res.Serving))
+	}
+	h.cfg.Logger.Info("admin: config push", "revision", o.Revision, "status", o.Status.String(), "problems", len(o.Errors),
+		"persisted", res.Persisted, "serving", res.Serving, "bytes", len(data), "remote", r.RemoteAddr)
+	writeJSON(w, status, res)
+}
+
+// condition is a push's If-Match: the revision that must be serving.
+type condition struct {
+	rev uint64
+	set bool
+}
+
+// ifMatch reads If-Match: one entity tag of a revision ("7", quoted as
+// GET /config's ETag, or bare), or "*" (any revision, as long as one is
+// serving). It answers 400 or 412 itself and reports false when the
+// request ends there.
+func (h *Handler) ifMatch(w http.ResponseWriter, r *http.Request) (condition, bool) {
+	vs := r.Header.Values("If-Match")
+	if len(vs) == 0 {
+		return condition{}, true
+	}
+	v := strings.TrimSpace(vs[0])
+	if len(vs) == 1 && v == "*" {
+		cur, ok := h.cfg.Publisher.Current()
+		if !ok {
+			writeJSON(w, http.StatusPreconditionFailed, PushResult{
+				Outcome: Outcome{Status: snapshot.Stale.String(), Errors: []Problem{{Code: CodeRevisionStale, Message: "If-Match: * and no config is serving"}}, Warnings: []Problem{}},
+				Message: "stale: no config is serving"})
+			return condition{}, false
+		}
+		return condition{rev: cur.Revision, set: true}, true
+	}
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		v = v[1 : len(v)-1]
+	}
+	rev, err := strconv.ParseUint(v, 10, 64)
+	if len(vs) > 1 || err != nil {
+		writeError(w, http.StatusBadRequest, CodeIfMatchInvalid, `If-Match takes one revision, as GET /config's ETag gives it ("7"), or *`)
+		return condition{}, false
+	}
+	return condition{rev: rev, set: true}, true
+}

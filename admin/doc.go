@@ -1,0 +1,71 @@
+// Package admin is the HTTP admin API of a gateway built on the snapshot
+// publisher: read the serving config and push a new one, list the latest
+// outcomes, see each cluster's health, and mount the metrics and the
+// simulator beside them.
+//
+// # Use
+//
+// Build a [Handler] from a [Config] naming the gateway's
+// [snapshot.Publisher] and serve it on a listener of its own, apart from
+// the traffic: on loopback, or behind a bearer token ([Config.Token]).
+//
+//	h, err := admin.New(admin.Config{Publisher: pub, Token: token, Metrics: metricsHandler})
+//	...
+//	go http.Serve(adminListener, h)
+//
+// # Endpoints
+//
+//	GET  /config     the serving document as published (YAML or JSON;
+//	                 canonical JSON for one published as a Go value).
+//	                 ETag and Paduraksa-Revision carry its revision,
+//	                 Paduraksa-Status and Paduraksa-Warnings its outcome,
+//	                 Last-Modified when it was applied; If-None-Match
+//	                 with the ETag answers 304.
+//	PUT  /config     publish the body (JSON or YAML, at most
+//	                 [Config.MaxDocumentBytes]) and answer its outcome as a
+//	                 [PushResult]: 200 applied or unchanged, 422 refused
+//	                 (with every problem's code and path; the previous
+//	                 config keeps serving), 409 superseded by a later push,
+//	                 412 stale. With If-Match: "<revision>" (GET's ETag)
+//	                 the document is applied only while that revision is
+//	                 serving, checked by the publisher's single writer: a
+//	                 compare-and-swap, so two pushes based on one revision
+//	                 never both apply. An applied push is handed to
+//	                 [Config.Persist] to survive a restart; without it, the
+//	                 answer says it lives in memory only.
+//	GET  /revisions  the latest outcomes ([Revisions]), newest first, as
+//	                 many as the publisher keeps.
+//	GET  /health     every upstream of the serving config with each
+//	                 destination's verdicts, availability and last change
+//	                 (reason and time) ([Health]).
+//	GET  /healthz    the gateway itself: 200 while a config is serving,
+//	                 503 before ([Healthz]).
+//	GET  /metrics    [Config.Metrics]; 404 without it.
+//	*    /simulate, /simulate/diff
+//	                 [Config.Simulate]; 404 without it.
+//
+// GET endpoints answer HEAD too; another method gets 405 with Allow.
+// Errors are JSON: {"error": {"code": ..., "message": ...}}, with the
+// stable codes listed with [CodeTokenMissing]. A body that is not a
+// document gets 400 (empty, broken off, or an If-Match that is not one
+// revision), 413 (too large) or 415 (a media type that is neither JSON,
+// YAML nor plain bytes; curl's default form type is accepted, so
+// curl --data-binary @config.yaml works as is).
+//
+// Every field name of the JSON answers is stable; fields are only ever
+// added.
+//
+// # Authentication
+//
+// With [Config.Token] set, every request, /healthz included, must carry
+// "Authorization: Bearer <token>"; one without it gets 401 with
+// WWW-Authenticate: Bearer, one with another token 401 with
+// error="invalid_token". Tokens are compared through their SHA-256
+// digests in constant time.
+//
+// # Concurrency
+//
+// A Handler is safe for concurrent use. Pushes are processed one at a
+// time (the publisher is the single writer, and Persist is called in
+// revision order); reads copy what they answer from the publisher.
+package admin

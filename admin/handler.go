@@ -1,0 +1,224 @@
+package admin
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/paduraksa/paduraksa/health"
+	"github.com/paduraksa/paduraksa/internal/problem"
+	"github.com/paduraksa/paduraksa/snapshot"
+)
+
+// DefaultMaxDocumentBytes is the largest document PUT /config takes by
+// default.
+const DefaultMaxDocumentBytes = 16 << 20
+
+// DefaultApplyTimeout is how long PUT /config waits for an outcome by
+// default.
+const DefaultApplyTimeout = time.Minute
+
+// Config configures a [Handler]. Only Publisher is required.
+type Config struct {
+	// Publisher is the gateway's publisher: GET /config and GET /revisions
+	// read its history, PUT /config publishes through it.
+	Publisher *snapshot.Publisher
+	// Health answers GET /health; nil means the publisher's monitor
+	// ([snapshot.Publisher.Health]).
+	Health *health.Monitor
+	// Metrics, when set, serves GET /metrics; nil answers 404.
+	Metrics http.Handler
+	// Simulate, when set, serves /simulate and /simulate/diff, every
+	// method; nil answers 404.
+	Simulate http.Handler
+	// Token, when set, is the bearer token every request must carry
+	// ("Authorization: Bearer <token>"); a request without it or with
+	// another gets 401. Empty means no authentication: only for a
+	// listener nobody else can reach.
+	Token string
+	// Persist, when set, is called with the bytes of every document that
+	// PUT /config applied, before the answer, so that it survives a
+	// restart (write it where the gateway reads its config from). Calls
+	// come one at a time, in the order of the revisions. An error is
+	// reported in the answer (500): the document serves, but is not
+	// saved. Nil means pushed documents live in memory only, and answers
+	// say so.
+	Persist func(ctx context.Context, data []byte) error
+	// MaxDocumentBytes bounds the body of PUT /config; 0 means
+	// [DefaultMaxDocumentBytes]. It may not exceed
+	// [snapshot.MaxDocumentSize].
+	MaxDocumentBytes int64
+	// ApplyTimeout bounds how long PUT /config waits for its outcome
+	// (and for Persist); 0 means [DefaultApplyTimeout]. A client that
+	// goes away does not cut it short: an applied push is persisted all
+	// the same.
+	ApplyTimeout time.Duration
+	// Logger receives a record of every push; nil discards.
+	Logger *slog.Logger
+}
+
+// Error codes of the answers, in the "error" object of a JSON body (and,
+// for PUT /config, in its errors list). They are stable.
+const (
+	CodeTokenMissing       = "admin.token.missing"           // 401: no bearer token
+	CodeTokenInvalid       = "admin.token.invalid"           // 401: another token
+	CodeNotFound           = "admin.notFound"                // 404: no such endpoint, or not configured
+	CodeMethodNotAllowed   = "admin.method.notAllowed"       // 405: see the Allow header
+	CodeBodyEmpty          = "admin.body.empty"              // 400: PUT /config without a document
+	CodeBodyTooLarge       = "admin.body.tooLarge"           // 413: more than MaxDocumentBytes
+	CodeBodyUnreadable     = "admin.body.unreadable"         // 400: the body broke off
+	CodeContentType        = "admin.contentType.unsupported" // 415: not a JSON or YAML type
+	CodeIfMatchInvalid     = "admin.ifMatch.invalid"         // 400: If-Match is not one revision
+	CodeRevisionStale      = "admin.revision.stale"          // 412: If-Match names another revision than the serving one
+	CodeNoConfig           = "admin.config.none"             // 503: nothing serves yet
+	CodeApplyTimeout       = "admin.apply.timeout"           // 504: no outcome within ApplyTimeout
+	CodePersistFailed      = "admin.persist.failed"          // 500: applied, not saved
+	CodeMaxDocumentInvalid = "admin.maxDocumentBytes.invalid"
+	CodePublisherMissing   = "admin.publisher.missing"
+)
+
+// Handler serves the admin API; see the package documentation. It is
+// safe for concurrent use.
+type Handler struct {
+	cfg   Config
+	token [sha256.Size]byte // digest of cfg.Token, compared in constant time
+	push  sync.Mutex        // one PUT at a time: outcomes persist in order
+}
+
+// New returns the handler of cfg, or every problem of cfg.
+func New(cfg Config) (*Handler, error) {
+	var probs problem.List
+	if cfg.Publisher == nil {
+		probs.Add(CodePublisherMissing, "publisher", "a publisher is required")
+	}
+	if cfg.MaxDocumentBytes < 0 || cfg.MaxDocumentBytes > snapshot.MaxDocumentSize {
+		probs.Add(CodeMaxDocumentInvalid, "maxDocumentBytes",
+			"must be 0 (the default) or 1 to "+strconv.Itoa(snapshot.MaxDocumentSize))
+	}
+	if err := probs.Err(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxDocumentBytes == 0 {
+		cfg.MaxDocumentBytes = DefaultMaxDocumentBytes
+	}
+	if cfg.ApplyTimeout <= 0 {
+		cfg.ApplyTimeout = DefaultApplyTimeout
+	}
+	if cfg.Health == nil {
+		cfg.Health = cfg.Publisher.Health()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := &Handler{cfg: cfg}
+	if cfg.Token != "" {
+		h.token = sha256.Sum256([]byte(cfg.Token))
+	}
+	return h, nil
+}
+
+// ServeHTTP authenticates the request and answers it.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.authorized(w, r) {
+		return
+	}
+	read := r.Method == http.MethodGet || r.Method == http.MethodHead
+	switch r.URL.Path {
+	case "/config":
+		switch {
+		case read:
+			h.getConfig(w, r)
+		case r.Method == http.MethodPut:
+			h.putConfig(w, r)
+		default:
+			notAllowed(w, "GET, HEAD, PUT")
+		}
+		return
+	case "/simulate", "/simulate/diff":
+		if h.cfg.Simulate == nil {
+			writeError(w, http.StatusNotFound, CodeNotFound, "no simulator is configured")
+			return
+		}
+		h.cfg.Simulate.ServeHTTP(w, r)
+		return
+	}
+	var serve func(http.ResponseWriter, *http.Request)
+	switch r.URL.Path {
+	case "/revisions":
+		serve = h.getRevisions
+	case "/health":
+		serve = h.getHealth
+	case "/healthz":
+		serve = h.getHealthz
+	case "/metrics":
+		if h.cfg.Metrics == nil {
+			writeError(w, http.StatusNotFound, CodeNotFound, "no metrics are configured")
+			return
+		}
+		serve = h.cfg.Metrics.ServeHTTP
+	default:
+		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint: "+r.URL.Path)
+		return
+	}
+	if !read {
+		notAllowed(w, "GET, HEAD")
+		return
+	}
+	serve(w, r)
+}
+
+// authorized reports whether the request carries the token, answering 401
+// when it does not.
+func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if h.cfg.Token == "" {
+		return true
+	}
+	auth := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="paduraksa admin"`)
+		writeError(w, http.StatusUnauthorized, CodeTokenMissing, "a bearer token is required (Authorization: Bearer <token>)")
+		return false
+	}
+	// Digests compare in constant time whatever the lengths.
+	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	if subtle.ConstantTimeCompare(sum[:], h.token[:]) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="paduraksa admin", error="invalid_token"`)
+		writeError(w, http.StatusUnauthorized, CodeTokenInvalid, "the bearer token is not the admin token")
+		return false
+	}
+	return true
+}
+
+func notAllowed(w http.ResponseWriter, allow string) {
+	w.Header().Set("Allow", allow)
+	writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "allowed: "+allow)
+}
+
+// ErrorBody is the JSON of an error answer.
+type ErrorBody struct {
+	Error Problem `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, ErrorBody{Error: Problem{Code: code, Message: msg}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		// Every answer type marshals; this is a bug.
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"admin.internal","message":"the answer did not encode"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
