@@ -45,7 +45,12 @@ func run(ctx context.Context, args []string, opt options) error {
 	proxyFrom := fs.String("proxy-protocol-from", "", "comma-separated prefixes of load balancers that must send a PROXY protocol header; empty: off")
 	perIP := fs.Int("max-conns-per-ip", connlimit.DefaultPerAddress, "concurrent connections per client address (IPv6: per /64); -1: off")
 	deny := fs.String("deny", "", "comma-separated prefixes refused before TLS")
+	adminFlags := addAdminFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	adminSet, err := adminFlags.settings()
+	if err != nil {
 		return err
 	}
 	log := opt.logger
@@ -198,6 +203,11 @@ func run(ctx context.Context, args []string, opt options) error {
 	if *https != "" && store.Load().TLS() == nil {
 		return fail(errors.New("-https: the config names no certificate (certificates[] and global.tls.defaultCertificate)"))
 	}
+	adm, err := startAdmin(adminSet, pub, *configPath, log, opt)
+	if err != nil {
+		return fail(err)
+	}
+	defer adm.close()
 
 	var addr, tlsAddr string
 	if a := srv.Addr("http"); a != nil {
@@ -255,6 +265,8 @@ func run(ctx context.Context, args []string, opt options) error {
 			reload("signal")
 		case <-tick:
 			reload("change")
+		case sv := <-adm.saveChan():
+			sv.write(*configPath, &w)
 		}
 	}
 }

@@ -47,6 +47,7 @@ type daemon struct {
 	cancel  context.CancelFunc
 	tr      *http.Transport // the daemon's clients', closed with it
 	tlsAddr string          // the HTTPS address, "" when none (set before addr is)
+	admin   string          // the admin API's address, "" when off (set before addr is)
 }
 
 func startDaemon(t *testing.T, args ...string) *daemon {
@@ -61,11 +62,15 @@ func startDaemon(t *testing.T, args ...string) *daemon {
 		if !slices.Contains(args, "-config") && !slices.Contains(args, "-https") {
 			base = append(base, "-https", "127.0.0.1:0") // the demo's HTTPS, on a port of its own
 		}
+		if !slices.Contains(args, "-admin") {
+			base = append(base, "-admin", "127.0.0.1:0")
+		}
 		d.done <- run(ctx, append(base, args...), options{
 			stdout: d.out, stderr: d.logs, reload: d.reload,
-			ready:    func(a string) { ready <- a },
-			readyTLS: func(a string) { d.tlsAddr = a },
-			logger:   slog.New(slog.NewTextHandler(d.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			ready:      func(a string) { ready <- a },
+			readyTLS:   func(a string) { d.tlsAddr = a },
+			readyAdmin: func(a string) { d.admin = a },
+			logger:     slog.New(slog.NewTextHandler(d.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		})
 	}()
 	select {

@@ -45,6 +45,9 @@ type options struct {
 	// ("" when none); readyTLS the HTTPS one, before ready is called.
 	ready    func(addr string)
 	readyTLS func(addr string)
+	// readyAdmin, when set, receives the admin API's address, before
+	// ready is called.
+	readyAdmin func(addr string)
 	// logger overrides the default text logger on stderr.
 	logger *slog.Logger
 }
