@@ -40,6 +40,9 @@ func TestPushThenGetConfig(t *testing.T) {
 	assert.Contains(t, res.Message, "memory only")
 	assert.Equal(t, []Problem{}, res.Errors)
 	assert.Equal(t, `"1"`, ans.header.Get("ETag"))
+	e, ok := a.pub.Entry(1)
+	require.True(t, ok)
+	assert.True(t, e.Time.Equal(res.Time), "the time the history keeps")
 
 	ans = a.do("GET", "/config", "")
 	assert.Equal(t, 200, ans.status)
@@ -260,6 +263,7 @@ func TestTokenIsRequired(t *testing.T) {
 		})
 	}
 	assert.Empty(t, a.pub.History(), "no unauthorized push was published")
+	assert.Contains(t, a.do("GET", "/healthz", "").body, "Bearer <token>", "no HTML escaping")
 	assert.Equal(t, 503, a.do("GET", "/healthz", "", "Authorization", "Bearer right-token").status)
 	assert.Equal(t, 503, a.do("GET", "/healthz", "", "Authorization", "bearer right-token").status, "the scheme is case-insensitive")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strconv"
@@ -116,7 +117,11 @@ func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusGatewayTimeout, CodeApplyTimeout, "revision "+strconv.FormatUint(rev.ID(), 10)+" got no outcome within "+h.cfg.ApplyTimeout.String())
 		return
 	}
-	res := PushResult{Outcome: outcomeOf(snapshot.Entry{Outcome: o, Time: time.Now(), Source: data})}
+	e, ok := pub.Entry(o.Revision)
+	if !ok { // the publisher keeps no history
+		e = snapshot.Entry{Outcome: o, Time: time.Now(), Source: data}
+	}
+	res := PushResult{Outcome: outcomeOf(e)}
 	if cur, ok := pub.Current(); ok {
 		res.Serving = cur.Revision
 	}
@@ -145,7 +150,11 @@ func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
 	if status == http.StatusOK {
 		w.Header().Set("ETag", etag(res.Serving))
 	}
-	h.cfg.Logger.Info("admin: config push", "revision", o.Revision, "status", o.Status.String(), "problems", len(o.Errors),
+	level := slog.LevelInfo
+	if status != http.StatusOK {
+		level = slog.LevelWarn
+	}
+	h.cfg.Logger.Log(ctx, level, "admin: config push", "revision", o.Revision, "status", o.Status.String(), "problems", len(o.Errors),
 		"persisted", res.Persisted, "serving", res.Serving, "bytes", len(data), "remote", r.RemoteAddr)
 	writeJSON(w, status, res)
 }

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -212,13 +213,18 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		// Every answer type marshals; this is a bug.
-		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"admin.internal","message":"the answer did not encode"}}`)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the answers are read by tools and people, never embedded in HTML
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		// Every answer type encodes; this is a bug.
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":"admin.internal","message":"the answer did not encode"}}` + "\n")
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(buf.Bytes())
 }

@@ -133,6 +133,23 @@ func (p *Publisher) History() []Entry {
 	return out
 }
 
+// Entry returns a copy of the kept entry of revision rev, and false when
+// the history holds none (never published, or fallen out). It is safe for
+// concurrent use.
+func (p *Publisher) Entry(rev uint64) (Entry, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range p.hist.ring {
+		if e.Revision == rev {
+			return e.clone(), true
+		}
+	}
+	if p.hist.cur.Revision == rev && rev != 0 {
+		return p.hist.cur.clone(), true
+	}
+	return Entry{}, false
+}
+
 // Current returns a copy of the entry of the revision serving now, and
 // false before the first applied revision. It is kept whether or not the
 // history still holds it. Current is safe for concurrent use.

@@ -48,6 +48,14 @@ func TestHistoryKeepsTheLatestOutcomes(t *testing.T) {
 	assert.Equal(t, uint64(2), h[2].Snapshot.Revision())
 	assert.False(t, h[2].Time.After(h[1].Time), "times follow the outcomes")
 
+	e, ok := pub.Entry(3)
+	require.True(t, ok)
+	assert.Equal(t, h[1], e)
+	_, ok = pub.Entry(1)
+	assert.False(t, ok, "fallen out of the history")
+	_, ok = pub.Entry(0)
+	assert.False(t, ok)
+
 	cur, ok := pub.Current()
 	require.True(t, ok)
 	assert.Equal(t, uint64(2), cur.Revision, "the refusal left the applied revision current")
@@ -65,6 +73,9 @@ func TestHistoryKeepsTheLatestOutcomes(t *testing.T) {
 	cur, _ = pub.Current()
 	assert.Equal(t, o.Revision, cur.Revision)
 	assert.Nil(t, cur.Source)
+	e, ok = pub.Entry(o.Revision)
+	assert.True(t, ok)
+	assert.Equal(t, cur, e)
 }
 
 func TestHistoryIsCopiedOnRead(t *testing.T) {
@@ -88,8 +99,11 @@ func TestHistoryOff(t *testing.T) {
 	_, err := pub.Apply(testContext(t), fleet(1, a))
 	require.NoError(t, err)
 	assert.Empty(t, pub.History())
-	_, ok := pub.Current()
+	cur, ok := pub.Current()
 	assert.True(t, ok, "the current entry is kept without a history")
+	e, ok := pub.Entry(cur.Revision)
+	assert.True(t, ok)
+	assert.Equal(t, cur, e)
 }
 
 func TestPublishDataIfIsACompareAndSwap(t *testing.T) {

@@ -6,7 +6,9 @@
 // try. With -config FILE it serves that document (JSON or YAML); the file is
 // reloaded when it changes and on SIGHUP, through the snapshot publisher: a
 // refused reload is logged with every error and the previous config keeps
-// serving. SIGINT and SIGTERM shut it down gracefully.
+// serving. SIGINT and SIGTERM shut it down gracefully. The admin API
+// (package admin) listens on -admin, 127.0.0.1:9901 by default; a pushed
+// document is written to the -config file, so it survives a restart.
 package main
 
 import (
