@@ -244,10 +244,36 @@ func TestAdminAddressChecksAtStart(t *testing.T) {
 	off := startDaemon(t, "-admin", "off")
 	assert.Empty(t, off.admin)
 	assert.NotContains(t, off.out.String(), "admin API")
-	lb := startDaemon(t, "-admin", "[::1]:0")
-	if lb.admin != "" { // a loopback IPv6 address needs no token
-		status, _, _ := lb.adminDo(t, "GET", "/healthz", "")
-		assert.Equal(t, 200, status)
+}
+
+func TestAdminSettings(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte("tok\n"), 0o600))
+	for _, tc := range []struct {
+		addr, tokenFile string
+		want            adminSettings
+		err             string
+	}{
+		{"off", "", adminSettings{}, ""},
+		{"", "", adminSettings{}, ""},
+		{"127.0.0.1:9901", "", adminSettings{addr: "127.0.0.1:9901"}, ""},
+		{"127.0.0.2:9901", "", adminSettings{addr: "127.0.0.2:9901"}, ""},
+		{"[::1]:9901", "", adminSettings{addr: "[::1]:9901"}, ""},
+		{"localhost:9901", "", adminSettings{addr: "localhost:9901"}, ""},
+		{"0.0.0.0:9901", tokenFile, adminSettings{addr: "0.0.0.0:9901", token: "tok"}, ""},
+		{"127.0.0.1:9901", tokenFile, adminSettings{addr: "127.0.0.1:9901", token: "tok"}, ""},
+		{"admin.example:9901", "", adminSettings{}, "not a loopback address"},
+		{"[::ffff:127.0.0.1]:9901", "", adminSettings{addr: "[::ffff:127.0.0.1]:9901"}, ""},
+		{"[fe80::1%eth0]:9901", "", adminSettings{}, "not a loopback address"},
+	} {
+		addr, file := tc.addr, tc.tokenFile
+		got, err := adminFlags{addr: &addr, tokenFile: &file}.settings()
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, tc.addr)
+			continue
+		}
+		assert.NoError(t, err, tc.addr)
+		assert.Equal(t, tc.want, got, tc.addr)
 	}
 }
 
