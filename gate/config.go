@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/netip"
 	"time"
+
+	"github.com/paduraksa/paduraksa/telemetry"
 )
 
 // Target is what a route hands a request to: the proxy's forwarder, or any
@@ -114,7 +116,13 @@ type Config struct {
 	// is answered 503 with Retry-After. 0 means half the CPUs the Go
 	// runtime uses, at least 1.
 	MaxPasswordChecks int
-	// Reuse lists hosts compiled by an earlier Gate, taken as they are
+	// Observer, when not nil, receives the record of every finished
+	// request ([telemetry.Record]) on the request's goroutine; AccessLog
+	// the same, except for the hosts with NoAccessLog. Each costs its own
+	// call per request; the gate fills the record either way.
+	Observer  telemetry.Observer
+	AccessLog telemetry.Observer
+	// Reuse is publish plumbing: it lists hosts compiled by an earlier Gate, taken as they are
 	// after the hosts of Hosts: a publish that changes a few hosts of
 	// thousands then costs little more than the changed ones. The caller
 	// vouches that each came from [Gate.Host] of a Gate whose config was
@@ -154,7 +162,11 @@ type Host struct {
 	// AnswerHeaders, when not nil, adds the host's headers to the answers
 	// the gate gives itself for the host (see [AnswerHeaders]).
 	AnswerHeaders AnswerHeaders
+	// NoAccessLog leaves the host's requests out of Config.AccessLog
+	// (they still count in the metrics and reach Config.Observer).
+	NoAccessLog bool
 
+	metrics   *RouteMetrics // requests outside the routes
 	server    []string
 	answers   *answerSet // the gate's own answers, with this host's headers
 	fixed     *answer
@@ -218,6 +230,7 @@ type Route struct {
 	lower         string // Prefix, ASCII lower case
 	scopeKey      uint64
 	answerHeaders AnswerHeaders // the Target's, or nil
+	metrics       *RouteMetrics
 }
 
 // Redirect is a precomputed redirect answer.

@@ -3,6 +3,9 @@ package gate
 import (
 	"net/http"
 	"net/netip"
+	"time"
+
+	"github.com/paduraksa/paduraksa/telemetry"
 )
 
 // Request is the per-request state the gate hands to a [Target]. It is
@@ -48,9 +51,20 @@ type Request struct {
 	DryRun bool
 	// Tracer receives the target's steps too; nil in production.
 	Tracer *Tracer
+	// Record is the request's record for the metrics, the observer and
+	// the access log. The gate fills what it decided, the status and the
+	// bytes answered; a target adds what happened upstream (Upstream,
+	// Destination, Error, RequestID, Retries, TTFB, BytesIn) and may set
+	// Status itself for an answer nobody writes (499).
+	Record telemetry.Record
 
-	gate   *Gate
-	keyBuf [maxHostLen]byte
+	gate     *Gate
+	rw       recorder
+	metrics  *RouteMetrics
+	start    time.Duration // since epoch
+	returned bool          // the pipeline returned without panicking
+	inFlight bool          // counted in metrics.InFlight
+	keyBuf   [maxHostLen]byte
 }
 
 // Answer writes the gate's own answer for status (502, 503, 504, 404, ...)

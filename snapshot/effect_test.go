@@ -338,6 +338,7 @@ func effects() map[string]effect {
 			set: func(d *Document) { h0(d).Compression.Encodings = []string{"br"} }},
 		"hosts[].requestId":             {set: func(d *Document) { h0(d).RequestID = "generate" }},
 		"hosts[].keepUnderscoreHeaders": {set: func(d *Document) { h0(d).KeepUnderscoreHeaders = true }},
+		"hosts[].accessLog":             {set: func(d *Document) { h0(d).AccessLog = &no }},
 
 		"upstreams[].id":                      {set: func(d *Document) { u0(d).ID, r0(d).Upstream = "u9", "u9" }},
 		"upstreams[].destinations[].id":       {set: func(d *Document) { u0(d).Destinations[0].ID = "d9" }},
