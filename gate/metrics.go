@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"io"
 	"net/http"
 	"time"
 
@@ -211,6 +212,16 @@ func (rw *recorder) Write(p []byte) (int, error) {
 		rw.status = http.StatusOK
 	}
 	n, err := rw.w.Write(p)
+	rw.bytes += int64(n)
+	return n, err
+}
+
+// WriteString spares a target's io.WriteString the copy to []byte.
+func (rw *recorder) WriteString(s string) (int, error) {
+	if rw.status == 0 || rw.status < 200 {
+		rw.status = http.StatusOK
+	}
+	n, err := io.WriteString(rw.w, s)
 	rw.bytes += int64(n)
 	return n, err
 }
