@@ -45,6 +45,9 @@ func run(ctx context.Context, args []string, opt options) error {
 	proxyFrom := fs.String("proxy-protocol-from", "", "comma-separated prefixes of load balancers that must send a PROXY protocol header; empty: off")
 	perIP := fs.Int("max-conns-per-ip", connlimit.DefaultPerAddress, "concurrent connections per client address (IPv6: per /64); -1: off")
 	deny := fs.String("deny", "", "comma-separated prefixes refused before TLS")
+	accessLog := fs.String("access-log", "stderr", "where the access log goes: stderr, a file (appended to), or off; hosts[].accessLog: false leaves a host out")
+	accessFormat := fs.String("access-log-format", "json", "access log format: json or text (logfmt)")
+	accessSample := fs.Int("access-log-sample-2xx", 1, "log one in N answers with a 2xx status (the others always)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -62,7 +65,15 @@ func run(ctx context.Context, args []string, opt options) error {
 	store := new(snapshot.Store)
 	var pub *snapshot.Publisher
 	challenges := new(gate.ChallengeStore)
+	al, closeLog, err := openAccessLog(*accessLog, *accessFormat, *accessSample, opt.stderr)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
 	compiler := snapshot.Compiler{Health: mon, Logger: log, Challenges: challenges}
+	if al != nil {
+		compiler.AccessLog = al
+	}
 	demoMode := *configPath == ""
 	if demoMode && *https == "" {
 		*https = "127.0.0.1:8443"
