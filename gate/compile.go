@@ -30,6 +30,7 @@ func New(cfg Config) (*Gate, error) {
 		logger:     cfg.Logger,
 		tracer:     cfg.Tracer,
 		observer:   cfg.Observer,
+		answerHook: cfg.Answer,
 		accessLog:  cfg.AccessLog,
 		compiled:   make([]*Host, len(cfg.Hosts), len(cfg.Hosts)+len(cfg.Reuse)),
 	}

@@ -24,6 +24,7 @@ type Gate struct {
 	compiled       []*Host // the compiled hosts: Config.Hosts, then Config.Reuse
 	defaultAnswers *answerSet
 	unknown        *RouteMetrics // the unknown host's
+	answerHook     AnswerFunc
 	observer       telemetry.Observer
 	accessLog      telemetry.Observer
 

@@ -70,6 +70,12 @@ type Request struct {
 // Answer writes the gate's own answer for status (502, 503, 504, 404, ...)
 // with the host's response headers. Unknown statuses get a bare status line.
 func (rq *Request) Answer(w http.ResponseWriter, r *http.Request, status int) {
+	if g := rq.gate; g != nil && g.answerHook != nil && !rq.DryRun && g.answerHook(w, r, rq, status) {
+		if tr := rq.Tracer; tr != nil {
+			tr.OnStep(Step{Kind: StepAnswer, Status: status, Reason: "answer hook"})
+		}
+		return
+	}
 	var answers *answerSet
 	switch {
 	case rq.Host != nil:
@@ -86,7 +92,3 @@ func (rq *Request) Answer(w http.ResponseWriter, r *http.Request, status int) {
 		tr.OnStep(Step{Kind: StepAnswer, Status: status})
 	}
 }
-
-// AppendClient appends the client address as forwarding headers carry it:
-// IPv4 dotted, IPv6 without brackets.
-func (rq *Request) AppendClient(dst []byte) []byte { return rq.Client.AppendTo(dst) }

@@ -65,6 +65,9 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 		tr.OnStep(Step{Kind: StepHost, Match: match, Name: r.Host})
 	}
 	if h == nil {
+		if g.answerHook != nil && !rq.DryRun && g.answerHook(w, r, rq, g.def.status) {
+			return
+		}
 		g.def.write(w, r)
 		if tr != nil {
 			tr.OnStep(Step{Kind: StepAnswer, Status: g.def.status, Reason: "unknown host"})

@@ -143,6 +143,9 @@ type Compiler struct {
 	// telemetry.AccessLog, say); nil means none. See gate.Config.
 	Observer  telemetry.Observer
 	AccessLog telemetry.Observer
+	// Answer, when not nil, writes the gateway's own answers in place of
+	// the built-in ones (see gate.AnswerFunc).
+	Answer gate.AnswerFunc
 
 	ticketSecret []byte
 
@@ -275,6 +278,7 @@ func (r *run) build(form canonForm, prev *Snapshot) *Snapshot {
 		Logger:              c.Logger,
 		Observer:            c.Observer,
 		AccessLog:           c.AccessLog,
+		Answer:              c.Answer,
 		TrustedProxies:      r.prefixes("global.trustedProxies", doc.Global.TrustedProxies, CodeGlobalTrustedProxyInvalid),
 		ProbeSources:        r.prefixes("global.probeSources", doc.Global.ProbeSources, CodeGlobalProbeSourceInvalid),
 	}
