@@ -224,3 +224,19 @@ func TestObserverAllocations(t *testing.T) {
 type nopObserver struct{}
 
 func (nopObserver) ObserveRequest(*telemetry.Record) {}
+
+// TestRateLimitReadsTheRequestStart: on the real clock a served request's
+// rate-limit time is the gate's start of the request, the same time the
+// clock tells (no second clock read), and a request without a start (a
+// policy called by hand) reads the clock.
+func TestRateLimitReadsTheRequestStart(t *testing.T) {
+	rl, err := NewRateLimit(RateLimitConfig{ID: "rl", Requests: 1, Period: time.Second, Burst: 1})
+	require.NoError(t, err)
+	rq := &Request{start: sinceEpoch()}
+	byStart, byClock := rl.nowFor(rq), rl.now()
+	assert.LessOrEqual(t, byStart, byClock)
+	assert.Less(t, byClock-byStart, uint64(time.Second), "the same clock, read a moment apart")
+	rq.start = sinceEpoch() + time.Hour
+	assert.Greater(t, rl.nowFor(rq), rl.now()+uint64(59*time.Minute), "the start is what counts")
+	assert.InDelta(t, float64(rl.now()), float64(rl.nowFor(&Request{})), float64(time.Second))
+}
