@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -90,6 +91,7 @@ type Server struct {
 	errOnce  sync.Once
 	err      chan error
 	shutdown sync.Once
+	counts   counts
 }
 
 // Errors of Start.
@@ -137,7 +139,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.HTTP != "" {
-		srv, ln, err := s.tcp(cfg, cfg.HTTP)
+		srv, ln, err := s.tcp(cfg, cfg.HTTP, 0)
 		if err != nil {
 			return fail(err)
 		}
@@ -145,7 +147,7 @@ func Start(cfg Config) (*Server, error) {
 		starts = append(starts, func() { s.serve(func() error { return srv.Serve(ln) }) })
 	}
 	if cfg.HTTPS != "" {
-		srv, ln, err := s.tcp(cfg, cfg.HTTPS)
+		srv, ln, err := s.tcp(cfg, cfg.HTTPS, 1)
 		if err != nil {
 			return fail(err)
 		}
@@ -175,7 +177,7 @@ func withLogger(c connlimit.Config, log *slog.Logger) connlimit.Config {
 
 // tcp binds addr and builds its server: the listener stack of the package
 // documentation, net/http with the listener limits.
-func (s *Server) tcp(cfg Config, addr string) (*http.Server, net.Listener, error) {
+func (s *Server) tcp(cfg Config, addr string, kind int) (*http.Server, net.Listener, error) {
 	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, err
@@ -192,13 +194,15 @@ func (s *Server) tcp(cfg Config, addr string) (*http.Server, net.Listener, error
 			return nil, nil, err
 		}
 		ln = pln
+		s.counts.pp = append(s.counts.pp, pln)
 	}
 	ln = cfg.Limits.Listener(&connlimit.Listener{Listener: ln, Limiter: s.limiter})
 	s.lns = append(s.lns, ln)
 	srv := &http.Server{
 		Handler:     cfg.Limits.Handler(cfg.Handler),
 		ConnContext: gate.ConnContext,
-		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ErrorLog:    log.New(errorLog{s, slog.NewLogLogger(s.log.Handler(), slog.LevelWarn).Writer()}, "", 0),
+		ConnState:   s.connState(kind),
 	}
 	if err := cfg.Limits.Apply(srv); err != nil {
 		ln.Close()
@@ -236,6 +240,7 @@ func (s *Server) quic(cfg Config, at *net.TCPAddr) (*quic.EarlyListener, error) 
 		IdleTimeout:    max(lim.IdleTimeout, 0),
 		Logger:         s.log,
 		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
+			s.quicOpened(c)
 			ctx = s.limiter.HTTP3ConnContext(ctx, c)
 			return gate.WithConnInfo(ctx, quicConnInfo(c))
 		},

@@ -1,9 +1,12 @@
 package gate
 
 import (
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"testing"
+
+	"github.com/paduraksa/paduraksa/telemetry"
 )
 
 // BenchmarkGateDecide is a forwarded keep-alive request through a host
@@ -55,6 +58,32 @@ func BenchmarkHostLookup(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				g.Lookup(host)
+			}
+		})
+	}
+}
+
+// BenchmarkGateDecideObserved is BenchmarkGateDecide with an observer
+// that does nothing ("observer") and with a real access log whose writer
+// discards ("access-log"): the difference is what the record hand-over
+// costs the request.
+func BenchmarkGateDecideObserved(b *testing.B) {
+	r := readRequest(b, "GET /api/users?id=1 HTTP/1.1\r\nHost: App.Example:8080\r\nUser-Agent: curl/8\r\nAccept: */*\r\n\r\n", "192.0.2.10:5000")
+	r = r.WithContext(WithConnInfo(r.Context(), &ConnInfo{Peer: netip.MustParseAddrPort(r.RemoteAddr)}))
+	log := telemetry.NewAccessLog(telemetry.AccessLogConfig{Logger: slog.New(slog.DiscardHandler)})
+	defer log.Close()
+	for _, bc := range []struct {
+		name string
+		obs  telemetry.Observer
+	}{{"observer", nopObserver{}}, {"access-log", log}} {
+		b.Run(bc.name, func(b *testing.B) {
+			g := benchGate(b, TargetFunc(func(w http.ResponseWriter, r *http.Request, rq *Request) {}))
+			g.observer = bc.obs
+			w := newNopWriter()
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.h)
+				g.ServeHTTP(w, r)
 			}
 		})
 	}

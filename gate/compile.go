@@ -29,6 +29,9 @@ func New(cfg Config) (*Gate, error) {
 		state:      cfg.State,
 		logger:     cfg.Logger,
 		tracer:     cfg.Tracer,
+		observer:   cfg.Observer,
+		answerHook: cfg.Answer,
+		accessLog:  cfg.AccessLog,
 		compiled:   make([]*Host, len(cfg.Hosts), len(cfg.Hosts)+len(cfg.Reuse)),
 	}
 	if g.state == nil {
@@ -168,6 +171,7 @@ func New(cfg Config) (*Gate, error) {
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
+	g.attachMetrics(g.compiled[:len(cfg.Hosts)])
 	return g, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/netip"
 	"time"
+
+	"github.com/paduraksa/paduraksa/telemetry"
 )
 
 // Target is what a route hands a request to: the proxy's forwarder, or any
@@ -36,6 +38,18 @@ type TargetChecker interface {
 type AnswerHeaders interface {
 	SetAnswerHeaders(h http.Header, r *http.Request)
 }
+
+// AnswerFunc writes one of the gateway's own answers: the unknown host's
+// (404 unless Config.Default says otherwise), and every status
+// [Request.Answer] gives: 400, 404, 408, 413, 414, 421, 431 from the gate,
+// and 502, 503, 504 (upstream failures, [telemetry.Record] Error says
+// which) from the forwarder. It runs after the host's and route's answer
+// headers (request ID, custom response rules) are set, and reports
+// whether it wrote the answer; false leaves it to the gate. Policies'
+// answers (403, 401, 429, a rule's response) are their own config and do
+// not pass through it. Its cost is its own: the gate adds one nil check.
+// It is not called for simulated requests.
+type AnswerFunc func(w http.ResponseWriter, r *http.Request, rq *Request, status int) bool
 
 // TargetFunc adapts a function to [Target].
 type TargetFunc func(w http.ResponseWriter, r *http.Request, rq *Request)
@@ -114,12 +128,24 @@ type Config struct {
 	// is answered 503 with Retry-After. 0 means half the CPUs the Go
 	// runtime uses, at least 1.
 	MaxPasswordChecks int
-	// Reuse lists hosts compiled by an earlier Gate, taken as they are
-	// after the hosts of Hosts: a publish that changes a few hosts of
-	// thousands then costs little more than the changed ones. The caller
-	// vouches that each came from [Gate.Host] of a Gate whose config was
-	// equal for that host: same host, same Server, same policy instances
-	// and targets.
+	// Observer, when not nil, receives the record of every finished
+	// request ([telemetry.Record]) on the request's goroutine; AccessLog
+	// the same, except for the hosts with NoAccessLog. Each costs its own
+	// call per request; the gate fills the record either way.
+	Observer  telemetry.Observer
+	AccessLog telemetry.Observer
+	// Answer, when not nil, may write the gateway's own answers in place
+	// of the built-in short text ones (see [AnswerFunc]).
+	Answer AnswerFunc
+
+	// Reuse is publish plumbing for incremental publishers such as the
+	// snapshot package's; leave it empty when building a Gate by hand.
+	// It lists hosts compiled by an earlier Gate, taken as they are after
+	// the hosts of Hosts: a publish that changes a few hosts of thousands
+	// then costs little more than the changed ones. The caller vouches
+	// that each came from [Gate.Host] of a Gate whose config was equal for
+	// that host: same host, same Server, same policy instances and
+	// targets.
 	Reuse []*Host
 }
 
@@ -154,7 +180,11 @@ type Host struct {
 	// AnswerHeaders, when not nil, adds the host's headers to the answers
 	// the gate gives itself for the host (see [AnswerHeaders]).
 	AnswerHeaders AnswerHeaders
+	// NoAccessLog leaves the host's requests out of Config.AccessLog
+	// (they still count in the metrics and reach Config.Observer).
+	NoAccessLog bool
 
+	metrics   *RouteMetrics // requests outside the routes
 	server    []string
 	answers   *answerSet // the gate's own answers, with this host's headers
 	fixed     *answer
@@ -218,6 +248,7 @@ type Route struct {
 	lower         string // Prefix, ASCII lower case
 	scopeKey      uint64
 	answerHeaders AnswerHeaders // the Target's, or nil
+	metrics       *RouteMetrics
 }
 
 // Redirect is a precomputed redirect answer.

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/paduraksa/paduraksa/internal/ipaddr"
+	"github.com/paduraksa/paduraksa/telemetry"
 )
 
 // Gate decides what happens to each request. It is immutable and safe for
@@ -22,6 +23,10 @@ type Gate struct {
 	tracer         *Tracer
 	compiled       []*Host // the compiled hosts: Config.Hosts, then Config.Reuse
 	defaultAnswers *answerSet
+	unknown        *RouteMetrics // the unknown host's
+	answerHook     AnswerFunc
+	observer       telemetry.Observer
+	accessLog      telemetry.Observer
 
 	maxPasswordChecks int
 }

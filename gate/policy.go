@@ -151,8 +151,9 @@ var internalErrorPage = statusPage(http.StatusInternalServerError, nil)
 
 // chain is a compiled policy chain.
 type chain struct {
-	scope Scope
-	uses  []PolicyUse
+	scope   Scope
+	uses    []PolicyUse
+	metrics []*PolicyMetrics // by use, from the State
 }
 
 // run evaluates the chain. It returns the first enforced decision that is
@@ -183,6 +184,9 @@ func (g *Gate) run(c *chain, r *http.Request, rq *Request) (Decision, int) {
 		}
 		if tr != nil {
 			tr.OnStep(Step{Kind: StepPolicy, Scope: c.scope, Index: i, Name: u.Policy.ID(), Mode: u.Mode, Verdict: d.Verdict, Reason: d.Reason, Status: d.status()})
+		}
+		if !rq.DryRun {
+			c.count(i, d, u.Mode == Shadow)
 		}
 		if d.Verdict == Continue {
 			continue

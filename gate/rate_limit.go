@@ -89,11 +89,13 @@ type RateLimit struct {
 	burst    int
 	clock    clock.Clock
 	epoch    time.Time
-	slots    []bucket
-	mask     uint64
-	seed     ipaddr.Seed
-	page     *Page
-	counters *Counters
+	// sinceGate is the gate's epoch minus this table's, for nowFor.
+	sinceGate time.Duration
+	slots     []bucket
+	mask      uint64
+	seed      ipaddr.Seed
+	page      *Page
+	counters  *Counters
 }
 
 type bucket struct {
@@ -132,18 +134,20 @@ func newRateLimit(cfg RateLimitConfig, counters *Counters, clk clock.Clock) (*Ra
 		interval = 1
 	}
 	retry := (interval + uint64(time.Second) - 1) / uint64(time.Second)
+	now := clk.Now()
 	return &RateLimit{
-		cfg:      cfg,
-		interval: interval,
-		horizon:  interval * uint64(burst),
-		burst:    burst,
-		clock:    clk,
-		epoch:    clk.Now(),
-		slots:    make([]bucket, size),
-		mask:     uint64(size - 1),
-		seed:     ipaddr.NewSeed(),
-		page:     statusPage(http.StatusTooManyRequests, http.Header{"Retry-After": {strconv.FormatUint(retry, 10)}}),
-		counters: counters,
+		cfg:       cfg,
+		sinceGate: epoch.Sub(now),
+		interval:  interval,
+		horizon:   interval * uint64(burst),
+		burst:     burst,
+		clock:     clk,
+		epoch:     now,
+		slots:     make([]bucket, size),
+		mask:      uint64(size - 1),
+		seed:      ipaddr.NewSeed(),
+		page:      statusPage(http.StatusTooManyRequests, http.Header{"Retry-After": {strconv.FormatUint(retry, 10)}}),
+		counters:  counters,
 	}, nil
 }
 
@@ -167,7 +171,7 @@ func (l *RateLimit) Evaluate(r *http.Request, rq *Request) Decision {
 			scope = rq.Host.scopeKey
 		}
 	}
-	ok, left, res := l.take(rq.Client, scope, l.now(), rq.DryRun)
+	ok, left, res := l.take(rq.Client, scope, l.nowFor(rq), rq.DryRun)
 	switch {
 	case res == takeFull:
 		if !rq.DryRun {
@@ -196,6 +200,17 @@ func (l *RateLimit) Tokens(client netip.Addr, scope uint64) int {
 // stored 0 means "never used". A clock that went back before the epoch
 // reads as the epoch.
 func (l *RateLimit) now() uint64 { return uint64(max(l.clock.Since(l.epoch), 0)) + 1 }
+
+// nowFor is now for a request the gate is serving: on the real clock, the
+// time the gate started deciding it, which costs no clock read (a few
+// microseconds early at most, like any reading taken before the policy
+// ran).
+func (l *RateLimit) nowFor(rq *Request) uint64 {
+	if rq.start == 0 || !l.clock.Real() {
+		return l.now()
+	}
+	return uint64(max(rq.start+l.sinceGate, 0)) + 1
+}
 
 type takeResult uint8
 

@@ -3,6 +3,9 @@ package gate
 import (
 	"net/http"
 	"net/netip"
+	"time"
+
+	"github.com/paduraksa/paduraksa/telemetry"
 )
 
 // Request is the per-request state the gate hands to a [Target]. It is
@@ -48,14 +51,31 @@ type Request struct {
 	DryRun bool
 	// Tracer receives the target's steps too; nil in production.
 	Tracer *Tracer
+	// Record is the request's record for the metrics, the observer and
+	// the access log. The gate fills what it decided, the status and the
+	// bytes answered; a target adds what happened upstream (Upstream,
+	// Destination, Error, RequestID, Retries, TTFB, BytesIn) and may set
+	// Status itself for an answer nobody writes (499).
+	Record telemetry.Record
 
-	gate   *Gate
-	keyBuf [maxHostLen]byte
+	gate     *Gate
+	rw       recorder
+	metrics  *RouteMetrics
+	start    time.Duration // since epoch
+	returned bool          // the pipeline returned without panicking
+	inFlight bool          // counted in metrics.InFlight
+	keyBuf   [maxHostLen]byte
 }
 
 // Answer writes the gate's own answer for status (502, 503, 504, 404, ...)
 // with the host's response headers. Unknown statuses get a bare status line.
 func (rq *Request) Answer(w http.ResponseWriter, r *http.Request, status int) {
+	if g := rq.gate; g != nil && g.answerHook != nil && !rq.DryRun && g.answerHook(w, r, rq, status) {
+		if tr := rq.Tracer; tr != nil {
+			tr.OnStep(Step{Kind: StepAnswer, Status: status, Reason: "answer hook"})
+		}
+		return
+	}
 	var answers *answerSet
 	switch {
 	case rq.Host != nil:
@@ -72,7 +92,3 @@ func (rq *Request) Answer(w http.ResponseWriter, r *http.Request, status int) {
 		tr.OnStep(Step{Kind: StepAnswer, Status: status})
 	}
 }
-
-// AppendClient appends the client address as forwarding headers carry it:
-// IPv4 dotted, IPv6 without brackets.
-func (rq *Request) AppendClient(dst []byte) []byte { return rq.Client.AppendTo(dst) }

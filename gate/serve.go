@@ -12,8 +12,12 @@ var requestPool = sync.Pool{New: func() any { return new(Request) }}
 func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rq := requestPool.Get().(*Request)
 	rq.gate, rq.Tracer = g, g.tracer
-	defer g.release(rq)
-	g.decide(w, r, rq)
+	rq.start = sinceEpoch()
+	rq.rw.w = w
+	rq.metrics = g.unknown
+	defer g.finish(rq, r)
+	g.decide(&rq.rw, r, rq)
+	rq.returned = true
 }
 
 func (g *Gate) release(rq *Request) {
@@ -61,13 +65,16 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 		tr.OnStep(Step{Kind: StepHost, Match: match, Name: r.Host})
 	}
 	if h == nil {
+		if g.answerHook != nil && !rq.DryRun && g.answerHook(w, r, rq, g.def.status) {
+			return
+		}
 		g.def.write(w, r)
 		if tr != nil {
 			tr.OnStep(Step{Kind: StepAnswer, Status: g.def.status, Reason: "unknown host"})
 		}
 		return
 	}
-	rq.Host = h
+	rq.Host, rq.metrics = h, h.metrics
 	hdr := w.Header()
 	hdr["Server"] = h.server
 
@@ -137,7 +144,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 		g.answer(w, r, rq, http.StatusNotFound)
 		return
 	}
-	rq.Route = rt
+	rq.Route, rq.metrics = rt, rt.metrics
 	if tr != nil {
 		tr.OnStep(Step{Kind: StepRoute, Path: rq.Path, Name: rt.ID, Reason: rt.Prefix})
 	}
@@ -178,6 +185,8 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 	if rq.DryRun {
 		return
 	}
+	rq.inFlight = true
+	rt.metrics.InFlight.Add(1)
 	rt.Target.Forward(w, r, rq)
 }
 

@@ -28,6 +28,9 @@ type State struct {
 	clock clock.Clock // the rate limits' clock; zero: the real one
 
 	counters Counters
+
+	routes   map[routeKey]*RouteMetrics
+	policies map[string]*PolicyMetrics
 }
 
 // Counters are the gate's counters. They are atomics, safe to read at any

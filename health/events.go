@@ -79,6 +79,7 @@ func (m *Monitor) emit(c Change) {
 }
 
 func (m *Monitor) change(d *upstream.Destination, k CheckKind, old, new upstream.HealthState, reason string) {
+	d.Metrics().HealthChanges.Inc()
 	m.emit(Change{ClusterID: d.ClusterID(), DestinationID: d.ID(), Destination: d, Check: k,
 		Old: old, New: new, Reason: reason, Time: m.clock.Now()})
 }

@@ -93,6 +93,11 @@ func (m *Monitor) probe(ctx context.Context, j probeJob) {
 	res.Err = err
 	res.OK = err == nil && res.StatusCode >= 200 && res.StatusCode < 300
 	res.Duration = m.clock.Since(start)
+	dm := d.Metrics()
+	dm.Probe.Observe(res.Duration)
+	if !res.OK {
+		dm.ProbeFailures.Inc()
+	}
 	if res.OK {
 		st.fails.Store(0)
 	} else {

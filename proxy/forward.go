@@ -24,10 +24,13 @@ import (
 // never completes the exchange with an answer of its own.
 func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Request) {
 	c := rt.Cluster
+	rec := &rq.Record
+	rec.Upstream = c.Upstream.ID()
 	var rid []string
 	if rt.site != nil && rt.site.requestID != RequestIDPass {
 		rid = rt.site.requestIDValue(r)
 		w.Header()["X-Request-Id"] = rid
+		rec.RequestID = rid[0]
 	}
 	path, view := rq.ForwardPath, rq.Path
 	if path == "" {
@@ -54,6 +57,7 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 	var ast balance.AffinityStatus
 	if c.Affinity != nil {
 		if d, ast = c.Affinity.Find(r, m); ast == balance.AffinityFailed {
+			rec.Error = "affinityFailed"
 			rt.answer(w, r, rq, http.StatusServiceUnavailable)
 			return
 		}
@@ -67,6 +71,7 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 		d = policy.Pick(in, m.Available)
 	}
 	if d == nil {
+		rec.Error = "noDestination"
 		rt.answer(w, r, rq, http.StatusServiceUnavailable)
 		return
 	}
@@ -92,6 +97,7 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 				return
 			}
 			replay, replayable = buf, ok
+			rec.BytesIn = int64(len(buf))
 		}
 	}
 	if o.req.Body != nil && replay == nil {
@@ -116,6 +122,11 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 			tr.OnStep(gate.Step{Kind: gate.StepForward, Name: d.ID(), Reason: d.Host()})
 		}
 		d.Begin()
+		sent := rq.Elapsed()
+		if attempt == 0 {
+			rec.Gate = sent
+		}
+		rec.Destination, rec.Retries = d.ID(), attempt
 		var err error
 		res, err = o.roundTripper(rt, r, d).RoundTrip(&o.req)
 		if held {
@@ -123,6 +134,8 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 			held = false
 		}
 		if err == nil {
+			rec.TTFB = rq.Elapsed() - sent
+			d.Metrics().TTFB.Observe(rec.TTFB)
 			break
 		}
 		d.End()
@@ -138,6 +151,7 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 		if o.idle.hasFired() {
 			out = upstream.Timeout
 		}
+		d.Metrics().Count(out)
 		if !out.ClientSide() {
 			c.observe(d, out, 0)
 		}
@@ -158,6 +172,7 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 		}
 		o.info.done()
 		o.idle.stop()
+		rb.count(rec)
 		rt.failed(w, r, rq, c.Stats, out)
 		if rb == nil && r.Trailer == nil {
 			o.release()
@@ -173,6 +188,11 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 		// The response was cut because the upload failed: the client's
 		// doing, like an abort.
 		out = upstream.ClientBodyError
+	}
+	rb.count(rec)
+	d.Metrics().Count(out)
+	if out != upstream.Success {
+		rec.Error = out.String()
 	}
 	if out.ClientSide() {
 		if tr := rq.Tracer; tr != nil {
@@ -220,8 +240,10 @@ func (rt *Route) answer(w http.ResponseWriter, r *http.Request, rq *gate.Request
 // failed answers a round trip that produced no response.
 func (rt *Route) failed(w http.ResponseWriter, r *http.Request, rq *gate.Request, st *Stats, out upstream.Outcome) {
 	st.add(out)
+	rq.Record.Error = out.String()
 	switch out {
 	case upstream.ClientAbort:
+		rq.Record.Status = 499
 		// The client is gone: nobody reads an answer. Logged as 499.
 		if tr := rq.Tracer; tr != nil {
 			tr.OnStep(gate.Step{Kind: gate.StepAnswer, Status: 499, Reason: out.String()})
@@ -239,6 +261,7 @@ func (rt *Route) failed(w http.ResponseWriter, r *http.Request, rq *gate.Request
 // connection, whose framing is lost.
 func (rt *Route) clientBodyFailed(w http.ResponseWriter, r *http.Request, rq *gate.Request, err error) {
 	rt.Cluster.Stats.add(upstream.ClientBodyError)
+	rq.Record.Error = upstream.ClientBodyError.String()
 	if r.ProtoMajor == 1 {
 		w.Header()["Connection"] = connClose
 	}

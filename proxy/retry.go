@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/paduraksa/paduraksa/internal/problem"
+	"github.com/paduraksa/paduraksa/telemetry"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
@@ -152,6 +153,7 @@ type reqBody struct {
 	trOut   http.Header // the declared trailers sent upstream
 	touched atomic.Bool
 	closed  atomic.Bool
+	n       atomic.Int64 // bytes read
 	failed  atomic.Pointer[bodyError]
 }
 
@@ -162,6 +164,7 @@ func (b *reqBody) Read(p []byte) (int, error) {
 	n, err := b.src.Read(p)
 	if n > 0 {
 		b.it.touch()
+		b.n.Add(int64(n))
 	}
 	switch {
 	case err == io.EOF:
@@ -173,6 +176,13 @@ func (b *reqBody) Read(p []byte) (int, error) {
 }
 
 func (b *reqBody) Close() error { b.closed.Store(true); return nil }
+
+// count notes the body bytes read so far in rec; b may be nil.
+func (b *reqBody) count(rec *telemetry.Record) {
+	if b != nil {
+		rec.BytesIn = b.n.Load()
+	}
+}
 
 // clientError returns the error the client's body failed with, or nil; b
 // may be nil.

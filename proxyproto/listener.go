@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/paduraksa/paduraksa/internal/ipaddr"
@@ -89,6 +90,21 @@ type Listener struct {
 	errc      chan error
 	done      chan struct{}
 	acceptErr error // set before done is closed
+
+	untrusted, invalid, timedOut atomic.Uint64
+}
+
+// ListenerStats count the connections a [Listener] refused, by reason.
+type ListenerStats struct {
+	// Untrusted were from a source outside Config.TrustedProxies;
+	// Invalid sent a header that is missing, malformed or too large;
+	// Timeout did not complete it within Config.HeaderTimeout.
+	Untrusted, Invalid, Timeout uint64
+}
+
+// Stats returns the listener's refusal counts.
+func (l *Listener) Stats() ListenerStats {
+	return ListenerStats{Untrusted: l.untrusted.Load(), Invalid: l.invalid.Load(), Timeout: l.timedOut.Load()}
 }
 
 var _ net.Listener = (*Listener)(nil)
@@ -201,6 +217,7 @@ func (l *Listener) acceptLoop() {
 		}
 		accepted := time.Now()
 		if !l.isTrusted(raw.RemoteAddr()) {
+			l.untrusted.Add(1)
 			l.log.Debug("proxyproto: connection from untrusted source closed", "remote", raw.RemoteAddr())
 			raw.Close()
 			<-l.slots
@@ -226,6 +243,11 @@ func (l *Listener) handshake(raw net.Conn, accepted time.Time) {
 		return
 	}
 	if err != nil {
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			l.timedOut.Add(1)
+		} else {
+			l.invalid.Add(1)
+		}
 		l.log.Debug("proxyproto: connection without a valid header closed", "remote", raw.RemoteAddr(), "err", err)
 		raw.Close()
 		return

@@ -399,6 +399,10 @@ func (e *canonEnc) host(h *Host) {
 	}
 	e.strDefault("requestId", h.RequestID, proxy.RequestIDModeNames()[0])
 	e.boolean("keepUnderscoreHeaders", h.KeepUnderscoreHeaders)
+	if v := h.AccessLog; v != nil && !*v {
+		e.key("accessLog")
+		e.b = append(e.b, "false"...)
+	}
 }
 
 // routeForwarding writes a route's forwarding blocks; defaults write

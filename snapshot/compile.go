@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/proxy"
+	"github.com/paduraksa/paduraksa/telemetry"
 	"github.com/paduraksa/paduraksa/tlsselect"
 	"github.com/paduraksa/paduraksa/upstream"
 )
@@ -68,6 +70,16 @@ func (s *Snapshot) Gate() *gate.Gate { return s.gate }
 
 // Cluster returns the compiled cluster of an upstream ID, or nil.
 func (s *Snapshot) Cluster(id string) *proxy.Cluster { return s.clusters[id] }
+
+// Clusters returns the snapshot's clusters, ordered by ID.
+func (s *Snapshot) Clusters() []*proxy.Cluster {
+	out := make([]*proxy.Cluster, 0, len(s.clusters))
+	for _, c := range s.clusters {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *proxy.Cluster) int { return strings.Compare(a.Upstream.ID(), b.Upstream.ID()) })
+	return out
+}
 
 // ServeHTTP runs the snapshot's gate.
 func (s *Snapshot) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.gate.ServeHTTP(w, r) }
@@ -126,6 +138,14 @@ type Compiler struct {
 	// made once, so tickets survive publishes but not a restart. Replicas
 	// behind one load balancer should share it.
 	TicketSecret []byte
+	// Observer receives the record of every finished request, AccessLog
+	// the same for the hosts whose accessLog is not false (a
+	// telemetry.AccessLog, say); nil means none. See gate.Config.
+	Observer  telemetry.Observer
+	AccessLog telemetry.Observer
+	// Answer, when not nil, writes the gateway's own answers in place of
+	// the built-in ones (see gate.AnswerFunc).
+	Answer gate.AnswerFunc
 
 	ticketSecret []byte
 
@@ -256,6 +276,9 @@ func (r *run) build(form canonForm, prev *Snapshot) *Snapshot {
 		State:               c.GateState,
 		Challenges:          c.Challenges,
 		Logger:              c.Logger,
+		Observer:            c.Observer,
+		AccessLog:           c.AccessLog,
+		Answer:              c.Answer,
 		TrustedProxies:      r.prefixes("global.trustedProxies", doc.Global.TrustedProxies, CodeGlobalTrustedProxyInvalid),
 		ProbeSources:        r.prefixes("global.probeSources", doc.Global.ProbeSources, CodeGlobalProbeSourceInvalid),
 	}

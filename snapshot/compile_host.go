@@ -63,6 +63,7 @@ func (r *run) host(i int, h *Host, s *Snapshot, upstreams map[string]bool, pols 
 	if h.Robots != "" {
 		gh.Robots = []byte(h.Robots)
 	}
+	gh.NoAccessLog = h.AccessLog != nil && !*h.AccessLog
 	if l := h.Limits; l != nil {
 		gh.Limits = gate.Limits{MaxURIBytes: l.MaxURIBytes, MaxHeaderCount: l.MaxHeaderCount,
 			MaxHeaderBytes: l.MaxHeaderBytes, MaxBodyBytes: int64(l.MaxBodyBytes)}

@@ -138,6 +138,10 @@ type Host struct {
 	// upstreams read X_User as X-User); names that spell a header the
 	// gateway owns are dropped still. Only a proxy host takes it.
 	KeepUnderscoreHeaders bool `json:"keepUnderscoreHeaders,omitempty"`
+	// AccessLog, when false, leaves the host's requests out of the
+	// access log (Compiler.AccessLog); absent or true logs them. They
+	// count in the metrics either way.
+	AccessLog *bool `json:"accessLog,omitempty"`
 }
 
 // Headers holds custom header rules: at most 32 per direction, one per

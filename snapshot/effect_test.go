@@ -79,7 +79,7 @@ type printer struct {
 // nature (rate-limit seeds and epochs, the wall clock) or is too large to
 // print and holds nothing of the config (rate-limit buckets, net/http's
 // transport under proxy.Transport, whose config is printed beside it).
-var skipped = map[string]bool{"seed": true, "seed0": true, "seed1": true, "epoch": true, "slots": true, "TicketSecret": true}
+var skipped = map[string]bool{"seed": true, "seed0": true, "seed1": true, "epoch": true, "sinceGate": true, "slots": true, "TicketSecret": true}
 
 func (f *printer) value(v reflect.Value) {
 	if !v.IsValid() {
@@ -338,6 +338,7 @@ func effects() map[string]effect {
 			set: func(d *Document) { h0(d).Compression.Encodings = []string{"br"} }},
 		"hosts[].requestId":             {set: func(d *Document) { h0(d).RequestID = "generate" }},
 		"hosts[].keepUnderscoreHeaders": {set: func(d *Document) { h0(d).KeepUnderscoreHeaders = true }},
+		"hosts[].accessLog":             {set: func(d *Document) { h0(d).AccessLog = &no }},
 
 		"upstreams[].id":                      {set: func(d *Document) { u0(d).ID, r0(d).Upstream = "u9", "u9" }},
 		"upstreams[].destinations[].id":       {set: func(d *Document) { u0(d).Destinations[0].ID = "d9" }},

@@ -314,6 +314,7 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 	snap.revision = r.id
 	snap.commit()
 	p.cfg.Store.swap(snap)
+	c.GateState.RetainMetrics(snap.gate)
 	if err := c.startHealth(snap, p.own); err != nil {
 		// The monitor validated these configs at compile time; a refusal
 		// now is a bug, reported as a warning since the snapshot serves.

@@ -23,6 +23,19 @@ func (c *Counter) Inc() { c.n.Add(1) }
 // Load returns the count.
 func (c *Counter) Load() uint64 { return c.n.Load() }
 
+// Gauge is a value that goes up and down (requests in flight), on a cache
+// line of its own. Its zero value is ready.
+type Gauge struct {
+	n atomic.Int64
+	_ [56]byte
+}
+
+// Add adds d, which may be negative.
+func (g *Gauge) Add(d int64) { g.n.Add(d) }
+
+// Load returns the value.
+func (g *Gauge) Load() int64 { return g.n.Load() }
+
 // Bounds are the upper bounds of a [Histogram]'s buckets, in seconds as
 // Prometheus spells them: from 100 µs (a loopback round trip) to 60 s (a
 // slow upload), a 1-2.5-5 series, with +Inf beyond.

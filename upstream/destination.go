@@ -61,6 +61,8 @@ type Destination struct {
 	// health package's passive window); see Attached.
 	attached atomic.Pointer[attachment]
 
+	metrics Metrics
+
 	cluster *Cluster
 	cfg     DestinationConfig // Metadata is not read from here: see meta
 	meta    atomic.Pointer[metadata]

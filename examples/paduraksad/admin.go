@@ -36,8 +36,9 @@ func addAdminFlags(fs *flag.FlagSet) adminFlags {
 
 // adminSettings is what the flags ask for, checked at start.
 type adminSettings struct {
-	addr  string // "" when off
-	token string
+	addr    string // "" when off
+	token   string
+	metrics http.Handler // served at /metrics
 }
 
 // settings reads the token file and refuses an admin address others can
@@ -101,7 +102,7 @@ func startAdmin(s adminSettings, pub *snapshot.Publisher, configPath string, log
 	}
 	a := &adminServer{stop: make(chan struct{})}
 	stop := a.stop
-	cfg := admin.Config{Publisher: pub, Token: s.token, Logger: log}
+	cfg := admin.Config{Publisher: pub, Token: s.token, Logger: log, Metrics: s.metrics}
 	if configPath != "" {
 		a.saves = make(chan save)
 		cfg.Persist = func(ctx context.Context, data []byte) error {

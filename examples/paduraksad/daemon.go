@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paduraksa/paduraksa/admin"
 	"github.com/paduraksa/paduraksa/connlimit"
 	"github.com/paduraksa/paduraksa/edge"
 	"github.com/paduraksa/paduraksa/gate"
@@ -46,6 +47,9 @@ func run(ctx context.Context, args []string, opt options) error {
 	perIP := fs.Int("max-conns-per-ip", connlimit.DefaultPerAddress, "concurrent connections per client address (IPv6: per /64); -1: off")
 	deny := fs.String("deny", "", "comma-separated prefixes refused before TLS")
 	adminFlags := addAdminFlags(fs)
+	accessLog := fs.String("access-log", "stderr", "where the access log goes: stderr, a file (appended to), or off; hosts[].accessLog: false leaves a host out")
+	accessFormat := fs.String("access-log-format", "json", "access log format: json or text (logfmt)")
+	accessSample := fs.Int("access-log-sample-2xx", 1, "log one in N answers with a 2xx status (the others always)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -67,7 +71,15 @@ func run(ctx context.Context, args []string, opt options) error {
 	store := new(snapshot.Store)
 	var pub *snapshot.Publisher
 	challenges := new(gate.ChallengeStore)
+	al, closeLog, err := openAccessLog(*accessLog, *accessFormat, *accessSample, opt.stderr)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
 	compiler := snapshot.Compiler{Health: mon, Logger: log, Challenges: challenges}
+	if al != nil {
+		compiler.AccessLog = al
+	}
 	demoMode := *configPath == ""
 	if demoMode && *https == "" {
 		*https = "127.0.0.1:8443"
@@ -203,6 +215,11 @@ func run(ctx context.Context, args []string, opt options) error {
 	if *https != "" && store.Load().TLS() == nil {
 		return fail(errors.New("-https: the config names no certificate (certificates[] and global.tls.defaultCertificate)"))
 	}
+	mc := admin.MetricsConfig{Store: store, Publisher: pub, Edge: srv}
+	if al != nil {
+		mc.AccessLog = al
+	}
+	adminSet.metrics = admin.NewMetrics(mc).Handler()
 	adm, err := startAdmin(adminSet, pub, *configPath, log, opt)
 	if err != nil {
 		return fail(err)

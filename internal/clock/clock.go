@@ -37,6 +37,9 @@ func WithNow(now func() time.Time) Clock {
 	return Clock{src: nowFunc(now)}
 }
 
+// Real reports whether c is the real clock.
+func (c Clock) Real() bool { return c.src == nil }
+
 // Now returns the current time.
 func (c Clock) Now() time.Time {
 	if c.src == nil {

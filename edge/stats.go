@@ -1,0 +1,94 @@
+package edge
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/paduraksa/paduraksa/proxyproto"
+)
+
+// Listeners of [Stats.Open], as [Server.Addr] names them.
+const (
+	ListenerHTTP  = "http"
+	ListenerHTTPS = "https"
+	ListenerHTTP3 = "http3"
+)
+
+// Stats are the edge's connection counts. The deny list and per-address
+// refusals are the [Server.Limiter]'s (connlimit.Stats), the TLS
+// selection's refusals the tlsselect.Selector's.
+type Stats struct {
+	// Open counts the connections open now, by listener.
+	Open map[string]int64
+	// TLSHandshakeFailures counts TLS connections over TCP whose
+	// handshake failed (an unknown name, no shared version or cipher, a
+	// client certificate refused, a client that went away).
+	TLSHandshakeFailures uint64
+	// ProxyProtocol sums the refusals of the PROXY-protocol listeners.
+	ProxyProtocol proxyproto.ListenerStats
+}
+
+// counts are a Server's live connection counts.
+type counts struct {
+	open      [3]atomic.Int64 // http, https, http3
+	handshake atomic.Uint64
+	pp        []*proxyproto.Listener
+}
+
+var listenerNames = [...]string{ListenerHTTP, ListenerHTTPS, ListenerHTTP3}
+
+// Stats returns the server's connection counts.
+func (s *Server) Stats() Stats {
+	st := Stats{Open: make(map[string]int64, len(listenerNames)), TLSHandshakeFailures: s.counts.handshake.Load()}
+	for i, n := range listenerNames {
+		if s.addrs[n] != nil {
+			st.Open[n] = s.counts.open[i].Load()
+		}
+	}
+	for _, l := range s.counts.pp {
+		ls := l.Stats()
+		st.ProxyProtocol.Untrusted += ls.Untrusted
+		st.ProxyProtocol.Invalid += ls.Invalid
+		st.ProxyProtocol.Timeout += ls.Timeout
+	}
+	return st
+}
+
+// connState counts a TCP listener's open connections (index i).
+func (s *Server) connState(i int) func(net.Conn, http.ConnState) {
+	return func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			s.counts.open[i].Add(1)
+		case http.StateClosed, http.StateHijacked:
+			s.counts.open[i].Add(-1)
+		}
+	}
+}
+
+// quicOpened counts a QUIC connection until it ends.
+func (s *Server) quicOpened(c *quic.Conn) {
+	s.counts.open[2].Add(1)
+	context.AfterFunc(c.Context(), func() { s.counts.open[2].Add(-1) })
+}
+
+// errorLog is net/http's ErrorLog writer: it counts the TLS handshake
+// failures the server reports there, and passes every line on.
+type errorLog struct {
+	s    *Server
+	next interface{ Write([]byte) (int, error) }
+}
+
+var handshakeError = []byte("http: TLS handshake error")
+
+func (e errorLog) Write(p []byte) (int, error) {
+	if bytes.Contains(p, handshakeError) {
+		e.s.counts.handshake.Add(1)
+	}
+	return e.next.Write(p)
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paduraksa/paduraksa/snapshot"
+)
+
+// accessRecords returns the access-log records (msg "request") among the
+// JSON lines of out.
+func accessRecords(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var recs []map[string]any
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		if m["msg"] == "request" {
+			recs = append(recs, m)
+		}
+	}
+	return recs
+}
+
+// TestDaemonAccessLog: the daemon logs one JSON record per request to a
+// file by flag; a stopped upstream's 502 carries its error kind, upstream
+// and destination; a host with accessLog: false is left out.
+func TestDaemonAccessLog(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	stopped := ln.Addr().String()
+	ln.Close()
+	off := false
+	doc := snapshot.Document{
+		Hosts: []snapshot.Host{
+			{Names: []string{"app.test"}, Routes: []snapshot.Route{{ID: "web", Path: "/", Upstream: "web"}, {ID: "gone", Path: "/gone", Upstream: "gone"}}},
+			{Names: []string{"quiet.test"}, AccessLog: &off, Routes: []snapshot.Route{{Path: "/", Upstream: "web"}}},
+		},
+		Upstreams: []snapshot.Upstream{upstreamOf("web", upstreamServer(t, "web")), upstreamOf("gone", stopped)},
+	}
+	file := filepath.Join(t.TempDir(), "access.log")
+	d := startWithDoc(t, doc, "-access-log", file)
+	st, _ := d.get(t, "app.test", "/hello")
+	require.Equal(t, 200, st)
+	st, _ = d.get(t, "app.test", "/gone/x")
+	require.Equal(t, 502, st)
+	st, _ = d.get(t, "quiet.test", "/")
+	require.Equal(t, 200, st)
+	st, _ = d.get(t, "nobody.test", "/")
+	require.Equal(t, 404, st)
+
+	var recs []map[string]any
+	waitFor(t, "three access-log records", func() bool {
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		recs = accessRecords(t, string(b))
+		return len(recs) >= 3
+	})
+	require.Len(t, recs, 3, "quiet.test is left out")
+	assert.Equal(t, "/hello", recs[0]["path"])
+	assert.EqualValues(t, 200, recs[0]["status"])
+	assert.Equal(t, "web", recs[0]["route"])
+	assert.Equal(t, "web", recs[0]["upstream"])
+	assert.Equal(t, "d0", recs[0]["destination"])
+	assert.Equal(t, "127.0.0.1", recs[0]["client"])
+	assert.Equal(t, "HTTP/1.1", recs[0]["proto"])
+
+	assert.EqualValues(t, 502, recs[1]["status"])
+	assert.Equal(t, "connectError", recs[1]["error"])
+	assert.Equal(t, "gone", recs[1]["upstream"])
+	assert.Equal(t, "d0", recs[1]["destination"])
+
+	assert.EqualValues(t, 404, recs[2]["status"])
+	assert.Equal(t, "nobody.test", recs[2]["host"])
+	assert.NotContains(t, d.logs.String(), `"msg":"request"`, "the file has them, stderr does not")
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paduraksa/paduraksa/snapshot"
+)
+
+// scrape reads the daemon's /metrics with Prometheus' own parser.
+func (d *daemon) scrape(t *testing.T) map[string]*dto.MetricFamily {
+	t.Helper()
+	c := &http.Client{Transport: d.tr, Timeout: 10 * time.Second}
+	res, err := c.Get("http://" + d.admin + "/metrics")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(res.Body)
+	require.NoError(t, err)
+	return fams
+}
+
+// metric returns the value of name's series with exactly these labels.
+func metric(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
+	t.Helper()
+	want := map[string]string{}
+	for i := 0; i+1 < len(labels); i += 2 {
+		want[labels[i]] = labels[i+1]
+	}
+	f := fams[name]
+	require.NotNil(t, f, "no %s", name)
+next:
+	for _, m := range f.Metric {
+		if len(m.Label) != len(want) {
+			continue
+		}
+		for _, l := range m.Label {
+			if want[l.GetName()] != l.GetValue() {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue()
+		case m.Gauge != nil:
+			return m.Gauge.GetValue()
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount())
+		}
+	}
+	t.Fatalf("no %s%v", name, labels)
+	return 0
+}
+
+// TestDaemonMetrics: real requests through the daemon, then a scrape of
+// the admin listener's /metrics has the exact counts per host, route,
+// status and upstream, the stopped upstream's connect errors, the shadow
+// policy's would-have-blocked count, the open connections and the
+// publishes.
+func TestDaemonMetrics(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	stopped := ln.Addr().String()
+	ln.Close()
+	doc := snapshot.Document{
+		Hosts: []snapshot.Host{{
+			Names:    []string{"app.test"},
+			Policies: []string{"watch"},
+			Routes:   []snapshot.Route{{ID: "web", Path: "/", Upstream: "web"}, {ID: "gone", Path: "/gone", Upstream: "gone"}},
+		}},
+		RuleSets:  []snapshot.RuleSet{{ID: "watch", Mode: "shadow", Rules: []snapshot.Rule{{PathPrefix: "/admin", Action: "deny"}}}},
+		Upstreams: []snapshot.Upstream{upstreamOf("web", upstreamServer(t, "web")), upstreamOf("gone", stopped)},
+	}
+	d := startWithDoc(t, doc, "-access-log", "off")
+	for _, p := range []string{"/a", "/b", "/admin/x"} {
+		st, _ := d.get(t, "app.test", p)
+		require.Equal(t, 200, st)
+	}
+	st, _ := d.get(t, "app.test", "/gone/x")
+	require.Equal(t, 502, st)
+	st, _ = d.get(t, "other.test", "/")
+	require.Equal(t, 404, st)
+
+	f := d.scrape(t)
+	assert.Equal(t, 3.0, metric(t, f, "paduraksa_requests_total", "host", "app.test", "route", "web", "code", "200"))
+	assert.Equal(t, 1.0, metric(t, f, "paduraksa_requests_total", "host", "app.test", "route", "gone", "code", "502"))
+	assert.Equal(t, 1.0, metric(t, f, "paduraksa_requests_total", "host", "(unknown)", "route", "", "code", "404"))
+	assert.Equal(t, 3.0, metric(t, f, "paduraksa_upstream_requests_total", "upstream", "web", "outcome", "success"))
+	assert.Equal(t, 1.0, metric(t, f, "paduraksa_upstream_requests_total", "upstream", "gone", "outcome", "connectError"))
+	assert.Equal(t, 1.0, metric(t, f, "paduraksa_destination_exchanges_total", "upstream", "gone", "destination", "d0", "outcome", "connectError"))
+	assert.Equal(t, 1.0, metric(t, f, "paduraksa_policy_decisions_total", "policy", "watch", "decision", "wouldBlock"))
+	assert.Equal(t, 3.0, metric(t, f, "paduraksa_policy_decisions_total", "policy", "watch", "decision", "allowed"))
+	assert.Equal(t, 1.0, metric(t, f, "paduraksa_config_publishes_total", "outcome", "applied"))
+	assert.Equal(t, 1.0, metric(t, f, "paduraksa_config_revision"))
+	assert.GreaterOrEqual(t, metric(t, f, "paduraksa_connections_open", "listener", "http"), 1.0, "the test client's keep-alive connection")
+	assert.NotNil(t, f["go_goroutines"], "the Go runtime's metrics come along")
+}

@@ -1,0 +1,302 @@
+package gate
+
+import (
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/paduraksa/paduraksa/telemetry"
+)
+
+// Labels of the metrics that no host or route of the config names.
+const (
+	// UnknownHost labels the requests for names no host has: one label
+	// value, whatever the clients send.
+	UnknownHost = "(unknown)"
+	// NoRoute labels a host's requests that matched none of its routes,
+	// and every request of a redirect or fixed host.
+	NoRoute = "(none)"
+)
+
+// RouteMetrics are the counters of one route, or of a host's requests
+// outside its routes ([NoRoute]). They live in the [State], keyed by the
+// host's first name and the route's ID (its prefix when it has none), so
+// they survive publishes that keep the route; a Gate walks the ones its
+// config names with [Gate.EachRoute]. Every field is lock-free.
+type RouteMetrics struct {
+	// Requests counts finished requests by status; 0 (dropped without an
+	// answer) counts as a 5xx.
+	Requests telemetry.Codes
+	// Duration is from the start of the decision to the end of the
+	// answer; Gate to the hand-over to the route's target.
+	Duration, Gate telemetry.Histogram
+	// BytesIn and BytesOut count request and response body bytes.
+	BytesIn, BytesOut telemetry.Counter
+	// InFlight is the number of requests being answered now.
+	InFlight telemetry.Gauge
+}
+
+// PolicyMetrics count one policy's decisions, by policy ID, across every
+// host and route that uses it. A simulated request counts nothing.
+type PolicyMetrics struct {
+	// Allowed counts decisions to continue; Blocked the enforced
+	// decisions that answered or dropped the request; WouldBlock those
+	// of a shadowed use that would have.
+	Allowed, Blocked, WouldBlock telemetry.Counter
+}
+
+type routeKey struct{ host, route string }
+
+// routeMetrics returns the metrics of (host, route), made on first use.
+func (s *State) routeMetrics(host, route string) *RouteMetrics {
+	k := routeKey{host, route}
+	if m := s.routes[k]; m != nil {
+		return m
+	}
+	m := new(RouteMetrics)
+	if s.routes == nil {
+		s.routes = map[routeKey]*RouteMetrics{}
+	}
+	s.routes[k] = m
+	return m
+}
+
+func (s *State) policyMetrics(id string) *PolicyMetrics {
+	if m := s.policies[id]; m != nil {
+		return m
+	}
+	m := new(PolicyMetrics)
+	if s.policies == nil {
+		s.policies = map[string]*PolicyMetrics{}
+	}
+	s.policies[id] = m
+	return m
+}
+
+// attachMetrics points the gate, its new hosts, their routes and their
+// policy uses at their metrics in the State. Hosts reused from an earlier
+// gate keep theirs.
+func (g *Gate) attachMetrics(hosts []*Host) {
+	s := g.state
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g.unknown = s.routeMetrics(UnknownHost, "")
+	for _, h := range hosts {
+		h.metrics = s.routeMetrics(h.firstName, NoRoute)
+		s.attachChain(&h.chain)
+		for i := range h.Routes {
+			rt := &h.Routes[i]
+			rt.metrics = s.routeMetrics(h.firstName, RouteLabel(rt))
+			s.attachChain(&rt.chain)
+		}
+	}
+}
+
+func (s *State) attachChain(c *chain) {
+	if len(c.uses) == 0 {
+		return
+	}
+	c.metrics = make([]*PolicyMetrics, len(c.uses))
+	for i, u := range c.uses {
+		c.metrics[i] = s.policyMetrics(u.Policy.ID())
+	}
+}
+
+// RouteLabel is the route's label in metrics and the access log: its ID,
+// else its prefix ("/" for the root).
+func RouteLabel(rt *Route) string {
+	if rt.ID != "" {
+		return rt.ID
+	}
+	if rt.Prefix == "" {
+		return "/"
+	}
+	return rt.Prefix
+}
+
+// EachRoute calls f for the metrics of every host and route of the gate's
+// config, then for [UnknownHost]. host is the host's first name, route
+// the [RouteLabel] or [NoRoute]. A scrape walks the current gate, so a
+// host or route a publish removed is no longer reported.
+func (g *Gate) EachRoute(f func(host, route string, m *RouteMetrics)) {
+	for _, h := range g.compiled {
+		f(h.firstName, NoRoute, h.metrics)
+		for i := range h.Routes {
+			rt := &h.Routes[i]
+			f(h.firstName, RouteLabel(rt), rt.metrics)
+		}
+	}
+	f(UnknownHost, "", g.unknown)
+}
+
+// EachPolicy calls f once for every policy ID the gate's chains use.
+func (g *Gate) EachPolicy(f func(id string, m *PolicyMetrics)) {
+	seen := map[*PolicyMetrics]bool{}
+	each := func(c *chain) {
+		for i, m := range c.metrics {
+			if !seen[m] {
+				seen[m] = true
+				f(c.uses[i].Policy.ID(), m)
+			}
+		}
+	}
+	for _, h := range g.compiled {
+		each(&h.chain)
+		for i := range h.Routes {
+			each(&h.Routes[i].chain)
+		}
+	}
+}
+
+// RetainMetrics forgets the metrics of the hosts, routes and policies g
+// does not name, so a State serving a changing config holds no more than
+// its current one. Call it once g serves (a gate still serving the older
+// config keeps counting on what it points at, unreported).
+func (s *State) RetainMetrics(g *Gate) {
+	keepR := map[*RouteMetrics]bool{}
+	g.EachRoute(func(_, _ string, m *RouteMetrics) { keepR[m] = true })
+	keepP := map[*PolicyMetrics]bool{}
+	g.EachPolicy(func(_ string, m *PolicyMetrics) { keepP[m] = true })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, m := range s.routes {
+		if !keepR[m] {
+			delete(s.routes, k)
+		}
+	}
+	for k, m := range s.policies {
+		if !keepP[m] {
+			delete(s.policies, k)
+		}
+	}
+}
+
+// count records a policy's decision in its metrics.
+func (c *chain) count(i int, d Decision, shadow bool) {
+	if c.metrics == nil {
+		return
+	}
+	m := c.metrics[i]
+	switch {
+	case d.Verdict == Continue:
+		m.Allowed.Inc()
+	case shadow:
+		m.WouldBlock.Inc()
+	default:
+		m.Blocked.Inc()
+	}
+}
+
+// recorder is the ResponseWriter the gate hands on: it notes the status
+// and the body bytes of the answer, whoever writes it. It lives in the
+// pooled [Request]; Unwrap lets [http.ResponseController] reach the
+// connection's writer for flushes, deadlines and hijacks.
+type recorder struct {
+	w      http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (rw *recorder) Header() http.Header { return rw.w.Header() }
+
+func (rw *recorder) WriteHeader(status int) {
+	if rw.status == 0 || (rw.status < 200 && status >= 100) {
+		// 1xx answers come before the final one.
+		rw.status = status
+	}
+	rw.w.WriteHeader(status)
+}
+
+func (rw *recorder) Write(p []byte) (int, error) {
+	if rw.status == 0 || rw.status < 200 {
+		rw.status = http.StatusOK
+	}
+	n, err := rw.w.Write(p)
+	rw.bytes += int64(n)
+	return n, err
+}
+
+// WriteString spares a target's io.WriteString the copy to []byte.
+func (rw *recorder) WriteString(s string) (int, error) {
+	if rw.status == 0 || rw.status < 200 {
+		rw.status = http.StatusOK
+	}
+	n, err := io.WriteString(rw.w, s)
+	rw.bytes += int64(n)
+	return n, err
+}
+
+// Flush is here because code that type-asserts http.Flusher (rather than
+// using a ResponseController) would otherwise lose its flushes.
+func (rw *recorder) Flush() { http.NewResponseController(rw.w).Flush() }
+
+// Unwrap returns the connection's ResponseWriter.
+func (rw *recorder) Unwrap() http.ResponseWriter { return rw.w }
+
+// epoch is the origin of the gate's monotonic clock: a request's times are
+// offsets from it, one monotonic clock read each (time.Now reads the wall
+// clock too, and costs twice as much).
+var epoch = time.Now()
+
+func sinceEpoch() time.Duration { return time.Since(epoch) }
+
+// Elapsed returns the time since the gate began deciding the request (one
+// monotonic clock read). A target uses it to time its stages: the
+// forwarder sets Record.Gate to it when it first sends upstream, and
+// Record.TTFB from there to the response header.
+func (rq *Request) Elapsed() time.Duration { return sinceEpoch() - rq.start }
+
+// finish completes the request's record, counts it in its metrics, hands
+// it to the observers and releases the request. It runs deferred, also
+// when the handler panics (a drop or an abort: http.ErrAbortHandler).
+func (g *Gate) finish(rq *Request, r *http.Request) {
+	defer g.release(rq)
+	rec := &rq.Record
+	rec.Duration = sinceEpoch() - rq.start
+	switch {
+	case rec.Status != 0: // set by the target (499 for a client gone)
+	case rq.rw.status != 0:
+		rec.Status = rq.rw.status
+	case rq.returned:
+		rec.Status = http.StatusOK // net/http answers 200 for a silent handler
+	case rec.Error == "":
+		rec.Error = "dropped"
+	}
+	if rec.BytesOut == 0 {
+		rec.BytesOut = rq.rw.bytes
+	}
+	m := rq.metrics
+	if rq.inFlight {
+		m.InFlight.Add(-1)
+	}
+	m.Requests.Inc(rec.Status)
+	m.Duration.Observe(rec.Duration)
+	if rec.Gate != 0 {
+		m.Gate.Observe(rec.Gate)
+	}
+	m.BytesIn.Add(uint64(rec.BytesIn))
+	m.BytesOut.Add(uint64(rec.BytesOut))
+	if g.observer == nil && g.accessLog == nil {
+		return
+	}
+	rec.Start = epoch.Add(rq.start)
+	rec.Client, rec.Peer = rq.Client, rq.Peer
+	rec.Method, rec.Host, rec.Path, rec.Proto = r.Method, r.Host, r.URL.Path, r.Proto
+	if r.TLS != nil {
+		rec.TLSVersion, rec.SNI = r.TLS.Version, r.TLS.ServerName
+	} else if c := rq.Conn; c != nil {
+		rec.TLSVersion = c.TLSVersion
+	}
+	if h := rq.Host; h != nil {
+		rec.HostID = h.firstName
+		if rt := rq.Route; rt != nil {
+			rec.RouteID = RouteLabel(rt)
+		}
+	}
+	if g.observer != nil {
+		g.observer.ObserveRequest(rec)
+	}
+	if g.accessLog != nil && (rq.Host == nil || !rq.Host.NoAccessLog) {
+		g.accessLog.ObserveRequest(rec)
+	}
+}
