@@ -31,6 +31,13 @@ type AccessLogConfig struct {
 // record, off the request's goroutine: ObserveRequest copies the record
 // into a bounded buffer (about 300 bytes, no allocation) and a writer
 // goroutine formats and writes it. It is safe for concurrent use.
+//
+// A record's attributes are client, method, host, path, proto, tls and
+// sni (over TLS), status, bytesIn, bytesOut, duration (seconds), then,
+// when not empty, route, upstream, destination, error (an
+// upstream.Outcome name, or noDestination, affinityFailed, dropped),
+// requestId, retries and ttfb (seconds); its time is the end of the
+// answer.
 type AccessLog struct {
 	cfg   AccessLogConfig
 	queue chan Record
@@ -132,7 +139,7 @@ func (a *AccessLog) write(rec *Record) {
 		slog.Int("status", rec.Status),
 		slog.Int64("bytesIn", rec.BytesIn),
 		slog.Int64("bytesOut", rec.BytesOut),
-		slog.Duration("duration", rec.Duration),
+		slog.Float64("duration", rec.Duration.Seconds()),
 	)
 	for _, kv := range [...]struct{ k, v string }{
 		{"route", rec.RouteID}, {"upstream", rec.Upstream}, {"destination", rec.Destination},
@@ -146,7 +153,7 @@ func (a *AccessLog) write(rec *Record) {
 		r.AddAttrs(slog.Int("retries", rec.Retries))
 	}
 	if rec.TTFB != 0 {
-		r.AddAttrs(slog.Duration("ttfb", rec.TTFB))
+		r.AddAttrs(slog.Float64("ttfb", rec.TTFB.Seconds()))
 	}
 	if err := h.Handle(ctx, r); err == nil {
 		a.written.Inc()

@@ -73,8 +73,8 @@ func TestAccessLogJSON(t *testing.T) {
 		"time": "2026-12-01T10:00:00.0015Z", "level": "INFO", "msg": "request",
 		"client": "203.0.113.7", "method": "PUT", "host": "app.test", "path": "/upload", "proto": "HTTP/2.0",
 		"tls": "TLS 1.3", "sni": "app.test", "status": 502.0, "bytesIn": 10.0, "bytesOut": 0.0,
-		"duration": 1.5e6, "route": "api", "upstream": "web", "destination": "w1",
-		"error": "connect", "requestId": "abc", "retries": 1.0, "ttfb": 1e6,
+		"duration": 0.0015, "route": "api", "upstream": "web", "destination": "w1",
+		"error": "connect", "requestId": "abc", "retries": 1.0, "ttfb": 0.001,
 	}, lines[0])
 	assert.Equal(t, map[string]any{
 		"time": "2026-12-01T10:00:00Z", "level": "INFO", "msg": "request",
