@@ -50,9 +50,7 @@ func (r *run) upstreams(s *Snapshot, form canonForm, prev *Snapshot) map[string]
 		canon := form.of(form.upstreams[i])
 		if prev != nil {
 			if old := prev.upstreams[u.ID]; old != nil && bytes.Equal(old.canon, canon) {
-				cfg := old.cfg
-				cfg.Unchanged = true
-				units, cfgs = append(units, old), append(cfgs, cfg)
+				units, cfgs = append(units, old), append(cfgs, old.cfg)
 				continue
 			}
 		}
