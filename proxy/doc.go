@@ -112,9 +112,11 @@
 // One [Transport] per cluster, built from a comparable [ClientConfig]:
 // HTTP/1.1, HTTP/2 over TLS through ALPN, or h2c with prior knowledge when
 // the cluster asks for HTTP/2 with [VersionExact]
-// ([ClientConfig.PlainTextVersion]). [Transports] keeps each cluster's
-// transport, and its pooled connections, across publishes while its
-// ClientConfig is unchanged. Health probes use [Transport.HTTP], so they
+// ([ClientConfig.PlainTextVersion]). Keep a cluster's Transport, and so
+// its pooled connections, across config changes while its ClientConfig is
+// unchanged (the snapshot compiler does, per cluster ID), and close the
+// idle connections of one that is replaced. Health probes use
+// [Transport.HTTP], so they
 // speak the same version with the same trust. Publishing never cuts
 // in-flight work: a replaced transport only closes its idle connections,
 // and an exchange finishes on the snapshot (and the Route) it started on.

@@ -37,9 +37,9 @@ type Snapshot struct {
 	tls       *tlsselect.Table // nil: the document serves no TLS
 	tlsIn     *tlsInputs
 
-	// Set by Compile, consumed by commit: runtime state not yet visible.
+	// Set by compile, consumed by commit: runtime state not yet visible.
 	plan       *upstream.Plan
-	transports *proxy.TransportPlan
+	transports *transportPlan
 	health     []health.ClusterHealth
 	warnings   []*ValidationError
 }
@@ -80,8 +80,6 @@ type Compiler struct {
 	// Registry keeps cluster and destination state; nil means a private
 	// one.
 	Registry *upstream.Registry
-	// Transports keeps upstream transports; nil means a private one.
-	Transports *proxy.Transports
 	// Tracer is passed to every gate; nil in production.
 	Tracer *gate.Tracer
 	// GateState keeps policy state (rate-limit buckets) and the gate's
@@ -128,6 +126,7 @@ type Compiler struct {
 	TicketSecret []byte
 
 	ticketSecret []byte
+	transports   *transports // one per cluster ID, across publishes
 
 	stats       map[string]*proxy.Stats // per upstream ID, across publishes
 	placeholder *proxy.Cluster          // for routes whose upstream is not built
@@ -147,8 +146,8 @@ func (c *Compiler) init() {
 	if c.Registry == nil {
 		c.Registry = new(upstream.Registry)
 	}
-	if c.Transports == nil {
-		c.Transports = new(proxy.Transports)
+	if c.transports == nil {
+		c.transports = new(transports)
 	}
 	if c.GateState == nil {
 		c.GateState = new(gate.State)
@@ -161,11 +160,13 @@ func (c *Compiler) init() {
 	}
 }
 
-// Compile validates a document and builds a snapshot whose runtime state is
-// prepared but not yet visible; the publisher makes it visible. A refused
-// document returns an error joining every *ValidationError. Compile never
-// panics on any document.
-func (c *Compiler) Compile(doc *Document) (*Snapshot, error) {
+// compileDocument validates a document and builds a snapshot whose runtime
+// state is prepared but not yet visible, so it cannot serve: only the
+// publisher makes it visible (commit) and stores it. A refused document
+// returns an error joining every *ValidationError. It never panics on any
+// document. Users validate with [Compiler.Check] and serve through a
+// [Publisher].
+func (c *Compiler) compileDocument(doc *Document) (*Snapshot, error) {
 	if doc == nil {
 		doc = new(Document)
 	}
@@ -184,7 +185,7 @@ func (c *Compiler) Compile(doc *Document) (*Snapshot, error) {
 // transports, destinations).
 func (c *Compiler) Check(doc *Document) []*ValidationError {
 	probe := Compiler{Countries: c.Countries, Health: c.Health, Policies: c.Policies, AffinityKey: c.AffinityKey}
-	_, err := probe.Compile(doc)
+	_, err := probe.compileDocument(doc)
 	return Problems(err)
 }
 
@@ -436,7 +437,7 @@ func sameClusters(h *Host, s, prev *Snapshot) bool {
 // the new snapshot finds its clusters populated.
 func (s *Snapshot) commit() {
 	s.plan.Commit()
-	s.transports.Commit()
+	s.transports.commit()
 	s.plan, s.transports = nil, nil
 }
 
