@@ -15,8 +15,17 @@
 // enumerated settings ([HostHeaderNames], [RequestIDModeNames],
 // [HTTPVersionNames], [VersionPolicyNames], [TrustNames], [HeaderOpNames],
 // [EncodingNames]) are their String and Parse forms, and the ones a config
-// document uses. A Route built by hand instead of by NewRoute reports what
-// it lacks through [Route.CheckTarget], which gate.New asks.
+// document uses. A Route not built by NewRoute (the zero Route) reports
+// what it lacks through [Route.CheckTarget], which gate.New asks.
+//
+// # What to call
+//
+// A hand-built gateway makes a [Transport] per cluster ([NewTransport]),
+// a [Cluster] around it and the cluster's runtime state
+// ([upstream.Registry]), a [Site]
+// per host ([NewSite]) and a [Route] per route ([NewRoute]), and hands the
+// routes to gate.New. A Route's settings are fixed when it is built:
+// change them by building another, as a config publish does.
 //
 // # Pipeline
 //

@@ -23,7 +23,7 @@ import (
 // is not blamed and the handler aborts (http.ErrAbortHandler), so net/http
 // never completes the exchange with an answer of its own.
 func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Request) {
-	c := rt.Cluster
+	c := rt.cluster
 	var rid []string
 	if rt.site != nil && rt.site.requestID != RequestIDPass {
 		rid = rt.site.requestIDValue(r)
@@ -238,7 +238,7 @@ func (rt *Route) failed(w http.ResponseWriter, r *http.Request, rq *gate.Request
 // chunks, shorter than its Content-Length), and closes an HTTP/1.x
 // connection, whose framing is lost.
 func (rt *Route) clientBodyFailed(w http.ResponseWriter, r *http.Request, rq *gate.Request, err error) {
-	rt.Cluster.Stats.add(upstream.ClientBodyError)
+	rt.cluster.Stats.add(upstream.ClientBodyError)
 	if r.ProtoMajor == 1 {
 		w.Header()["Connection"] = connClose
 	}
