@@ -3,6 +3,8 @@ package upstream
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/paduraksa/paduraksa/internal/seam"
 )
 
 // Members is an immutable view of a cluster's destinations. Both slices are
@@ -95,12 +97,17 @@ func (c *Cluster) SetAvailability(f AvailabilityFunc) {
 }
 
 // OnRefresh sets a function called, under the cluster's write lock, each
-// time the members view is replaced; nil removes it. The health package uses
-// it to stamp destinations that became available.
-func (c *Cluster) OnRefresh(f func(*Members)) {
-	if f == nil {
+// time the members view is replaced; nil removes it. It is plumbing of the
+// health package, which stamps destinations that became available: k is a
+// key only the library's own packages hold (see internal/seam), and with
+// any other OnRefresh does nothing.
+func (c *Cluster) OnRefresh(k seam.Key, f func(*Members)) {
+	switch {
+	case !k.Opens():
+		return
+	case f == nil:
 		c.onRefresh.Store(nil)
-	} else {
+	default:
 		c.onRefresh.Store(&f)
 	}
 }
