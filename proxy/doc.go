@@ -22,7 +22,7 @@
 //
 // A hand-built gateway makes a [Transport] per cluster ([NewTransport]),
 // a [Cluster] around it and the cluster's runtime state
-// ([upstream.Registry]), a [Site]
+// ([upstream.Registry], or [upstream.NewCluster] for a fixed set), a [Site]
 // per host ([NewSite]) and a [Route] per route ([NewRoute]), and hands the
 // routes to gate.New. A Route's settings are fixed when it is built:
 // change them by building another, as a config publish does.

@@ -1,9 +1,11 @@
 package upstream
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
 
+	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/internal/seam"
 )
 
@@ -66,6 +68,47 @@ func newCluster(id string) *Cluster {
 	c := &Cluster{id: id}
 	c.members.Store(emptyMembers)
 	return c
+}
+
+// NewCluster returns a cluster of the given destinations that belongs to
+// no [Registry]: a fixed set of backends of the caller's own, to pick from
+// with a balance policy and to judge with SetActiveHealth and
+// SetPassiveHealth (or a health.Monitor), with no config publishes. The
+// destinations start Unknown (routable); their IDs must be set and
+// unique, and every problem comes back at once, each a *[ValidationError]
+// with a path like "destinations[2].id". The configs are copied, their
+// Metadata maps are not: they must not be changed afterwards. The ID of
+// the cluster is free-form; affinity keys are computed from it.
+//
+// For a set that changes, keep a Registry: it carries verdicts and
+// counters over to the destinations each change keeps.
+func NewCluster(id string, destinations []DestinationConfig) (*Cluster, error) {
+	var errs problem.List
+	seen := make(map[string]int, len(destinations))
+	for i, dc := range destinations {
+		j, dup := seen[dc.ID]
+		switch {
+		case dc.ID == "":
+			errs.Add(CodeDestinationIDMissing, problem.Index("destinations", i)+".id", "a destination needs an ID")
+		case dup:
+			errs.Add(CodeDestinationIDDuplicate, problem.Index("destinations", i)+".id", strconv.Quote(dc.ID)+" is also "+problem.Index("destinations", j))
+		default:
+			seen[dc.ID] = i
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	c := newCluster(id)
+	all := make([]*Destination, len(destinations))
+	for i, dc := range destinations {
+		all[i] = newDestination(c, dc, Unknown)
+	}
+	sortByID(all)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.install(all)
+	return c, nil
 }
 
 // ID returns the cluster's ID.

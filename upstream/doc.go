@@ -60,7 +60,8 @@
 //
 // A gateway built by hand keeps a [Registry] and, per config change, makes
 // a [Plan] of every cluster and commits it; or, for a fixed set of
-// destinations, it makes one cluster alone. It reads [Cluster.Members] per
+// destinations, it makes one cluster alone with [NewCluster] (the way to
+// use balance's policies without a gateway). It reads [Cluster.Members] per
 // request, counts requests with [Destination.Begin] and [Destination.End],
 // and sets verdicts with SetActiveHealth and SetPassiveHealth (or lets a
 // health.Monitor set them).

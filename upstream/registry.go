@@ -82,7 +82,7 @@ func (r *Registry) Plan(cfgs []ClusterConfig) *Plan {
 			}
 			all = append(all, d)
 		}
-		slices.SortFunc(all, func(a, b *Destination) int { return cmp.Compare(a.cfg.ID, b.cfg.ID) })
+		sortByID(all)
 		p.members[c] = all
 	}
 	return p
@@ -151,6 +151,11 @@ func sameMetadata(a, b map[string]string) bool {
 		return true
 	}
 	return maps.Equal(a, b)
+}
+
+// sortByID sorts destinations by ID, the order of every members view.
+func sortByID(all []*Destination) {
+	slices.SortFunc(all, func(a, b *Destination) int { return cmp.Compare(a.cfg.ID, b.cfg.ID) })
 }
 
 func findDestination(all []*Destination, id string) *Destination {
