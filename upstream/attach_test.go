@@ -88,12 +88,12 @@ func TestPlumbingNeedsTheKey(t *testing.T) {
 
 	var calls int
 	c.OnRefresh(none, func(*Members) { calls++ })
-	c.Refresh()
+	c.refresh()
 	assert.Zero(t, calls)
 	c.OnRefresh(seam.Open(), func(*Members) { calls++ })
-	c.Refresh()
+	c.refresh()
 	assert.Equal(t, 1, calls)
 	c.OnRefresh(none, nil)
-	c.Refresh()
+	c.refresh()
 	assert.Equal(t, 2, calls, "nor does the zero key remove the hook")
 }

@@ -136,7 +136,7 @@ func (c *Cluster) SetAvailability(f AvailabilityFunc) {
 	} else {
 		c.availability.Store(&f)
 	}
-	c.Refresh()
+	c.refresh()
 }
 
 // OnRefresh sets a function called, under the cluster's write lock, each
@@ -155,8 +155,9 @@ func (c *Cluster) OnRefresh(k seam.Key, f func(*Members)) {
 	}
 }
 
-// Refresh recomputes the available set from the current verdicts.
-func (c *Cluster) Refresh() {
+// refresh recomputes the available set from the current verdicts. Every
+// change of a verdict or of the availability function calls it.
+func (c *Cluster) refresh() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.install(c.members.Load().All)

@@ -161,7 +161,7 @@ func (d *Destination) Health() HealthState {
 func (d *Destination) SetActiveHealth(s HealthState) HealthState {
 	old := HealthState(d.active.Swap(uint32(s)))
 	if old != s {
-		d.cluster.Refresh()
+		d.cluster.refresh()
 	}
 	return old
 }
@@ -171,7 +171,7 @@ func (d *Destination) SetActiveHealth(s HealthState) HealthState {
 func (d *Destination) SetPassiveHealth(s HealthState) HealthState {
 	old := HealthState(d.passive.Swap(uint32(s)))
 	if old != s {
-		d.cluster.Refresh()
+		d.cluster.refresh()
 	}
 	return old
 }
