@@ -72,10 +72,14 @@ func (s *Snapshot) Cluster(id string) *proxy.Cluster { return s.clusters[id] }
 // ServeHTTP runs the snapshot's gate.
 func (s *Snapshot) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.gate.ServeHTTP(w, r) }
 
-// Compiler turns documents into snapshots. Its runtime state (the upstream
-// registry and the transports) outlives every snapshot it compiles, so
-// health verdicts, in-flight counts and pooled connections carry over. A
-// Compiler is used by one publisher; its zero value is ready to use.
+// Compiler holds what documents are compiled with: the embedder's
+// policies, health monitor, country lookup and certificate sources. Its
+// runtime state (the upstream registry and the transports) outlives every
+// snapshot it compiles, so health verdicts, in-flight counts and pooled
+// connections carry over. Use it as [PublisherConfig.Compiler], which
+// compiles and serves, and call [Compiler.Check] to validate a document
+// as that publisher would. A Compiler is used by one publisher; its zero
+// value is ready to use.
 type Compiler struct {
 	// Registry keeps cluster and destination state; nil means a private
 	// one.
