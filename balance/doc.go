@@ -18,6 +18,30 @@
 // and holds the policies users register with [Policies.Register]. There is no
 // package-level registry.
 //
+// # Used alone
+//
+// The policies pick among [upstream.Destination] values, and a program
+// with backends of its own makes them without a gateway, a registry or a
+// config document: [upstream.NewCluster] takes their IDs and addresses.
+// Per request it picks from the cluster's available set and counts the
+// request in flight, which PowerOfTwoChoices and LeastRequests read:
+//
+//	c, err := upstream.NewCluster("mine", []upstream.DestinationConfig{
+//		{ID: "blue", Scheme: "http", Host: "10.0.0.1:8080"},
+//		{ID: "green", Scheme: "http", Host: "10.0.0.2:8080"},
+//	})
+//	...
+//	d := balance.PowerOfTwoChoices{}.Pick(balance.Input{}, c.Members().Available)
+//	if d == nil { /* none available */ }
+//	d.Begin()
+//	defer d.End()
+//	// send the request to d.Host()
+//
+// Its own health checks take a backend out with
+// d.SetActiveHealth(upstream.Unhealthy) (or a health.Monitor does). That
+// sequence allocates nothing (a test asserts it for every built-in
+// policy; BenchmarkPickOwnBackends measures it).
+//
 // # Validation
 //
 // [Policies.Validate] and [AffinityConfig.Validate] return every problem at

@@ -2,21 +2,25 @@ package balance_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
 	"github.com/paduraksa/paduraksa/balance"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
 func members() *upstream.Cluster {
-	var reg upstream.Registry
-	reg.Plan([]upstream.ClusterConfig{{ID: "catalog", Destinations: []upstream.DestinationConfig{
+	c, err := upstream.NewCluster("catalog", []upstream.DestinationConfig{
 		{ID: "catalog-1", Scheme: "http", Host: "127.0.0.1:5301", Metadata: map[string]string{"zone": "zone-a"}},
 		{ID: "catalog-2", Scheme: "http", Host: "127.0.0.1:5311", Metadata: map[string]string{"zone": "zone-a"}},
 		{ID: "catalog-3", Scheme: "http", Host: "127.0.0.1:5312", Metadata: map[string]string{"zone": "zone-b"}},
-	}}}).Commit()
-	return reg.Cluster("catalog")
+	})
+	if err != nil {
+		panic(err)
+	}
+	return c
 }
 
 // Build a cluster's policy by name and pick with it.
@@ -108,4 +112,51 @@ func ExampleConsistentHash() {
 	b := m.Pick(balance.Input{Request: r}, c.Members().Available)
 	fmt.Println(a == b)
 	// Output: true
+}
+
+// Balance over backends of your own, without a gateway: a cluster of
+// their addresses (no registry, no config document), a policy, and the
+// in-flight count around each request.
+func Example_ownBackends() {
+	var backends []upstream.DestinationConfig
+	for _, name := range []string{"blue", "green"} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			io.WriteString(w, name)
+		}))
+		defer srv.Close()
+		backends = append(backends, upstream.DestinationConfig{ID: name, Scheme: "http", Host: srv.Listener.Addr().String()})
+	}
+	c, err := upstream.NewCluster("mine", backends)
+	if err != nil {
+		panic(err)
+	}
+	client := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	get := func(p balance.Policy) string {
+		d := p.Pick(balance.Input{}, c.Members().Available)
+		if d == nil {
+			return "no backend"
+		}
+		d.Begin() // PowerOfTwoChoices and LeastRequests read the count
+		defer d.End()
+		res, err := client.Get(d.Scheme() + "://" + d.Host() + "/")
+		if err != nil {
+			return err.Error()
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return string(body)
+	}
+
+	var rr balance.RoundRobin
+	fmt.Println(get(&rr), get(&rr), get(&rr))
+	c.Destination("blue").SetActiveHealth(upstream.Unhealthy) // your own check says so
+	fmt.Println(get(&rr), get(&rr))
+	c.Destination("green").SetActiveHealth(upstream.Unhealthy)
+	c.SetAvailability(upstream.HealthyAndUnknown) // no panic mode: none is none
+	fmt.Println(get(&rr))
+	// Output:
+	// blue green blue
+	// green green
+	// no backend
 }

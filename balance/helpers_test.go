@@ -8,14 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// cluster builds a live cluster "c" whose destinations are given as
-// id, host, zone.
+// cluster builds a cluster "c" of the given destinations, as a user of
+// balance alone does: without a registry.
 func cluster(t testing.TB, dests ...upstream.DestinationConfig) *upstream.Cluster {
 	t.Helper()
-	var r upstream.Registry
-	r.Plan([]upstream.ClusterConfig{{ID: "c", Destinations: dests}}).Commit()
-	c := r.Cluster("c")
-	require.NotNil(t, c)
+	c, err := upstream.NewCluster("c", dests)
+	require.NoError(t, err)
 	return c
 }
 

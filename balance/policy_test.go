@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/paduraksa/paduraksa/internal/seam"
 	"github.com/paduraksa/paduraksa/upstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -115,7 +116,7 @@ func TestRandomCovers(t *testing.T) {
 func TestPickAllocatesNothing(t *testing.T) {
 	c := cluster(t, dest("a1", "h:1", "a"), dest("a2", "h:2", "a"), dest("b1", "h:3", "b"), dest("b2", "h:4", "b"))
 	av := c.Members().Available
-	av[3].SetAvailableSince(1) // long ago: slow start has to read the clock
+	av[3].SetAvailableSince(seam.Open(), 1) // long ago: slow start has to read the clock
 	av = c.Members().Available
 	req := &http.Request{Header: http.Header{"X-User": {"alice"}, "Cookie": {"a=1; sid=xyz"}}}
 	ck, err := NewConsistentHash(HashConfig{Source: HashCookie, Name: "sid"})

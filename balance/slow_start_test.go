@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/internal/seam"
 	"github.com/paduraksa/paduraksa/upstream"
 	"github.com/stretchr/testify/assert"
 )
@@ -13,8 +14,8 @@ func TestSlowStartRamps(t *testing.T) {
 	av := c.Members().Available
 	old, fresh := av[0], av[1]
 	start := time.Unix(1000, 0)
-	old.SetAvailableSince(start.Add(-time.Hour).UnixNano())
-	fresh.SetAvailableSince(start.UnixNano())
+	old.SetAvailableSince(seam.Open(), start.Add(-time.Hour).UnixNano())
+	fresh.SetAvailableSince(seam.Open(), start.UnixNano())
 	s := &SlowStart{Window: 10 * time.Second, Policy: new(RoundRobin)}
 
 	share := func(at time.Duration) float64 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/paduraksa/paduraksa/internal/clock"
+	"github.com/paduraksa/paduraksa/internal/seam"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
@@ -274,14 +275,14 @@ func (m *Monitor) Update(clusters ...ClusterHealth) error {
 	m.mu.Unlock()
 
 	for _, c := range removed {
-		c.OnRefresh(nil)
+		c.OnRefresh(seam.Open(), nil)
 	}
 	for i, cs := range states {
 		s := prepared[i]
 		if !s.active.enabled || !s.passive.enabled {
 			m.resetDisabled(cs, s)
 		}
-		cs.c.OnRefresh(cs.refresh)
+		cs.c.OnRefresh(seam.Open(), cs.refresh)
 		cs.c.SetAvailability(s.avail)
 		if cs.created.Swap(false) && s.active.enabled {
 			m.mu.Lock()
@@ -320,11 +321,11 @@ func minTime(a, b time.Time) time.Time {
 // nil if another package attached something else.
 func stateOf(d *upstream.Destination) *destState {
 	for {
-		switch v := d.Attached().(type) {
+		switch v := d.Attached(seam.Open()).(type) {
 		case *destState:
 			return v
 		case nil:
-			if d.Attach(nil, &destState{}) {
+			if d.Attach(seam.Open(), nil, &destState{}) {
 				continue
 			}
 		default:
@@ -346,7 +347,7 @@ func (cs *clusterState) refresh(mem *upstream.Members) {
 	cs.gen++
 	width := max(int64(s.passive.window)/ringBuckets, 1)
 	for _, d := range mem.All {
-		st, _ := d.Attached().(*destState)
+		st, _ := d.Attached(seam.Open()).(*destState)
 		if st == nil {
 			if st = stateOf(d); st == nil {
 				continue
@@ -362,16 +363,16 @@ func (cs *clusterState) refresh(mem *upstream.Members) {
 	}
 	now := m.clock.Now().UnixNano()
 	for _, d := range mem.Available {
-		if st, _ := d.Attached().(*destState); st != nil {
+		if st, _ := d.Attached(seam.Open()).(*destState); st != nil {
 			st.seen = cs.gen
 			if !st.avail {
 				st.avail = true
-				d.SetAvailableSince(now)
+				d.SetAvailableSince(seam.Open(), now)
 			}
 		}
 	}
 	for _, d := range mem.All {
-		if st, _ := d.Attached().(*destState); st != nil && st.seen != cs.gen {
+		if st, _ := d.Attached(seam.Open()).(*destState); st != nil && st.seen != cs.gen {
 			st.avail = false
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/paduraksa/paduraksa/internal/clock"
+	"github.com/paduraksa/paduraksa/internal/seam"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
@@ -148,7 +149,7 @@ func (m *Monitor) Observe(o upstream.Observation) {
 	if o.Outcome.ClientSide() || d == nil {
 		return
 	}
-	st, _ := d.Attached().(*destState)
+	st, _ := d.Attached(seam.Open()).(*destState)
 	if st == nil {
 		return
 	}

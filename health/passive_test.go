@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paduraksa/paduraksa/internal/clock"
+	"github.com/paduraksa/paduraksa/internal/seam"
 	"github.com/paduraksa/paduraksa/upstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -264,7 +265,7 @@ func TestPassiveClientSideNeverCounts(t *testing.T) {
 				for range 100 {
 					m.Observe(upstream.Observation{Destination: a, Outcome: o, Status: http.StatusBadGateway})
 				}
-				st := a.Attached().(*destState)
+				st := a.Attached(seam.Open()).(*destState)
 				req, fail := st.ring.Load().sum(time.Now().UnixNano())
 				assert.Zero(t, req+fail, "%v under %s is not even a request", o, policy)
 				for range 9 {

@@ -1,6 +1,9 @@
 package health
 
-import "github.com/paduraksa/paduraksa/upstream"
+import (
+	"github.com/paduraksa/paduraksa/internal/seam"
+	"github.com/paduraksa/paduraksa/upstream"
+)
 
 // record keeps c as its destination's latest change.
 func (m *Monitor) record(c Change) {
@@ -17,7 +20,7 @@ func (m *Monitor) record(c Change) {
 // d has kept its initial verdicts. The change stays with the destination
 // across publishes that keep it. LastChange is safe for concurrent use.
 func (m *Monitor) LastChange(d *upstream.Destination) (Change, bool) {
-	st, _ := d.Attached().(*destState)
+	st, _ := d.Attached(seam.Open()).(*destState)
 	if st == nil {
 		return Change{}, false
 	}

@@ -15,8 +15,17 @@
 // enumerated settings ([HostHeaderNames], [RequestIDModeNames],
 // [HTTPVersionNames], [VersionPolicyNames], [TrustNames], [HeaderOpNames],
 // [EncodingNames]) are their String and Parse forms, and the ones a config
-// document uses. A Route built by hand instead of by NewRoute reports what
-// it lacks through [Route.CheckTarget], which gate.New asks.
+// document uses. A Route not built by NewRoute (the zero Route) reports
+// what it lacks through [Route.CheckTarget], which gate.New asks.
+//
+// # What to call
+//
+// A hand-built gateway makes a [Transport] per cluster ([NewTransport]),
+// a [Cluster] around it and the cluster's runtime state
+// ([upstream.Registry], or [upstream.NewCluster] for a fixed set), a [Site]
+// per host ([NewSite]) and a [Route] per route ([NewRoute]), and hands the
+// routes to gate.New. A Route's settings are fixed when it is built:
+// change them by building another, as a config publish does.
 //
 // # Pipeline
 //
@@ -112,9 +121,11 @@
 // One [Transport] per cluster, built from a comparable [ClientConfig]:
 // HTTP/1.1, HTTP/2 over TLS through ALPN, or h2c with prior knowledge when
 // the cluster asks for HTTP/2 with [VersionExact]
-// ([ClientConfig.PlainTextVersion]). [Transports] keeps each cluster's
-// transport, and its pooled connections, across publishes while its
-// ClientConfig is unchanged. Health probes use [Transport.HTTP], so they
+// ([ClientConfig.PlainTextVersion]). Keep a cluster's Transport, and so
+// its pooled connections, across config changes while its ClientConfig is
+// unchanged (the snapshot compiler does, per cluster ID), and close the
+// idle connections of one that is replaced. Health probes use
+// [Transport.HTTP], so they
 // speak the same version with the same trust. Publishing never cuts
 // in-flight work: a replaced transport only closes its idle connections,
 // and an exchange finishes on the snapshot (and the Route) it started on.

@@ -166,9 +166,9 @@ func (o *exchange) target(rt *Route, r *http.Request, d *upstream.Destination) {
 // roundTripper returns the transport for d: for an https destination
 // checked by name, the pool whose SNI is the Host's name.
 func (o *exchange) roundTripper(rt *Route, r *http.Request, d *upstream.Destination) http.RoundTripper {
-	t, ok := rt.Cluster.Transport.(*Transport)
+	t, ok := rt.cluster.Transport.(*Transport)
 	if !ok || d.Scheme() != "https" {
-		return rt.Cluster.Transport
+		return rt.cluster.Transport
 	}
 	var name string
 	switch rt.hostMode {

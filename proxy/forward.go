@@ -23,7 +23,7 @@ import (
 // is not blamed and the handler aborts (http.ErrAbortHandler), so net/http
 // never completes the exchange with an answer of its own.
 func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Request) {
-	c := rt.Cluster
+	c := rt.cluster
 	rec := &rq.Record
 	rec.Upstream = c.Upstream.ID()
 	var rid []string
@@ -260,7 +260,7 @@ func (rt *Route) failed(w http.ResponseWriter, r *http.Request, rq *gate.Request
 // chunks, shorter than its Content-Length), and closes an HTTP/1.x
 // connection, whose framing is lost.
 func (rt *Route) clientBodyFailed(w http.ResponseWriter, r *http.Request, rq *gate.Request, err error) {
-	rt.Cluster.Stats.add(upstream.ClientBodyError)
+	rt.cluster.Stats.add(upstream.ClientBodyError)
 	rq.Record.Error = upstream.ClientBodyError.String()
 	if r.ProtoMajor == 1 {
 		w.Header()["Connection"] = connClose

@@ -16,7 +16,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32*1024); return &b 
 // the exchange ended; cut reports a response whose header was sent and
 // whose body was not completed.
 func (rt *Route) respond(w http.ResponseWriter, r *http.Request, rq *gate.Request, o *exchange, res *http.Response, d *upstream.Destination, up string, rid []string, setAffinity bool) (out upstream.Outcome, cut bool) {
-	if !setAffinity || rt.Cluster.Affinity == nil {
+	if !setAffinity || rt.cluster.Affinity == nil {
 		setAffinity = false
 	}
 	if res.StatusCode < 100 || res.StatusCode > 599 {
@@ -33,7 +33,7 @@ func (rt *Route) respond(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 			return upstream.ResponseHeaderError, false
 		}
 		if setAffinity {
-			rt.Cluster.Affinity.Set(w, r, d)
+			rt.cluster.Affinity.Set(w, r, d)
 		}
 		if err := switchProtocols(w, res, up, &o.idle); err != nil {
 			rt.answer(w, r, rq, http.StatusBadGateway)
@@ -78,7 +78,7 @@ func (rt *Route) respond(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 	}
 	rt.respRules.apply(dst)
 	if setAffinity {
-		rt.Cluster.Affinity.Set(w, r, d) // appends to the upstream's Set-Cookie
+		rt.cluster.Affinity.Set(w, r, d) // appends to the upstream's Set-Cookie
 	}
 	if len(res.Trailer) > 0 {
 		// Announce the trailers and drop a known length: either would

@@ -56,11 +56,12 @@ type RouteConfig struct {
 }
 
 // Route is the proxy's [gate.Target]: it forwards a route's requests to a
-// cluster. Build one with [NewRoute]; a Route with only Cluster set
-// forwards with the defaults. A Route is immutable, belongs to one snapshot
-// and is safe for concurrent use; it must not be copied after first use.
+// cluster. Build one with [NewRoute]; the zero Route has no cluster, and
+// [Route.CheckTarget] (which gate.New asks) refuses it. A Route is
+// immutable, belongs to one snapshot and is safe for concurrent use; it
+// must not be copied after first use.
 type Route struct {
-	Cluster *Cluster
+	cluster *Cluster
 
 	site      *Site
 	hostMode  HostHeader
@@ -80,7 +81,7 @@ var _ gate.Target = (*Route)(nil)
 // rules are merged over the site's: at most MaxHeaderRules per direction
 // after the merge.
 func NewRoute(cfg RouteConfig) (*Route, error) {
-	rt := &Route{Cluster: cfg.Cluster, site: cfg.Site, hostMode: cfg.HostHeader}
+	rt := &Route{cluster: cfg.Cluster, site: cfg.Site, hostMode: cfg.HostHeader}
 	var errs problem.List
 	checkCluster(&errs, cfg.Cluster)
 	switch cfg.HostHeader {
@@ -143,14 +144,17 @@ func (rt *Route) SetAnswerHeaders(h http.Header, r *http.Request) {
 	rt.respRules.apply(h)
 }
 
-// CheckTarget reports whether the route can forward: a Route built by
-// hand (a zero Route, or one without its cluster's runtime state or
-// transport) cannot. [gate.New] asks every target that has this method, so
-// such a route is refused when the gate is built instead of failing on
-// its first request.
+// Cluster returns the cluster the route forwards to, as [NewRoute] was
+// given it; nil for the zero Route. It must not be modified.
+func (rt *Route) Cluster() *Cluster { return rt.cluster }
+
+// CheckTarget reports whether the route can forward: a Route not built by
+// [NewRoute] (the zero Route) cannot. [gate.New] asks every target that
+// has this method, so such a route is refused when the gate is built
+// instead of failing on its first request.
 func (rt *Route) CheckTarget() error {
 	var errs problem.List
-	checkCluster(&errs, rt.Cluster)
+	checkCluster(&errs, rt.cluster)
 	return errs.Err()
 }
 

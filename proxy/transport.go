@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/paduraksa/paduraksa/internal/cowmap"
@@ -347,62 +346,4 @@ func checkPin(leaf *x509.Certificate, pins string) error {
 		}
 	}
 	return ErrPinMismatch
-}
-
-// Transports keeps one transport per cluster ID across publishes. A
-// publish builds its set with [Transports.Next] and installs it with
-// [TransportPlan.Commit]; a cluster whose ClientConfig is unchanged keeps its
-// transport and pooled connections. The zero value is ready to use.
-type Transports struct {
-	mu  sync.Mutex
-	cur map[string]*transportEntry
-}
-
-type transportEntry struct {
-	cfg ClientConfig
-	t   *Transport
-}
-
-// TransportPlan is the transport set of one publish, not yet installed.
-type TransportPlan struct {
-	ts   *Transports
-	next map[string]*transportEntry
-}
-
-// Next starts the transport set of a publish.
-func (ts *Transports) Next() *TransportPlan {
-	ts.mu.Lock()
-	n := len(ts.cur)
-	ts.mu.Unlock()
-	return &TransportPlan{ts: ts, next: make(map[string]*transportEntry, n)}
-}
-
-// Get returns the transport for a cluster: the current one when its
-// settings are unchanged, else a new one.
-func (p *TransportPlan) Get(clusterID string, cfg ClientConfig) *Transport {
-	if e := p.next[clusterID]; e != nil && e.cfg == cfg {
-		return e.t
-	}
-	p.ts.mu.Lock()
-	e := p.ts.cur[clusterID]
-	p.ts.mu.Unlock()
-	if e == nil || e.cfg != cfg {
-		e = &transportEntry{cfg: cfg, t: NewTransport(cfg)}
-	}
-	p.next[clusterID] = e
-	return e.t
-}
-
-// Commit installs the plan. Transports no longer used close their idle
-// connections; requests still using them finish.
-func (p *TransportPlan) Commit() {
-	p.ts.mu.Lock()
-	old := p.ts.cur
-	p.ts.cur = p.next
-	p.ts.mu.Unlock()
-	for id, e := range old {
-		if n := p.next[id]; n == nil || n.t != e.t {
-			e.t.CloseIdleConnections()
-		}
-	}
 }

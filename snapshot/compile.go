@@ -39,9 +39,9 @@ type Snapshot struct {
 	tls       *tlsselect.Table // nil: the document serves no TLS
 	tlsIn     *tlsInputs
 
-	// Set by Compile, consumed by commit: runtime state not yet visible.
+	// Set by compile, consumed by commit: runtime state not yet visible.
 	plan       *upstream.Plan
-	transports *proxy.TransportPlan
+	transports *transportPlan
 	health     []health.ClusterHealth
 	warnings   []*ValidationError
 }
@@ -84,16 +84,18 @@ func (s *Snapshot) Clusters() []*proxy.Cluster {
 // ServeHTTP runs the snapshot's gate.
 func (s *Snapshot) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.gate.ServeHTTP(w, r) }
 
-// Compiler turns documents into snapshots. Its runtime state (the upstream
-// registry and the transports) outlives every snapshot it compiles, so
-// health verdicts, in-flight counts and pooled connections carry over. A
-// Compiler is used by one publisher; its zero value is ready to use.
+// Compiler holds what documents are compiled with: the embedder's
+// policies, health monitor, country lookup and certificate sources. Its
+// runtime state (the upstream registry and the transports) outlives every
+// snapshot it compiles, so health verdicts, in-flight counts and pooled
+// connections carry over. Use it as [PublisherConfig.Compiler], which
+// compiles and serves, and call [Compiler.Check] to validate a document
+// as that publisher would. A Compiler is used by one publisher; its zero
+// value is ready to use.
 type Compiler struct {
 	// Registry keeps cluster and destination state; nil means a private
 	// one.
 	Registry *upstream.Registry
-	// Transports keeps upstream transports; nil means a private one.
-	Transports *proxy.Transports
 	// Tracer is passed to every gate; nil in production.
 	Tracer *gate.Tracer
 	// GateState keeps policy state (rate-limit buckets) and the gate's
@@ -148,6 +150,7 @@ type Compiler struct {
 	Answer gate.AnswerFunc
 
 	ticketSecret []byte
+	transports   *transports // one per cluster ID, across publishes
 
 	stats       map[string]*proxy.Stats // per upstream ID, across publishes
 	placeholder *proxy.Cluster          // for routes whose upstream is not built
@@ -167,8 +170,8 @@ func (c *Compiler) init() {
 	if c.Registry == nil {
 		c.Registry = new(upstream.Registry)
 	}
-	if c.Transports == nil {
-		c.Transports = new(proxy.Transports)
+	if c.transports == nil {
+		c.transports = new(transports)
 	}
 	if c.GateState == nil {
 		c.GateState = new(gate.State)
@@ -181,11 +184,13 @@ func (c *Compiler) init() {
 	}
 }
 
-// Compile validates a document and builds a snapshot whose runtime state is
-// prepared but not yet visible; the publisher makes it visible. A refused
-// document returns an error joining every *ValidationError. Compile never
-// panics on any document.
-func (c *Compiler) Compile(doc *Document) (*Snapshot, error) {
+// compileDocument validates a document and builds a snapshot whose runtime
+// state is prepared but not yet visible, so it cannot serve: only the
+// publisher makes it visible (commit) and stores it. A refused document
+// returns an error joining every *ValidationError. It never panics on any
+// document. Users validate with [Compiler.Check] and serve through a
+// [Publisher].
+func (c *Compiler) compileDocument(doc *Document) (*Snapshot, error) {
 	if doc == nil {
 		doc = new(Document)
 	}
@@ -204,7 +209,7 @@ func (c *Compiler) Compile(doc *Document) (*Snapshot, error) {
 // transports, destinations).
 func (c *Compiler) Check(doc *Document) []*ValidationError {
 	probe := Compiler{Countries: c.Countries, Health: c.Health, Policies: c.Policies, AffinityKey: c.AffinityKey}
-	_, err := probe.Compile(doc)
+	_, err := probe.compileDocument(doc)
 	return Problems(err)
 }
 
@@ -459,7 +464,7 @@ func sameClusters(h *Host, s, prev *Snapshot) bool {
 // the new snapshot finds its clusters populated.
 func (s *Snapshot) commit() {
 	s.plan.Commit()
-	s.transports.Commit()
+	s.transports.commit()
 	s.plan, s.transports = nil, nil
 }
 

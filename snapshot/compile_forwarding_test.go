@@ -50,7 +50,7 @@ func TestCompileForwarding(t *testing.T) {
 	}
 	require.Empty(t, Validate(doc))
 	var c Compiler
-	s, err := c.Compile(doc)
+	s, err := c.compileDocument(doc)
 	require.NoError(t, err)
 	s.commit()
 	front := serve(t, s)
@@ -111,7 +111,7 @@ func TestPublishKeepsLiveTunnels(t *testing.T) {
 	}
 	store := new(Store)
 	var c Compiler
-	s, err := c.Compile(doc)
+	s, err := c.compileDocument(doc)
 	require.NoError(t, err)
 	s.commit()
 	store.cur.Store(s)
@@ -130,7 +130,7 @@ func TestPublishKeepsLiveTunnels(t *testing.T) {
 	next := clone(doc)
 	next.Hosts[0].Routes[0].Rewrite.AddPrefix = "/v2"
 	next.Upstreams[0].HTTP.ConnectTimeout = "3s"
-	s2, err := c.Compile(next)
+	s2, err := c.compileDocument(next)
 	require.NoError(t, err)
 	s2.commit()
 	store.cur.Store(s2)

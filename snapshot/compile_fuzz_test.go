@@ -52,7 +52,7 @@ func FuzzCompile(f *testing.F) {
 		mon := health.New(health.Options{})
 		defer mon.Close()
 		c := Compiler{Health: mon}
-		snap, err := c.Compile(doc)
+		snap, err := c.compileDocument(doc)
 		if err != nil {
 			probs := strictProblems(t, err)
 			if len(probs) == 0 {

@@ -39,7 +39,7 @@ func TestCompileGatePolicies(t *testing.T) {
 	require.Empty(t, Validate(doc))
 	compile := func(doc *Document) *Snapshot {
 		t.Helper()
-		s, err := c.Compile(doc)
+		s, err := c.compileDocument(doc)
 		require.NoError(t, err)
 		s.commit()
 		return s

@@ -50,9 +50,7 @@ func (r *run) upstreams(s *Snapshot, form canonForm, prev *Snapshot) map[string]
 		canon := form.of(form.upstreams[i])
 		if prev != nil {
 			if old := prev.upstreams[u.ID]; old != nil && bytes.Equal(old.canon, canon) {
-				cfg := old.cfg
-				cfg.Unchanged = true
-				units, cfgs = append(units, old), append(cfgs, cfg)
+				units, cfgs = append(units, old), append(cfgs, old.cfg)
 				continue
 			}
 		}
@@ -61,10 +59,10 @@ func (r *run) upstreams(s *Snapshot, form canonForm, prev *Snapshot) map[string]
 		units, cfgs = append(units, cu), append(cfgs, cu.cfg)
 	}
 	s.plan = c.Registry.Plan(cfgs)
-	s.transports = c.Transports.Next()
+	s.transports = c.transports.next()
 	for _, cu := range units {
 		id := cu.cfg.ID
-		rc, tr := s.plan.Cluster(id), s.transports.Get(id, cu.client)
+		rc, tr := s.plan.Cluster(id), s.transports.get(id, cu.client)
 		if cu.cluster == nil || cu.cluster.Upstream != rc || cu.cluster.Transport != tr {
 			cl := *cu
 			cl.cluster = c.cluster(id, cu, rc, tr)

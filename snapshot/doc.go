@@ -36,10 +36,22 @@
 // Unchanged), compiles (which validates), reconciles runtime state, and
 // swaps the pointer. Runtime state — health verdicts, in-flight counts, pooled
 // connections — belongs to (cluster ID, destination ID) in an
-// [upstream.Registry] and to the cluster ID in a [proxy.Transports], so it
-// survives every publish that keeps it. Compile prepares that state without
-// showing it; it becomes visible just before the swap, so a refused
-// document leaves nothing behind and the old snapshot keeps serving.
+// [upstream.Registry] and, for transports, to the cluster ID in the
+// [Compiler], so it survives every publish that keeps it. A compile
+// prepares that state without showing it; it becomes visible just before
+// the swap, so a refused document leaves nothing behind and the old
+// snapshot keeps serving.
+//
+// # What to call
+//
+// Serve a [Store] and change what it serves with a [Publisher]: Publish,
+// PublishData or Apply a document, and wait for its [Outcome]. Validate a
+// document without serving it with [Validate], or with [Compiler.Check]
+// when the compiler has registered policies, a health monitor or a
+// country lookup. There is no exported compile step: a snapshot only
+// serves once the publisher has made its runtime state visible, so every
+// *Snapshot a user holds ([Store.Load], [PublisherConfig.OnApplied]) is
+// one that serves or served.
 //
 // A publish costs little more than what changed: the canonical form
 // records the bytes of every host and upstream, and a host or upstream

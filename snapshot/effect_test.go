@@ -466,7 +466,7 @@ func TestEveryFieldTakesEffect(t *testing.T) {
 		if e.compiler != nil {
 			e.compiler(c)
 		}
-		return c.Compile(d)
+		return c.compileDocument(d)
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {

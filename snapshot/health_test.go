@@ -104,7 +104,7 @@ func TestHealthProblemsUseDocumentPaths(t *testing.T) {
 		health.CodePassiveFailureRateInvalid + ` upstreams[1].metadata["TransportFailureRateHealthPolicy.RateLimit"]`,
 	}
 	c := Compiler{Health: mon}
-	_, err := c.Compile(doc)
+	_, err := c.compileDocument(doc)
 	assert.Equal(t, want, problemList(t, err))
 	assert.Equal(t, want, codePaths(Validate(doc)), "without a monitor, the same rules")
 }

@@ -146,7 +146,7 @@ func TestShadowModeLogsToTheCompilersLogger(t *testing.T) {
 	doc := fleet(1, b)
 	doc.RuleSets = []RuleSet{{ID: "waf", Mode: "shadow", Rules: []Rule{{PathPrefix: "/wp-"}}}}
 	doc.Hosts[0].Policies = []string{"waf"}
-	s, err := c.Compile(doc)
+	s, err := c.compileDocument(doc)
 	require.NoError(t, err)
 	s.commit()
 	r := httptest.NewRequest(http.MethodGet, "/wp-login.php", nil)
@@ -166,7 +166,7 @@ func TestCountryRulesReachTheAccessList(t *testing.T) {
 	doc := fleet(1, b)
 	doc.AccessLists = []AccessList{{ID: "de", AllowCountries: []string{"de"}}}
 	doc.Hosts[0].AccessList = "de"
-	s, err := c.Compile(doc)
+	s, err := c.compileDocument(doc)
 	require.NoError(t, err)
 	s.commit()
 	for client, want := range map[string]int{"192.0.2.1": 200, "198.51.100.1": 403, "203.0.113.9": 403} {
@@ -176,7 +176,7 @@ func TestCountryRulesReachTheAccessList(t *testing.T) {
 		s.ServeHTTP(w, r)
 		assert.Equal(t, want, w.Code, client)
 	}
-	_, err = (&Compiler{}).Compile(doc)
+	_, err = (&Compiler{}).compileDocument(doc)
 	assert.Equal(t, []string{gate.CodeAccessListCountriesNoLookup + " accessLists[0].allowCountries"}, codePaths(Problems(err)))
 }
 
@@ -186,11 +186,11 @@ func TestHTTP2ToPlainTextDestinations(t *testing.T) {
 	doc := &Document{Upstreams: []Upstream{{ID: "u", HTTP: UpstreamHTTP{Version: "2"}, Destinations: []Destination{
 		{ID: "a", Address: "http://10.0.0.1"}, {ID: "b", Address: "https://10.0.0.2"}}}}}
 	var c Compiler
-	s, err := c.Compile(doc)
+	s, err := c.compileDocument(doc)
 	require.NoError(t, err)
 	assert.Equal(t, []string{CodeUpstreamHTTPVersionPlainText + " upstreams[0].http.version"}, codePaths(s.Warnings()))
 	doc.Upstreams[0].HTTP.VersionPolicy = "exact"
-	s, err = c.Compile(doc)
+	s, err = c.compileDocument(doc)
 	require.NoError(t, err)
 	assert.Empty(t, s.Warnings(), "exact speaks h2c to them")
 }
@@ -240,7 +240,7 @@ func TestCheckKeepsNothing(t *testing.T) {
 	doc.Hosts[0].Policies = []string{"rl"}
 	first, err := c.GateState.RateLimit(gate.RateLimitConfig{ID: "rl", Requests: 1, Period: time.Hour})
 	require.NoError(t, err)
-	_, err = c.Compile(doc)
+	_, err = c.compileDocument(doc)
 	require.NoError(t, err)
 	changed := clone(doc)
 	changed.RateLimits = []RateLimit{{ID: "rl", Requests: 2, Period: "1h", Scope: "shared"}}

@@ -1,8 +1,12 @@
 package upstream
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/paduraksa/paduraksa/internal/problem"
+	"github.com/paduraksa/paduraksa/internal/seam"
 )
 
 // Members is an immutable view of a cluster's destinations. Both slices are
@@ -66,6 +70,47 @@ func newCluster(id string) *Cluster {
 	return c
 }
 
+// NewCluster returns a cluster of the given destinations that belongs to
+// no [Registry]: a fixed set of backends of the caller's own, to pick from
+// with a balance policy and to judge with SetActiveHealth and
+// SetPassiveHealth (or a health.Monitor), with no config publishes. The
+// destinations start Unknown (routable); their IDs must be set and
+// unique, and every problem comes back at once, each a *[ValidationError]
+// with a path like "destinations[2].id". The configs are copied, their
+// Metadata maps are not: they must not be changed afterwards. The ID of
+// the cluster is free-form; affinity keys are computed from it.
+//
+// For a set that changes, keep a Registry: it carries verdicts and
+// counters over to the destinations each change keeps.
+func NewCluster(id string, destinations []DestinationConfig) (*Cluster, error) {
+	var errs problem.List
+	seen := make(map[string]int, len(destinations))
+	for i, dc := range destinations {
+		j, dup := seen[dc.ID]
+		switch {
+		case dc.ID == "":
+			errs.Add(CodeDestinationIDMissing, problem.Index("destinations", i)+".id", "a destination needs an ID")
+		case dup:
+			errs.Add(CodeDestinationIDDuplicate, problem.Index("destinations", i)+".id", strconv.Quote(dc.ID)+" is also "+problem.Index("destinations", j))
+		default:
+			seen[dc.ID] = i
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	c := newCluster(id)
+	all := make([]*Destination, len(destinations))
+	for i, dc := range destinations {
+		all[i] = newDestination(c, dc, Unknown)
+	}
+	sortByID(all)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.install(all)
+	return c, nil
+}
+
 // ID returns the cluster's ID.
 func (c *Cluster) ID() string { return c.id }
 
@@ -91,22 +136,28 @@ func (c *Cluster) SetAvailability(f AvailabilityFunc) {
 	} else {
 		c.availability.Store(&f)
 	}
-	c.Refresh()
+	c.refresh()
 }
 
 // OnRefresh sets a function called, under the cluster's write lock, each
-// time the members view is replaced; nil removes it. The health package uses
-// it to stamp destinations that became available.
-func (c *Cluster) OnRefresh(f func(*Members)) {
-	if f == nil {
+// time the members view is replaced; nil removes it. It is plumbing of the
+// health package, which stamps destinations that became available: k is a
+// key only the library's own packages hold (see internal/seam), and with
+// any other OnRefresh does nothing.
+func (c *Cluster) OnRefresh(k seam.Key, f func(*Members)) {
+	switch {
+	case !k.Opens():
+		return
+	case f == nil:
 		c.onRefresh.Store(nil)
-	} else {
+	default:
 		c.onRefresh.Store(&f)
 	}
 }
 
-// Refresh recomputes the available set from the current verdicts.
-func (c *Cluster) Refresh() {
+// refresh recomputes the available set from the current verdicts. Every
+// change of a verdict or of the availability function calls it.
+func (c *Cluster) refresh() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.install(c.members.Load().All)

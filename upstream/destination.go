@@ -2,6 +2,8 @@ package upstream
 
 import (
 	"sync/atomic"
+
+	"github.com/paduraksa/paduraksa/internal/seam"
 )
 
 // HealthState is a health verdict about a destination. The zero value is
@@ -161,7 +163,7 @@ func (d *Destination) Health() HealthState {
 func (d *Destination) SetActiveHealth(s HealthState) HealthState {
 	old := HealthState(d.active.Swap(uint32(s)))
 	if old != s {
-		d.cluster.Refresh()
+		d.cluster.refresh()
 	}
 	return old
 }
@@ -171,7 +173,7 @@ func (d *Destination) SetActiveHealth(s HealthState) HealthState {
 func (d *Destination) SetPassiveHealth(s HealthState) HealthState {
 	old := HealthState(d.passive.Swap(uint32(s)))
 	if old != s {
-		d.cluster.Refresh()
+		d.cluster.refresh()
 	}
 	return old
 }
@@ -185,15 +187,27 @@ func (d *Destination) Removed() bool { return d.removed.Load() }
 func (d *Destination) AvailableSince() int64 { return d.availableSince.Load() }
 
 // SetAvailableSince records when the destination became available; slow
-// start ramps its share of new requests from that time.
-func (d *Destination) SetAvailableSince(unixNano int64) { d.availableSince.Store(unixNano) }
+// start ramps its share of new requests from that time. It is plumbing of
+// the health package, which stamps it as its availability changes: k is a
+// key only the library's own packages hold (see internal/seam), and with
+// any other SetAvailableSince does nothing.
+func (d *Destination) SetAvailableSince(k seam.Key, unixNano int64) {
+	if k.Opens() {
+		d.availableSince.Store(unixNano)
+	}
+}
 
 // Attached returns the value attached to the destination with
 // [Destination.Attach], or nil. The health package keeps its per-destination
 // state (the passive failure window, probe counters) here, so that the state
 // lives exactly as long as the destination object and is found without a map
-// lookup or a lock on the request path.
-func (d *Destination) Attached() any {
+// lookup or a lock on the request path. It is plumbing of the health
+// package: k is a key only the library's own packages hold (see
+// internal/seam), and with any other Attached returns nil.
+func (d *Destination) Attached(k seam.Key) any {
+	if !k.Opens() {
+		return nil
+	}
 	if a := d.attached.Load(); a != nil {
 		return a.v
 	}
@@ -203,8 +217,13 @@ func (d *Destination) Attached() any {
 // Attach replaces the attached value with v if it is still old (compared with
 // ==, so attached values should be pointers) and reports whether it did.
 // Concurrent callers that race to attach a first value use old == nil; exactly
-// one of them wins.
-func (d *Destination) Attach(old, v any) bool {
+// one of them wins. It is plumbing of the health package: with a key other
+// than the library's own (see internal/seam) Attach does nothing and
+// reports false.
+func (d *Destination) Attach(k seam.Key, old, v any) bool {
+	if !k.Opens() {
+		return false
+	}
 	for {
 		cur := d.attached.Load()
 		var curV any

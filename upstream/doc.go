@@ -56,10 +56,21 @@
 // passive health by naming it, with no glue. Observers run on the request
 // path and must not block.
 //
-// # State of other packages
+// # What to call
 //
-// [Destination.Attached] and [Destination.Attach] give another package (the
-// health package) one lock-free slot for its per-destination state, so that
-// the state lives and dies with the destination object and the request path
-// finds it without a map.
+// A gateway built by hand keeps a [Registry] and, per config change, makes
+// a [Plan] of every cluster and commits it; or, for a fixed set of
+// destinations, it makes one cluster alone with [NewCluster] (the way to
+// use balance's policies without a gateway). It reads [Cluster.Members] per
+// request, counts requests with [Destination.Begin] and [Destination.End],
+// and sets verdicts with SetActiveHealth and SetPassiveHealth (or lets a
+// health.Monitor set them).
+//
+// [Destination.Attach], [Destination.Attached],
+// [Destination.SetAvailableSince] and [Cluster.OnRefresh] are plumbing of
+// the health package: one lock-free slot for its per-destination state (so
+// that the state lives and dies with the destination object and the
+// request path finds it without a map), the stamp slow start reads, and
+// the hook that sets it. They take a key only the library's own packages
+// hold (internal/seam) and do nothing for anyone else.
 package upstream

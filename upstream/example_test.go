@@ -32,3 +32,24 @@ func ExampleRegistry() {
 	// b: unknown
 	// available: b 10.0.0.9:80
 }
+
+// A cluster of fixed destinations, without a registry: verdicts move
+// destinations out of the available set and back.
+func ExampleNewCluster() {
+	c, err := upstream.NewCluster("api", []upstream.DestinationConfig{
+		{ID: "b", Scheme: "http", Host: "10.0.0.2:80"},
+		{ID: "a", Scheme: "http", Host: "10.0.0.1:80"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	c.Destination("a").SetActiveHealth(upstream.Unhealthy)
+	for _, d := range c.Members().Available {
+		fmt.Println("available:", d.ID(), d.Host())
+	}
+	_, err = upstream.NewCluster("api", []upstream.DestinationConfig{{ID: "a"}, {ID: "a"}})
+	fmt.Println(err)
+	// Output:
+	// available: b 10.0.0.2:80
+	// destinations[1].id: "a" is also destinations[0] (upstream.destination.id.duplicate)
+}

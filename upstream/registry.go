@@ -3,6 +3,7 @@ package upstream
 import (
 	"cmp"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 )
@@ -11,10 +12,6 @@ import (
 type ClusterConfig struct {
 	ID           string
 	Destinations []DestinationConfig
-	// Unchanged, when true, vouches that Destinations equal the members
-	// the registry holds for the cluster already (the caller compiled both
-	// from identical config): the plan keeps them without comparing.
-	Unchanged bool
 	// InitialActiveHealth is the active verdict that a destination created by
 	// this plan starts with (a new ID, or a new address under a kept ID).
 	// The zero value, Unknown, makes it routable at once. Unhealthy keeps it
@@ -68,7 +65,7 @@ func (r *Registry) Plan(cfgs []ClusterConfig) *Plan {
 		}
 		p.clusters[cc.ID] = c
 		old := c.members.Load().All
-		if (cc.Unchanged && c.members.Load() != emptyMembers) || unchanged(old, cc.Destinations) {
+		if unchanged(old, cc.Destinations) {
 			// Same members, same addresses, same metadata: the installed
 			// view stays, and with it every table keyed by its identity.
 			continue
@@ -78,14 +75,14 @@ func (r *Registry) Plan(cfgs []ClusterConfig) *Plan {
 			d := findDestination(old, dc.ID)
 			if d == nil || !sameAddress(d.cfg, dc) {
 				d = newDestination(c, dc, cc.InitialActiveHealth)
-			} else if !maps.Equal(d.meta.Load().m, dc.Metadata) {
+			} else if !sameMetadata(d.meta.Load().m, dc.Metadata) {
 				// Same address, other metadata: the state is kept and the
 				// metadata changes at Commit.
 				p.metadata[d] = dc.Metadata
 			}
 			all = append(all, d)
 		}
-		slices.SortFunc(all, func(a, b *Destination) int { return cmp.Compare(a.cfg.ID, b.cfg.ID) })
+		sortByID(all)
 		p.members[c] = all
 	}
 	return p
@@ -131,13 +128,34 @@ func unchanged(old []*Destination, cfgs []DestinationConfig) bool {
 	if len(old) != len(cfgs) {
 		return false
 	}
-	for _, dc := range cfgs {
-		d := findDestination(old, dc.ID)
-		if d == nil || !sameAddress(d.cfg, dc) || !maps.Equal(d.meta.Load().m, dc.Metadata) {
+	for k, dc := range cfgs {
+		d := old[k] // configs listed in ID order, as old is, need no search
+		if d.cfg.ID != dc.ID {
+			d = findDestination(old, dc.ID)
+		}
+		if d == nil || !sameAddress(d.cfg, dc) || !sameMetadata(d.meta.Load().m, dc.Metadata) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameMetadata reports whether two metadata maps hold the same entries. The
+// map a destination was planned with is equal to itself without a look at
+// its entries: a compiler that reuses an unchanged upstream hands it again.
+func sameMetadata(a, b map[string]string) bool {
+	switch {
+	case len(a) != len(b):
+		return false
+	case len(a) == 0 || reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer():
+		return true
+	}
+	return maps.Equal(a, b)
+}
+
+// sortByID sorts destinations by ID, the order of every members view.
+func sortByID(all []*Destination) {
+	slices.SortFunc(all, func(a, b *Destination) int { return cmp.Compare(a.cfg.ID, b.cfg.ID) })
 }
 
 func findDestination(all []*Destination, id string) *Destination {

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -218,4 +219,44 @@ func TestPlanKeepsUnchangedMembersView(t *testing.T) {
 	apply(&r, ClusterConfig{ID: "c", Destinations: []DestinationConfig{changed, dest("b", "h:2")}})
 	assert.NotSame(t, view, c.Members())
 	assert.Equal(t, "z", c.Destination("a").Zone())
+
+	// Metadata compares by its entries: the same map, or another map with
+	// the same entries, keeps the view; another value does not.
+	view = c.Members()
+	apply(&r, ClusterConfig{ID: "c", Destinations: []DestinationConfig{changed, dest("b", "h:2")}})
+	assert.Same(t, view, c.Members(), "the same map")
+	again := dest("a", "h:1")
+	again.Metadata = map[string]string{"zone": "z"}
+	apply(&r, ClusterConfig{ID: "c", Destinations: []DestinationConfig{dest("b", "h:2"), again}})
+	assert.Same(t, view, c.Members(), "an equal map")
+	other := dest("a", "h:1")
+	other.Metadata = map[string]string{"zone": "y"}
+	apply(&r, ClusterConfig{ID: "c", Destinations: []DestinationConfig{other, dest("b", "h:2")}})
+	assert.NotSame(t, view, c.Members(), "a map of the same size with another value")
+	assert.Equal(t, "y", c.Destination("a").Zone())
+}
+
+// BenchmarkPlanUnchanged measures a plan of 2000 clusters of two
+// destinations each that all equal what the registry holds: the compare
+// that keeps an unchanged cluster's members view, which a publish pays
+// for every upstream it did not touch.
+func BenchmarkPlanUnchanged(b *testing.B) {
+	var r Registry
+	cfgs := make([]ClusterConfig, 2000)
+	for i := range cfgs {
+		id := strconv.Itoa(i)
+		cfgs[i] = ClusterConfig{ID: "u" + id, Destinations: []DestinationConfig{
+			{ID: "d0", Scheme: "http", Host: "10.0.0.1:" + id, Metadata: map[string]string{"zone": "a"}},
+			{ID: "d1", Scheme: "http", Host: "10.0.0.2:" + id},
+		}}
+	}
+	apply(&r, cfgs...)
+	before := r.Cluster("u0").Members()
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Plan(cfgs).Commit()
+	}
+	if r.Cluster("u0").Members() != before {
+		b.Fatal("an unchanged cluster got a new members view")
+	}
 }
