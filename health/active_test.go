@@ -199,11 +199,13 @@ func TestProbeOutcomes(t *testing.T) {
 	results := make(recordingPolicy, len(want))
 	m := New(Options{Workers: len(want), ActivePolicies: map[string]ActivePolicy{"recording": results}})
 	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Transport: transport(t), Config: Config{
-		Active: ActiveConfig{Enabled: true, Policy: "recording", Interval: time.Hour, Timeout: 300 * time.Millisecond},
+		// The timeout is the silent peer's wait, and the room a TLS
+		// handshake refused under -race on a loaded machine needs.
+		Active: ActiveConfig{Enabled: true, Policy: "recording", Interval: time.Hour, Timeout: 3 * time.Second},
 	}}))
 	require.NoError(t, m.Start(context.Background()))
 	defer m.Close()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for range want {
 		select {
 		case r := <-results:
