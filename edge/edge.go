@@ -137,7 +137,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.HTTP != "" {
-		srv, ln, err := s.tcp(cfg, cfg.HTTP)
+		srv, ln, err := s.tcp(cfg, cfg.HTTP, cfg.Limits)
 		if err != nil {
 			return fail(err)
 		}
@@ -145,7 +145,11 @@ func Start(cfg Config) (*Server, error) {
 		starts = append(starts, func() { s.serve(func() error { return srv.Serve(ln) }) })
 	}
 	if cfg.HTTPS != "" {
-		srv, ln, err := s.tcp(cfg, cfg.HTTPS)
+		// Idle connections under crypto/tls cannot be parked, so the
+		// listener needs no accepting goroutine for it.
+		lim := cfg.Limits
+		lim.IdleRelease = listenlimits.Off
+		srv, ln, err := s.tcp(cfg, cfg.HTTPS, lim)
 		if err != nil {
 			return fail(err)
 		}
@@ -174,8 +178,8 @@ func withLogger(c connlimit.Config, log *slog.Logger) connlimit.Config {
 }
 
 // tcp binds addr and builds its server: the listener stack of the package
-// documentation, net/http with the listener limits.
-func (s *Server) tcp(cfg Config, addr string) (*http.Server, net.Listener, error) {
+// documentation, net/http with the listener limits lim.
+func (s *Server) tcp(cfg Config, addr string, lim listenlimits.Limits) (*http.Server, net.Listener, error) {
 	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, err
@@ -193,14 +197,14 @@ func (s *Server) tcp(cfg Config, addr string) (*http.Server, net.Listener, error
 		}
 		ln = pln
 	}
-	ln = cfg.Limits.Listener(&connlimit.Listener{Listener: ln, Limiter: s.limiter})
+	ln = lim.Listener(&connlimit.Listener{Listener: ln, Limiter: s.limiter})
 	s.lns = append(s.lns, ln)
 	srv := &http.Server{
-		Handler:     cfg.Limits.Handler(cfg.Handler),
+		Handler:     lim.Handler(cfg.Handler),
 		ConnContext: gate.ConnContext,
 		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
-	if err := cfg.Limits.Apply(srv); err != nil {
+	if err := lim.Apply(srv); err != nil {
 		ln.Close()
 		return nil, nil, err
 	}
