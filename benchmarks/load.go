@@ -57,7 +57,24 @@ type loadSpec struct {
 // runLoad runs the generator that fits spec on the load core: wrk for
 // HTTP/1.1, h2load for HTTP/2, this program's own for HTTP/3 (and for
 // HTTP/1.1 when wrk is not installed).
+//
+// A generator that is still running 30 s after its duration is stopped
+// and the sample fails: h2load, for one, can wait forever for a stalled
+// stream after its duration.
 func (s *suite) runLoad(ctx context.Context, spec loadSpec) (load, error) {
+	ctx, cancel := context.WithTimeout(ctx, spec.duration+loadGrace)
+	defer cancel()
+	l, err := s.runLoad1(ctx, spec)
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("load generator still running %s after its %s: %w", loadGrace, spec.duration, err)
+	}
+	return l, err
+}
+
+// loadGrace is how long a load generator may run past its duration.
+const loadGrace = 30 * time.Second
+
+func (s *suite) runLoad1(ctx context.Context, spec loadSpec) (load, error) {
 	switch {
 	case spec.proto == "h2":
 		return s.runH2load(ctx, spec)
@@ -142,7 +159,7 @@ func (s *suite) runH2load(ctx context.Context, spec loadSpec) (load, error) {
 	logf := filepath.Join(s.work, "h2load.log")
 	os.Remove(logf)
 	argv := pinned("h2load", "-t1", "-c"+strconv.Itoa(spec.conns), "-m"+strconv.Itoa(spec.streams),
-		"-D", secs(spec.duration), "--log-file", logf,
+		"-D", secs(spec.duration), "--log-file", logf, "-N", "10s",
 		"-H", ":authority: "+spec.host)
 	for _, h := range spec.headers {
 		argv = append(argv, "-H", h)

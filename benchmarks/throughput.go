@@ -282,8 +282,14 @@ func (s *suite) preflightH3(ctx context.Context, p *peer, sp tputSpec, want []by
 
 // tputTable turns one scenario's samples into its table.
 func (s *suite) tputTable(sp tputSpec, res map[string][]sample) section {
+	// HTTP/3 has neither nginx nor the baseline: its first ratio is to
+	// Caddy, the other peer that serves it.
+	ref := kindNginx
+	if sp.id == scH3 {
+		ref = kindCaddy
+	}
 	sec := section{title: "Throughput: " + sp.title,
-		head: []string{"peer", "req/s", "CPU µs/req med (min)", "× nginx med (min)", "× httputil med (min)",
+		head: []string{"peer", "req/s", "CPU µs/req med (min)", "× " + ref + " med (min)", "× httputil med (min)",
 			"p50 ms", "p99 ms", "errors", "bytes/resp", "other busy %"}}
 	type agg struct{ med, min float64 }
 	aggs := map[string]agg{}
@@ -321,7 +327,7 @@ func (s *suite) tputTable(sp tputSpec, res map[string][]sample) section {
 			sec.rows = append(sec.rows, []string{p.kind, status, "", "", "", "", "", "", "", ""})
 			continue
 		}
-		a, n, b := aggs[p.kind], aggs[kindNginx], aggs[kindBaseline]
+		a, n, b := aggs[p.kind], aggs[ref], aggs[kindBaseline]
 		row := []string{p.kind, num(median(rps)), num(a.med) + " (" + num(a.min) + ")",
 			ratio(a.med, n.med) + " (" + ratio(a.min, n.min) + ")", ratio(a.med, b.med) + " (" + ratio(a.min, b.min) + ")",
 			ms(time.Duration(median(p50))), ms(time.Duration(median(p99))), strconv.FormatInt(errs, 10),

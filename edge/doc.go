@@ -18,11 +18,14 @@
 //
 //	accept -> proxyproto.Listener   (when Config.ProxyProtocol names load balancers)
 //	       -> connlimit.Listener    deny list, per-address cap
-//	       -> listenlimits.Listener connection cap, TLS handshake deadline, framing guard
+//	       -> listenlimits.Listener connection cap, TLS handshake deadline, framing guard;
+//	                                on plain HTTP, idle keep-alive connections parked
+//	                                after Limits.IdleRelease (TLS ones cannot be)
 //	       -> crypto/tls            the config GetConfigForClient picks by SNI
 //	       -> net/http              HTTP/1.1 and HTTP/2 with listenlimits' timeouts,
 //	                                header and stream limits; the minimum data rates
-//	-> handler, with gate.ConnContext recording each connection's peer once.
+//	-> handler, with gate.ConnContext recording each connection's peer once
+//	   (again when a parked connection comes back).
 //
 // UDP on the HTTPS port, with HTTP3 on:
 //

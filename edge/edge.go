@@ -139,7 +139,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.HTTP != "" {
-		srv, ln, err := s.tcp(cfg, cfg.HTTP, 0)
+		srv, ln, err := s.tcp(cfg, cfg.HTTP, 0, cfg.Limits)
 		if err != nil {
 			return fail(err)
 		}
@@ -147,7 +147,11 @@ func Start(cfg Config) (*Server, error) {
 		starts = append(starts, func() { s.serve(func() error { return srv.Serve(ln) }) })
 	}
 	if cfg.HTTPS != "" {
-		srv, ln, err := s.tcp(cfg, cfg.HTTPS, 1)
+		// Idle connections under crypto/tls cannot be parked, so the
+		// listener needs no accepting goroutine for it.
+		lim := cfg.Limits
+		lim.IdleRelease = listenlimits.Off
+		srv, ln, err := s.tcp(cfg, cfg.HTTPS, 1, lim)
 		if err != nil {
 			return fail(err)
 		}
@@ -176,8 +180,9 @@ func withLogger(c connlimit.Config, log *slog.Logger) connlimit.Config {
 }
 
 // tcp binds addr and builds its server: the listener stack of the package
-// documentation, net/http with the listener limits.
-func (s *Server) tcp(cfg Config, addr string, kind int) (*http.Server, net.Listener, error) {
+// documentation, net/http with the listener limits lim; kind is its
+// index in the open-connection counts.
+func (s *Server) tcp(cfg Config, addr string, kind int, lim listenlimits.Limits) (*http.Server, net.Listener, error) {
 	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, err
@@ -196,15 +201,17 @@ func (s *Server) tcp(cfg Config, addr string, kind int) (*http.Server, net.Liste
 		ln = pln
 		s.counts.pp = append(s.counts.pp, pln)
 	}
-	ln = cfg.Limits.Listener(&connlimit.Listener{Listener: ln, Limiter: s.limiter})
+	lln := lim.Listener(&connlimit.Listener{Listener: ln, Limiter: s.limiter})
+	s.counts.limits[kind] = lln
+	ln = lln
 	s.lns = append(s.lns, ln)
 	srv := &http.Server{
-		Handler:     cfg.Limits.Handler(cfg.Handler),
+		Handler:     lim.Handler(cfg.Handler),
 		ConnContext: gate.ConnContext,
 		ErrorLog:    log.New(errorLog{s, slog.NewLogLogger(s.log.Handler(), slog.LevelWarn).Writer()}, "", 0),
 		ConnState:   s.connState(kind),
 	}
-	if err := cfg.Limits.Apply(srv); err != nil {
+	if err := lim.Apply(srv); err != nil {
 		ln.Close()
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package edge_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -298,4 +299,52 @@ func TestTLSSelectionOnBothTransports(t *testing.T) {
 	var te *quic.TransportError
 	require.ErrorAs(t, err, &te, "a host without HTTP/3 is refused on QUIC")
 	assert.Equal(t, uint64(1), sel.Stats().Refused.NoHTTP3)
+}
+
+// An idle HTTP/1.1 keep-alive connection is parked and served again: the
+// same client connection, the same peer for the gate, a new connection
+// context (the server served it anew), and its place under the
+// per-address cap kept while parked.
+func TestIdleConnectionParks(t *testing.T) {
+	const release = 20 * time.Millisecond
+	infos := make(chan *gate.ConnInfo, 4)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		infos <- gate.ConnInfoFrom(r.Context())
+		whoAmI(w, r)
+	})
+	srv := start(t, edge.Config{Handler: h, HTTP: "127.0.0.1:0", Limits: listenlimits.Limits{IdleRelease: release},
+		Connections: connlimit.Config{PerAddress: 1}})
+	addr := srv.Addr("http").String()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(patience)))
+	br := bufio.NewReader(c)
+	ask := func() string {
+		t.Helper()
+		_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return string(b)
+	}
+	require.Equal(t, "HTTP/1.1 tls=false h3=false peer=127.0.0.1", ask())
+	first := <-infos
+	time.Sleep(25 * release) // idle well past the release, with room for a loaded machine
+
+	// The parked connection still holds the address's one place.
+	other, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer other.Close()
+	require.NoError(t, other.SetDeadline(time.Now().Add(patience)))
+	_, err = other.Read(make([]byte, 1))
+	require.Error(t, err, "a second connection from the address was served")
+
+	require.Equal(t, "HTTP/1.1 tls=false h3=false peer=127.0.0.1", ask())
+	second := <-infos
+	require.NotSame(t, first, second, "not parked: served by the same net/http connection")
+	require.Equal(t, first.Peer.Addr(), second.Peer.Addr())
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/paduraksa/paduraksa/listenlimits"
 	"github.com/paduraksa/paduraksa/proxyproto"
 )
 
@@ -23,7 +24,8 @@ const (
 // refusals are the [Server.Limiter]'s (connlimit.Stats), the TLS
 // selection's refusals the tlsselect.Selector's.
 type Stats struct {
-	// Open counts the connections open now, by listener.
+	// Open counts the connections open now, by listener, parked idle
+	// HTTP/1.1 connections included (listenlimits.Limits.IdleRelease).
 	Open map[string]int64
 	// TLSHandshakeFailures counts TLS connections over TCP whose
 	// handshake failed (an unknown name, no shared version or cipher, a
@@ -38,6 +40,7 @@ type counts struct {
 	open      [3]atomic.Int64 // http, https, http3
 	handshake atomic.Uint64
 	pp        []*proxyproto.Listener
+	limits    [2]*listenlimits.Listener // http, https: their parked connections
 }
 
 var listenerNames = [...]string{ListenerHTTP, ListenerHTTPS, ListenerHTTP3}
@@ -48,6 +51,9 @@ func (s *Server) Stats() Stats {
 	for i, n := range listenerNames {
 		if s.addrs[n] != nil {
 			st.Open[n] = s.counts.open[i].Load()
+			if i < len(s.counts.limits) && s.counts.limits[i] != nil {
+				st.Open[n] += int64(s.counts.limits[i].Parked())
+			}
 		}
 	}
 	for _, l := range s.counts.pp {

@@ -19,7 +19,8 @@
 //   - [Limits.Apply] sets what net/http enforces itself on an *http.Server,
 //     and tells the framing guard of hijacks.
 //   - [Listener] sheds connections above MaxConnections, bounds the TLS
-//     handshake and guards the framing of HTTP/1.x requests.
+//     handshake, guards the framing of HTTP/1.x requests and parks idle
+//     plain HTTP/1.1 keep-alive connections (IdleRelease).
 //   - [Limits.Handler], [MinRateReader] and [MinRateWriter] enforce the
 //     minimum data rates.
 //   - [Limits.Handler] caps upgraded connections (MaxUpgradedConnections)
@@ -49,6 +50,21 @@
 // Max connections: net/http has none. [Listener] sheds (accepts and closes
 // at once) instead of blocking Accept like x/net's netutil.LimitListener,
 // whose waiting connections sit unanswered in the kernel's queue.
+//
+// Idle keep-alive connections: net/http keeps the goroutine that served a
+// connection (its stack grows to 8 KiB serving a request and cannot shrink
+// back while it waits, its frames being over a quarter of 4 KiB) and two
+// 4 KiB buffers for as long as the connection stays open: about 20 KiB
+// each. [Listener] parks a plain HTTP/1.1 connection idle for IdleRelease:
+// it ends the idle wait at the release time and answers net/http's read
+// with io.EOF, so net/http lets go of the connection as of a client that
+// left; the Close that follows keeps the socket open instead and a
+// goroutine of the Listener, with a small stack, waits for the next
+// request's first byte under the rest of the idle deadline. With that
+// byte, Accept hands the connection back and net/http serves it as a new
+// one. The release time is counted back from the idle deadline net/http
+// sets (its IdleTimeout from now, which Apply set), so the wait between
+// two requests reads no clock of its own.
 //
 // HTTP/2 streams: http.Server.HTTP2.MaxConcurrentStreams. net/http has no
 // "unlimited"; Off sets the largest value. HTTP/3 streams are quic-go's

@@ -23,6 +23,7 @@ const (
 	DefaultMinRequestBodyGrace       = 10 * time.Second
 	DefaultMinResponseRate           = 240 // bytes per second
 	DefaultMinResponseGrace          = 10 * time.Second
+	DefaultIdleRelease               = time.Second
 
 	// MinGrace is the shortest grace a minimum data rate accepts: shorter
 	// graces judge a rate on too few bytes.
@@ -94,6 +95,21 @@ type Limits struct {
 	MinResponseRate  int
 	MinResponseGrace time.Duration
 
+	// IdleRelease is how long an idle HTTP/1.1 keep-alive connection of
+	// a Listener keeps its net/http state: the serving goroutine with its
+	// stack (8 KiB once a request has been served) and its two 4 KiB
+	// buffers. After that the connection is parked: net/http lets go of it
+	// as if it had closed, a small goroutine of the Listener's waits for
+	// the next request's first byte (under what is left of IdleTimeout),
+	// and Accept hands the connection back to the server, which serves it
+	// as a new one. Only plain HTTP/1.1 parks (a connection under
+	// crypto/tls or hijacked never does), and only on a server that Apply
+	// configured; the release is timed from the server's IdleTimeout as
+	// Apply set it (a server whose IdleTimeout is changed afterwards
+	// parks at IdleRelease plus the difference). The server's ConnState
+	// sees a parked connection close and come back new. Default 1 s.
+	IdleRelease time.Duration
+
 	// LaxFraming turns off the framing guard of Listener, which refuses
 	// with 400 and a close an HTTP/1.x request with both Content-Length
 	// and Transfer-Encoding, or with Transfer-Encoding on HTTP/1.0 (see
@@ -131,6 +147,7 @@ func (l Limits) WithDefaults() Limits {
 	setD(&l.MinRequestBodyGrace, DefaultMinRequestBodyGrace)
 	setI(&l.MinResponseRate, DefaultMinResponseRate)
 	setD(&l.MinResponseGrace, DefaultMinResponseGrace)
+	setD(&l.IdleRelease, DefaultIdleRelease)
 	return l
 }
 

@@ -2,8 +2,10 @@ package listenlimits
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,14 +25,37 @@ import (
 // has both Content-Length and Transfer-Encoding, or Transfer-Encoding on
 // HTTP/1.0 (the framing guard: see the package documentation).
 //
+// With an IdleRelease (Limits.Listener), it parks idle HTTP/1.1
+// keep-alive connections (see Limits.IdleRelease). Its goroutines: one
+// that accepts from the wrapped listener for Accept, and one per parked
+// connection, each waiting for that connection's next byte; Close ends
+// them all.
+//
 // A Listener is safe for concurrent use.
 type Listener struct {
 	net.Listener
 	max       int64         // <= 0: no cap
 	handshake time.Duration // <= 0: no handshake deadline
 	lax       bool          // no framing guard
+	release   time.Duration // <= 0: never park
+	idle      time.Duration // the server's IdleTimeout, as Apply sets it
 	active    atomic.Int64
 	shed      atomic.Uint64
+
+	// Parking, when release > 0.
+	pumpOnce  sync.Once
+	accepted  chan accepted // from the accepting goroutine
+	woken     chan *conn    // parked connections with a request coming
+	done      chan struct{} // closed by Close
+	closeOnce sync.Once
+	pmu       sync.Mutex
+	parked    map[*conn]struct{} // guarded by pmu
+	lnClosed  bool               // guarded by pmu
+}
+
+type accepted struct {
+	c   net.Conn
+	err error
 }
 
 // NewListener wraps inner, with the framing guard. maxConns <= 0 means no
@@ -50,6 +75,11 @@ func (l Limits) Listener(inner net.Listener) *Listener {
 	r := l.WithDefaults()
 	ln := NewListener(inner, on(r.MaxConnections), on(r.TLSHandshakeTimeout))
 	ln.lax = l.LaxFraming
+	if ln.release = on(r.IdleRelease); ln.release > 0 {
+		ln.idle = on(r.IdleTimeout)
+		ln.accepted, ln.woken = make(chan accepted), make(chan *conn)
+		ln.done, ln.parked = make(chan struct{}), map[*conn]struct{}{}
+	}
 	return ln
 }
 
@@ -60,9 +90,71 @@ func (ln *Listener) Active() int64 { return ln.active.Load() }
 // at its cap.
 func (ln *Listener) Shed() uint64 { return ln.shed.Load() }
 
+// Parked returns the number of connections parked now.
+func (ln *Listener) Parked() int {
+	ln.pmu.Lock()
+	defer ln.pmu.Unlock()
+	return len(ln.parked)
+}
+
 // Accept returns the next connection under the cap, shedding those above
-// it. The returned connection gives its place back on its first Close.
+// it, or a parked connection whose next request has begun. The returned
+// connection gives its place back on its first Close (other than the one
+// that parks it).
 func (ln *Listener) Accept() (net.Conn, error) {
+	if ln.release <= 0 {
+		return ln.accept()
+	}
+	ln.pumpOnce.Do(func() { go ln.pump() })
+	select {
+	case c := <-ln.woken:
+		return c, nil
+	case a := <-ln.accepted:
+		return a.c, a.err
+	case <-ln.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// pump accepts for Accept while parked connections may come back; it
+// ends at Close.
+func (ln *Listener) pump() {
+	for {
+		c, err := ln.accept()
+		select {
+		case ln.accepted <- accepted{c, err}:
+		case <-ln.done:
+			if c != nil {
+				c.Close()
+			}
+			return
+		}
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+	}
+}
+
+// Close closes the wrapped listener and every parked connection.
+func (ln *Listener) Close() error {
+	err := ln.Listener.Close()
+	if ln.release > 0 {
+		ln.closeOnce.Do(func() {
+			close(ln.done)
+			ln.pmu.Lock()
+			ln.lnClosed = true
+			for c := range ln.parked {
+				delete(ln.parked, c)
+				c.giveBack()
+				_ = c.Conn.Close()
+			}
+			ln.pmu.Unlock()
+		})
+	}
+	return err
+}
+
+func (ln *Listener) accept() (net.Conn, error) {
 	for {
 		c, err := ln.Listener.Accept()
 		if err != nil {
@@ -114,12 +206,43 @@ type conn struct {
 	// (Limits.Apply's ConnState hook), hijacked when it reported one.
 	reported atomic.Bool
 	hijacked atomic.Bool
+
+	// Parking (Listener.release > 0). idle: the server reported the
+	// connection idle, so its next SetReadDeadline is the idle wait's;
+	// armed: that deadline was moved to the release time, idleUntil
+	// keeping the one asked for; parking: the idle read ended at the
+	// release time, so the server's Close parks instead of closing.
+	// first is the byte a parked connection woke with, pending until
+	// the server reads it.
+	idle      atomic.Bool
+	armed     atomic.Bool
+	parking   atomic.Bool
+	idleUntil time.Time
+	pending   bool
+	first     [1]byte
 }
 
 // Read reads from the wrapped connection and runs the framing guard over
 // what it read.
 func (c *conn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
+	var n int
+	var err error
+	switch {
+	case c.pending && len(p) > 0:
+		c.pending = false
+		n = copy(p, c.first[:])
+	case c.armed.Load():
+		c.armed.Store(false)
+		n, err = c.Conn.Read(p)
+		if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+			// Idle until the release time: tell the server the
+			// client is gone, and park at its Close.
+			c.parking.Store(true)
+			return 0, io.EOF
+		}
+	default:
+		n, err = c.Conn.Read(p)
+	}
 	if n > 0 && c.fr.st != sPass {
 		// Checked after the read: a pending read can outlast a hijack.
 		if c.hijacked.Load() {
@@ -135,7 +258,16 @@ func (c *conn) Read(p []byte) (int, error) {
 // framing guard of the Listener's connection under nc, if any: StateNew
 // says that hijacks will be reported, StateHijacked that the bytes from
 // now on belong to the handler.
+//
+// StateIdle marks the Listener's connection idle when the server holds it
+// directly (no crypto/tls above it), so its idle wait can be released.
 func reportState(nc net.Conn, state http.ConnState) {
+	if state == http.StateIdle {
+		if c, ok := nc.(*conn); ok && c.ln.release > 0 && !c.hijacked.Load() {
+			c.idle.Store(true)
+		}
+		return
+	}
 	if state != http.StateNew && state != http.StateHijacked {
 		return
 	}
@@ -157,10 +289,67 @@ func reportState(nc net.Conn, state http.ConnState) {
 }
 
 func (c *conn) Close() error {
+	if c.parking.CompareAndSwap(true, false) && c.ln.park(c) {
+		return nil
+	}
+	c.giveBack()
+	return c.Conn.Close()
+}
+
+// releaseAt is when an idle wait that ends at until (zero: never) is
+// released. The server sets until to its IdleTimeout from now, which
+// Apply set to the Limits' one, so the clock is read only when the wait
+// has no end: reading it costs more than the rest of the idle wait's
+// bookkeeping together on some virtual machines.
+func (ln *Listener) releaseAt(until time.Time) time.Time {
+	if until.IsZero() || ln.idle <= 0 {
+		return time.Now().Add(ln.release)
+	}
+	return until.Add(ln.release - ln.idle)
+}
+
+// giveBack gives the connection's place back, once.
+func (c *conn) giveBack() {
 	if c.closed.CompareAndSwap(false, true) {
 		c.ln.active.Add(-1)
 	}
-	return c.Conn.Close()
+}
+
+// park keeps c open after the server let go of it, and starts the wait
+// for its next request; false when the Listener is closed.
+func (ln *Listener) park(c *conn) bool {
+	ln.pmu.Lock()
+	defer ln.pmu.Unlock()
+	if ln.lnClosed {
+		return false
+	}
+	ln.parked[c] = struct{}{}
+	go c.awaitRequest()
+	return true
+}
+
+// awaitRequest waits, until the idle deadline the server asked for, for
+// the first byte of c's next request, and then hands c back to Accept.
+// At the deadline, at the client's close or at the Listener's, it closes
+// c.
+func (c *conn) awaitRequest() {
+	ln := c.ln
+	_ = c.Conn.SetReadDeadline(c.idleUntil)
+	n, _ := c.Conn.Read(c.first[:])
+	ln.pmu.Lock()
+	delete(ln.parked, c)
+	closed := ln.lnClosed
+	ln.pmu.Unlock()
+	if n == 1 && !closed {
+		c.pending = true
+		select {
+		case ln.woken <- c:
+			return
+		case <-ln.done:
+		}
+	}
+	c.giveBack()
+	_ = c.Conn.Close()
 }
 
 func clamp(t, until time.Time) time.Time {
@@ -171,6 +360,7 @@ func clamp(t, until time.Time) time.Time {
 }
 
 func (c *conn) SetDeadline(t time.Time) error {
+	c.armed.Store(false)
 	if c.clamped.Load() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -186,6 +376,7 @@ func (c *conn) SetDeadline(t time.Time) error {
 }
 
 func (c *conn) SetReadDeadline(t time.Time) error {
+	idle := c.idle.Load() && c.idle.Swap(false)
 	if c.clamped.Load() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -196,6 +387,18 @@ func (c *conn) SetReadDeadline(t time.Time) error {
 			}
 			return c.Conn.SetReadDeadline(clamp(t, c.until))
 		}
+	}
+	if idle {
+		// The idle wait's deadline (the server sets it right after it
+		// reports the connection idle): wait until the release time
+		// at most, and park then.
+		c.idleUntil = t
+		if r := c.ln.releaseAt(t); t.IsZero() || r.Before(t) {
+			c.armed.Store(true)
+			t = r
+		}
+	} else {
+		c.armed.Store(false)
 	}
 	return c.Conn.SetReadDeadline(t)
 }
