@@ -1,0 +1,732 @@
+package snapshot
+
+import (
+	"bytes"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// yamlFast reads a YAML document into a Document, or reports false when
+// the document has a problem or a form it leaves to the general path. It
+// reads block mappings and sequences indented with spaces, and on one line
+// each: plain, single- and double-quoted scalars and flow collections of
+// them, with comments. It gives up on everything else: anchors, aliases,
+// tags, block and multi-line scalars, explicit keys, merge keys, document
+// markers and directives, tabs, carriage returns, control characters and
+// Unicode line breaks. Plain scalars are resolved as go.yaml.in/yaml/v2
+// resolves them (YAML 1.1: yes and no are booleans, 0x1f an integer) and
+// converted as sigs.k8s.io/yaml converts them for the target type (a
+// number or boolean where a string is expected is its text); the values
+// whose conversion differs from their text give up.
+func yamlFast(data []byte) (*Document, bool) {
+	d := yamlDecoder{data: data}
+	if !d.nextLine() || d.ind < 0 {
+		return nil, false
+	}
+	doc := new(Document)
+	if !d.mapping(documentPlan(), reflect.ValueOf(doc).Elem(), d.ind) {
+		return nil, false
+	}
+	return doc, d.ind == eof
+}
+
+// eof is the indentation at the end of the document.
+const eof = -1
+
+// yamlDecoder reads a document line by line: cur is the position being
+// read on the current line, ind the current line's indentation.
+type yamlDecoder struct {
+	data []byte
+	cur  int
+	ind  int
+	buf  []byte // quoted scalars with escapes
+}
+
+// nextLine moves to the next line with content from cur (the start of a
+// line), past empty and comment lines, and sets ind, or eof at the end. It
+// reports false for a tab or carriage return in the indentation.
+func (d *yamlDecoder) nextLine() bool {
+	for d.cur < len(d.data) {
+		i := d.cur
+		for i < len(d.data) && d.data[i] == ' ' {
+			i++
+		}
+		if i == len(d.data) {
+			break
+		}
+		switch d.data[i] {
+		case '\n':
+			d.cur = i + 1
+			continue
+		case '#':
+			j, ok := d.comment(i)
+			if !ok {
+				return false
+			}
+			d.cur = j + 1
+			continue
+		case '\t', '\r':
+			return false
+		}
+		d.ind = i - d.cur
+		d.cur = i
+		return true
+	}
+	d.cur = len(d.data)
+	d.ind = eof
+	return true
+}
+
+// endLine reads what may follow a value on its line (spaces and a
+// comment) and moves to the next line with content.
+func (d *yamlDecoder) endLine() bool {
+	i := d.cur
+	for i < len(d.data) && d.data[i] == ' ' {
+		i++
+	}
+	if i < len(d.data) && d.data[i] == '#' && i > d.cur {
+		var ok bool
+		if i, ok = d.comment(i); !ok {
+			return false
+		}
+	}
+	if i < len(d.data) && d.data[i] != '\n' {
+		return false
+	}
+	d.cur = i + 1
+	return d.nextLine()
+}
+
+// comment reads a comment from i to the end of its line, where it
+// returns; it reports false for a character that YAML refuses or reads as
+// a line break.
+func (d *yamlDecoder) comment(i int) (int, bool) {
+	for i < len(d.data) && d.data[i] != '\n' {
+		n, ok := scalarChar(d.data[i:])
+		if !ok {
+			return i, false
+		}
+		i += n
+	}
+	return i, true
+}
+
+// dash reports whether the line's content at cur is a sequence entry.
+func (d *yamlDecoder) dash() bool {
+	i := d.cur
+	return i < len(d.data) && d.data[i] == '-' && (i+1 == len(d.data) || d.data[i+1] == ' ' || d.data[i+1] == '\n')
+}
+
+// mapping reads a block mapping whose keys are at indentation ind; the
+// first key is at cur.
+func (d *yamlDecoder) mapping(p *typePlan, v reflect.Value, ind int) bool {
+	p, v = deref(p, v)
+	if p.unsupported || p.kind != reflect.Struct && p.kind != reflect.Map {
+		return false
+	}
+	var seen uint64
+	if p.kind == reflect.Map {
+		v.Set(reflect.MakeMap(p.typ))
+	}
+	for {
+		key, ok := d.key()
+		if !ok {
+			return false
+		}
+		m, ok := p.member(v, key, &seen)
+		if !ok {
+			return false
+		}
+		if null, ok := d.entryValue(m.plan, m.value, ind); !ok || !m.set(null) {
+			return false
+		}
+		switch {
+		case d.ind < ind:
+			return true
+		case d.ind > ind:
+			return false
+		}
+	}
+}
+
+// entryValue reads the value of a mapping entry at indentation ind, after
+// its key and colon, up to the next line with content. It reports whether
+// the value was null (absent).
+func (d *yamlDecoder) entryValue(p *typePlan, v reflect.Value, ind int) (null, ok bool) {
+	if d.restOfLine() {
+		switch {
+		case !d.endLine():
+			return false, false
+		case d.ind < ind: // eof too
+			return true, true
+		case d.ind == ind:
+			if !d.dash() {
+				return true, true
+			}
+			return false, d.sequence(p, v, ind)
+		}
+		return false, d.block(p, v, d.ind)
+	}
+	null, ok = d.inline(p, v)
+	return null, ok && d.endLine() && d.ind <= ind
+}
+
+// restOfLine skips spaces and reports whether nothing but a comment is
+// left on the line.
+func (d *yamlDecoder) restOfLine() bool {
+	i := d.cur
+	for i < len(d.data) && d.data[i] == ' ' {
+		i++
+	}
+	if i == len(d.data) || d.data[i] == '\n' || d.data[i] == '#' && i > d.cur {
+		return true
+	}
+	d.cur = i
+	return false
+}
+
+// block reads a block mapping or sequence at indentation ind, at cur.
+func (d *yamlDecoder) block(p *typePlan, v reflect.Value, ind int) bool {
+	if d.dash() {
+		return d.sequence(p, v, ind)
+	}
+	return d.mapping(p, v, ind)
+}
+
+// sequence reads a block sequence whose dashes are at indentation ind; the
+// first is at cur.
+func (d *yamlDecoder) sequence(p *typePlan, v reflect.Value, ind int) bool {
+	p, v = deref(p, v)
+	if p.unsupported || p.kind != reflect.Slice {
+		return false
+	}
+	v.Set(reflect.MakeSlice(p.typ, 0, 0))
+	for {
+		e := growElem(v, func() int { return d.countEntries(ind) })
+		d.cur++ // -
+		switch {
+		case d.restOfLine():
+			if !d.endLine() {
+				return false
+			}
+			if d.ind > ind && !d.block(p.elem, e, d.ind) {
+				return false
+			}
+		case d.dash():
+			return false // a sequence in a sequence entry
+		case d.isKey():
+			col := d.cur - d.lineStart()
+			if !d.mapping(p.elem, e, col) {
+				return false
+			}
+		default:
+			if _, ok := d.inline(p.elem, e); !ok || !d.endLine() || d.ind > ind {
+				return false
+			}
+		}
+		switch {
+		case d.ind < ind:
+			return true
+		case d.ind > ind:
+			return false
+		case !d.dash():
+			return true // the mapping this sequence is a value of goes on
+		}
+	}
+}
+
+// countEntries counts the entries of a block sequence at indentation ind
+// from cur, an entry's dash, to the sequence's end.
+func (d *yamlDecoder) countEntries(ind int) int {
+	n := 0
+	for rest := d.data[d.lineStart():]; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		t := bytes.TrimLeft(line, " ")
+		in := len(line) - len(t)
+		switch {
+		case len(t) == 0 || t[0] == '#' || in > ind:
+		case in < ind || t[0] != '-':
+			return n
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+func (d *yamlDecoder) lineStart() int {
+	i := d.cur
+	for i > 0 && d.data[i-1] != '\n' {
+		i--
+	}
+	return i
+}
+
+// isKey reports whether a mapping key starts at cur.
+func (d *yamlDecoder) isKey() bool {
+	cur := d.cur
+	_, ok := d.key()
+	d.cur = cur
+	return ok
+}
+
+// key reads a mapping key and its colon, followed by a space or the end
+// of the line: a quoted scalar or a plain one that resolves to a string.
+func (d *yamlDecoder) key() ([]byte, bool) {
+	if d.cur >= len(d.data) {
+		return nil, false
+	}
+	var key []byte
+	switch d.data[d.cur] {
+	case '"', '\'':
+		var ok bool
+		if key, ok = d.quoted(); !ok {
+			return nil, false
+		}
+	default:
+		start := d.cur
+		for i := start; ; i++ {
+			if i == len(d.data) || d.data[i] == '\n' {
+				return nil, false
+			}
+			c := d.data[i]
+			if c == ':' && (i+1 == len(d.data) || d.data[i+1] == ' ' || d.data[i+1] == '\n') {
+				key, d.cur = d.data[start:i], i
+				break
+			}
+			if c <= ' ' || c >= 0x7f {
+				return nil, false // spaces in a key, and non-ASCII keys, are left out
+			}
+		}
+		if len(key) == 0 || plainIndicator(key[0]) || len(key) > 1024 {
+			return nil, false
+		}
+		if k, _ := resolvePlain(key); k != yamlString {
+			return nil, false
+		}
+	}
+	if d.cur >= len(d.data) || d.data[d.cur] != ':' {
+		return nil, false
+	}
+	d.cur++
+	if d.cur < len(d.data) && d.data[d.cur] != ' ' && d.data[d.cur] != '\n' {
+		return nil, false
+	}
+	return key, true
+}
+
+// plainIndicator reports whether c cannot start a plain scalar (or is
+// left out: "-", "?" and ":" start one when a character other than a space
+// follows).
+func plainIndicator(c byte) bool {
+	return strings.IndexByte("-?:,[]{}#&*!|>'\"%@`", c) >= 0
+}
+
+// inline reads a value on the current line at cur: a scalar or a flow
+// collection.
+func (d *yamlDecoder) inline(p *typePlan, v reflect.Value) (null, ok bool) {
+	switch d.data[d.cur] {
+	case '[', '{':
+		return false, d.flow(p, v)
+	case '"', '\'':
+		s, ok := d.quoted()
+		return false, ok && setQuoted(p, v, s)
+	}
+	start := d.cur
+	end, ok := d.plain(false, false)
+	if !ok {
+		return false, false
+	}
+	return bindPlain(p, v, d.data[start:end])
+}
+
+// plain reads a plain scalar at cur, in a flow collection or not, and
+// returns where its text ends (trailing spaces taken off). A key in a
+// flow mapping ends at ": ".
+func (d *yamlDecoder) plain(flow, key bool) (int, bool) {
+	if d.cur == len(d.data) || plainIndicator(d.data[d.cur]) {
+		return 0, false
+	}
+	i, end := d.cur, d.cur
+	for i < len(d.data) {
+		c := d.data[i]
+		switch {
+		case c == '\n':
+		case c == ' ':
+			if i+1 < len(d.data) && d.data[i+1] == '#' {
+				break
+			}
+			i++
+			continue
+		case c == ':' && (i+1 == len(d.data) || d.data[i+1] == ' ' || d.data[i+1] == '\n'):
+			if !key {
+				return 0, false // a key where a value is
+			}
+		case flow && (c == ',' || c == ']' || c == '}'):
+		case flow && c == ':' && strings.IndexByte(",[]{}?#", d.data[i+1]) >= 0,
+			flow && (c == '?' || c == '#' || c == '[' || c == '{'):
+			return 0, false
+		default:
+			n, ok := scalarChar(d.data[i:])
+			if !ok {
+				return 0, false
+			}
+			i += n
+			end = i
+			continue
+		}
+		break
+	}
+	d.cur = end
+	return end, true
+}
+
+// scalarChar returns the length of the character at the start of b, and
+// false for a character the fast path leaves out: control characters and
+// those YAML 1.1 reads as line breaks or a byte-order mark.
+func scalarChar(b []byte) (int, bool) {
+	if c := b[0]; c < utf8.RuneSelf {
+		return 1, c >= ' ' && c < 0x7f
+	}
+	r, n := utf8.DecodeRune(b)
+	if r == utf8.RuneError && n == 1 {
+		return n, false // not UTF-8
+	}
+	ok := r >= 0xa0 && r <= 0xd7ff && r != 0x2028 && r != 0x2029 ||
+		r >= 0xe000 && r <= 0xfffd && r != 0xfeff || r >= 0x10000 && r <= 0x10ffff
+	return n, ok
+}
+
+// quoted reads a single- or double-quoted scalar on one line and returns
+// its value, valid until the next call. Of the double-quoted escapes it
+// reads \\, \", \n and \t; the others give up.
+func (d *yamlDecoder) quoted() ([]byte, bool) {
+	q := d.data[d.cur]
+	d.buf = d.buf[:0]
+	for i := d.cur + 1; i < len(d.data); {
+		c := d.data[i]
+		switch {
+		case c == q && q == '\'' && i+1 < len(d.data) && d.data[i+1] == '\'':
+			d.buf = append(d.buf, '\'')
+			i += 2
+			continue
+		case c == q:
+			d.cur = i + 1
+			return d.buf, true
+		case c == '\\' && q == '"':
+			if i+1 >= len(d.data) {
+				return nil, false
+			}
+			e := d.data[i+1]
+			switch e {
+			case '\\', '"':
+			case 'n':
+				e = '\n'
+			case 't':
+				e = '\t'
+			default:
+				return nil, false
+			}
+			d.buf = append(d.buf, e)
+			i += 2
+			continue
+		}
+		n, ok := scalarChar(d.data[i:])
+		if !ok {
+			return nil, false // a line break among them
+		}
+		d.buf = append(d.buf, d.data[i:i+n]...)
+		i += n
+	}
+	return nil, false
+}
+
+// flow reads a flow sequence or mapping on the current line.
+func (d *yamlDecoder) flow(p *typePlan, v reflect.Value) bool {
+	open := d.data[d.cur]
+	d.cur++
+	p, v = deref(p, v)
+	if p.unsupported {
+		return false
+	}
+	var seen uint64
+	switch {
+	case open == '[' && p.kind == reflect.Slice:
+		v.Set(reflect.MakeSlice(p.typ, 0, 0))
+	case open == '{' && p.kind == reflect.Map:
+		v.Set(reflect.MakeMap(p.typ))
+	case open == '{' && p.kind == reflect.Struct:
+	default:
+		return false
+	}
+	closing := byte(']')
+	if open == '{' {
+		closing = '}'
+	}
+	d.spaces()
+	if d.at(closing) {
+		d.cur++
+		return true
+	}
+	for {
+		if open == '[' {
+			if !d.flowValue(p.elem, growElem(v, func() int { return 1 })) {
+				return false
+			}
+		} else if !d.flowEntry(p, v, &seen) {
+			return false
+		}
+		d.spaces()
+		switch {
+		case d.at(closing):
+			d.cur++
+			return true
+		case !d.at(','):
+			return false
+		}
+		d.cur++
+		d.spaces()
+		if d.at(closing) || d.at(',') {
+			return false // an empty entry
+		}
+	}
+}
+
+// flowEntry reads "key: value" in a flow mapping.
+func (d *yamlDecoder) flowEntry(p *typePlan, v reflect.Value, seen *uint64) bool {
+	var key []byte
+	if d.at('"') || d.at('\'') {
+		k, ok := d.quoted()
+		if !ok {
+			return false
+		}
+		key = k
+	} else {
+		start := d.cur
+		end, ok := d.plain(true, true)
+		if !ok || end == start {
+			return false
+		}
+		key = d.data[start:end]
+		if k, _ := resolvePlain(key); k != yamlString {
+			return false
+		}
+	}
+	if !d.at(':') || d.cur+1 >= len(d.data) || d.data[d.cur+1] != ' ' {
+		return false
+	}
+	d.cur += 2
+	d.spaces()
+	m, ok := p.member(v, key, seen)
+	return ok && d.flowValue(m.plan, m.value) && m.set(false)
+}
+
+// flowValue reads a value in a flow collection; a null one gives up.
+func (d *yamlDecoder) flowValue(p *typePlan, v reflect.Value) bool {
+	if d.cur >= len(d.data) {
+		return false
+	}
+	switch d.data[d.cur] {
+	case '[', '{':
+		return d.flow(p, v)
+	case '"', '\'':
+		s, ok := d.quoted()
+		return ok && setQuoted(p, v, s)
+	}
+	start := d.cur
+	end, ok := d.plain(true, false)
+	if !ok {
+		return false
+	}
+	null, ok := bindPlain(p, v, d.data[start:end])
+	return ok && !null
+}
+
+func (d *yamlDecoder) spaces() {
+	for d.cur < len(d.data) && d.data[d.cur] == ' ' {
+		d.cur++
+	}
+}
+
+func (d *yamlDecoder) at(c byte) bool {
+	return d.cur < len(d.data) && d.data[d.cur] == c
+}
+
+// setQuoted sets a quoted scalar, always a string, into a string.
+func setQuoted(p *typePlan, v reflect.Value, s []byte) bool {
+	p, v = deref(p, v)
+	if p.kind != reflect.String {
+		return false
+	}
+	v.SetString(string(s))
+	return true
+}
+
+// What a plain scalar resolves to.
+const (
+	yamlString = iota
+	yamlNull
+	yamlBool
+	yamlInt
+	yamlFloat
+	yamlOther // unsigned, timestamps, infinities, merge keys: left out
+)
+
+// resolvePlain resolves a plain scalar as go.yaml.in/yaml/v2 does
+// (resolve.go), for the cases the fast path reads; with yamlInt and
+// yamlBool it returns the value.
+func resolvePlain(b []byte) (int, int64) {
+	if len(b) == 0 {
+		return yamlNull, 0
+	}
+	switch c := b[0]; {
+	case c == '+' || c == '-' || '0' <= c && c <= '9':
+	case c == '.':
+		if _, ok := yamlWords[string(b)]; ok {
+			return yamlOther, 0
+		}
+		if _, err := strconv.ParseFloat(string(b), 64); err == nil {
+			return yamlFloat, 0
+		}
+		return yamlString, 0
+	case strings.IndexByte("yYnNtTfFoO~", c) >= 0:
+		if w, ok := yamlWords[string(b)]; ok {
+			return w.kind, w.val
+		}
+		return yamlString, 0
+	default:
+		if string(b) == "<<" {
+			return yamlOther, 0
+		}
+		return yamlString, 0
+	}
+	if _, ok := yamlWords[string(b)]; ok {
+		return yamlOther, 0 // +.inf, -.inf
+	}
+	if i := bytes.IndexFunc(b, func(r rune) bool { return r < '0' || r > '9' }); i == 4 && b[4] == '-' {
+		return yamlOther, 0 // perhaps a timestamp
+	}
+	plain := strings.ReplaceAll(string(b), "_", "")
+	if n, err := strconv.ParseInt(plain, 0, 64); err == nil {
+		return yamlInt, n
+	}
+	if _, err := strconv.ParseUint(plain, 0, 64); err == nil {
+		return yamlOther, 0
+	}
+	if yamlFloatSyntax(plain) {
+		if _, err := strconv.ParseFloat(plain, 64); err == nil {
+			return yamlFloat, 0
+		}
+	}
+	if strings.HasPrefix(plain, "0b") || strings.HasPrefix(plain, "-0b") {
+		return yamlOther, 0
+	}
+	return yamlString, 0
+}
+
+type yamlWord struct {
+	kind int
+	val  int64
+}
+
+// yamlWords are the plain scalars go.yaml.in/yaml/v2 looks up by name.
+var yamlWords = func() map[string]yamlWord {
+	m := map[string]yamlWord{}
+	for kind, list := range map[yamlWord]string{
+		{yamlBool, 1}:  "y Y yes Yes YES true True TRUE on On ON",
+		{yamlBool, 0}:  "n N no No NO false False FALSE off Off OFF",
+		{yamlNull, 0}:  "~ null Null NULL",
+		{yamlOther, 0}: ".nan .NaN .NAN .inf .Inf .INF +.inf +.Inf +.INF -.inf -.Inf -.INF",
+	} {
+		for _, w := range strings.Fields(list) {
+			m[w] = kind
+		}
+	}
+	return m
+}()
+
+// yamlFloatSyntax is go.yaml.in/yaml/v2's float pattern,
+// ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$.
+func yamlFloatSyntax(s string) bool {
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		s = s[1:]
+	}
+	digits := func() int {
+		i := 0
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+		n := i
+		s = s[i:]
+		return n
+	}
+	if s != "" && s[0] == '.' {
+		s = s[1:]
+		if digits() == 0 {
+			return false
+		}
+	} else {
+		if digits() == 0 {
+			return false
+		}
+		if s != "" && s[0] == '.' {
+			s = s[1:]
+			digits()
+		}
+	}
+	if s != "" && (s[0] == 'e' || s[0] == 'E') {
+		s = s[1:]
+		if s != "" && (s[0] == '-' || s[0] == '+') {
+			s = s[1:]
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return s == ""
+}
+
+// bindPlain sets a plain scalar into v as sigs.k8s.io/yaml and
+// encoding/json would, and reports whether it was null.
+func bindPlain(p *typePlan, v reflect.Value, b []byte) (null, ok bool) {
+	kind, n := resolvePlain(b)
+	if kind == yamlNull {
+		return true, true
+	}
+	p, v = deref(p, v)
+	switch {
+	case p.kind == reflect.String && kind == yamlString:
+		v.SetString(string(b))
+	case p.kind == reflect.String && kind == yamlInt:
+		v.SetString(strconv.FormatInt(n, 10))
+	case p.kind == reflect.String && kind == yamlBool, p.kind == reflect.Bool && kind == yamlBool:
+		if p.kind == reflect.Bool {
+			v.SetBool(n == 1)
+		} else {
+			v.SetString(strconv.FormatBool(n == 1))
+		}
+	case p.kind >= reflect.Int && p.kind <= reflect.Int64 && kind == yamlInt:
+		if v.OverflowInt(n) {
+			return false, false
+		}
+		v.SetInt(n)
+	case (p.kind == reflect.Float32 || p.kind == reflect.Float64) && kind == yamlInt:
+		f := float64(n)
+		if v.OverflowFloat(f) {
+			return false, false
+		}
+		v.SetFloat(f)
+	case kind == yamlFloat:
+		return false, setFloat(p, v, string(b))
+	default:
+		return false, false
+	}
+	return false, true
+}
