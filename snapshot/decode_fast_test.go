@@ -15,7 +15,7 @@ import (
 func fastCases(t testing.TB) map[string][]byte {
 	t.Helper()
 	cases := map[string][]byte{}
-	for _, name := range []string{"testdata/valid.json", "testdata/canonical.golden"} {
+	for _, name := range []string{"testdata/valid.json", "testdata/valid.yaml", "testdata/canonical.golden"} {
 		data, err := os.ReadFile(name)
 		require.NoError(t, err)
 		cases[name] = data
@@ -55,6 +55,17 @@ upstreams:
   - id: d
     address: http://127.0.0.1:9
   - {id: e, address: "http://[::1]:80"}
+accessLists:
+- id: a
+  realm: |-
+    two
+
+      lines # not a comment
+  # a comment
+  mode: |
+   shadow
+
+
 `)
 	return cases
 }
@@ -85,11 +96,6 @@ func FuzzDecodeFastEqualsGeneral(f *testing.F) {
 	for _, data := range fastCases(f) {
 		f.Add(data)
 	}
-	valid, err := os.ReadFile("testdata/valid.yaml") // with a block scalar
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(valid)
 	for _, s := range []string{
 		"a: 1", "hosts:\n- names: [x]\n  routes:\n  - upstream: u\n    path: /\n",
 		"global: {server: 010}", "global: {server: 0x1f, zone: 1_000}", "global: {server: yes, zone: ~}",
@@ -98,6 +104,9 @@ func FuzzDecodeFastEqualsGeneral(f *testing.F) {
 		"upstreams: [{metadata: {a: ~}}]", "global:\n  server: a\n   b\n", "global: {server: \"a\\/b\"}",
 		`{"global":{"server":"\ud800"}}`, `{"hosts":[{"names":["a"],"limits":{"maxBodyBytes":1e3}}]}`,
 		`{"upstreams":[{"metadata":{"a":"b","a":"c"}}]}`, "hosts:\n- names:\n  - a\n  - b\n- names: []\n",
+		"global:\n  server: |\n    a\n   b\n", "global:\n  server: |2\n    a\n", "global:\n  server: |+\n  a\n\n",
+		"global:\n  server: |\n\n  a\n", "global:\n  server: |\n  a\n    \n", "global:\n  server: >\n  a\n  b\n",
+		"hosts:\n- robots: |\n    a\n  names: [x]\n", "global:\n  server: |\n  a",
 	} {
 		f.Add([]byte(s))
 	}

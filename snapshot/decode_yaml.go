@@ -10,10 +10,11 @@ import (
 
 // yamlFast reads a YAML document into a Document, or reports false when
 // the document has a problem or a form it leaves to the general path. It
-// reads block mappings and sequences indented with spaces, and on one line
-// each: plain, single- and double-quoted scalars and flow collections of
-// them, with comments. It gives up on everything else: anchors, aliases,
-// tags, block and multi-line scalars, explicit keys, merge keys, document
+// reads block mappings and sequences indented with spaces, literal block
+// scalars, and on one line each: plain, single- and double-quoted scalars
+// and flow collections of them, with comments. It gives up on everything
+// else: anchors, aliases, tags, folded and multi-line flow scalars,
+// explicit keys, merge keys, document
 // markers and directives, tabs, carriage returns, control characters and
 // Unicode line breaks. Plain scalars are resolved as go.yaml.in/yaml/v2
 // resolves them (YAML 1.1: yes and no are booleans, 0x1f an integer) and
@@ -169,7 +170,7 @@ func (d *yamlDecoder) entryValue(p *typePlan, v reflect.Value, ind int) (null, o
 		}
 		return false, d.block(p, v, d.ind)
 	}
-	null, ok = d.inline(p, v)
+	null, ok = d.inline(p, v, ind)
 	return null, ok && d.endLine() && d.ind <= ind
 }
 
@@ -222,7 +223,7 @@ func (d *yamlDecoder) sequence(p *typePlan, v reflect.Value, ind int) bool {
 				return false
 			}
 		default:
-			if _, ok := d.inline(p.elem, e); !ok || !d.endLine() || d.ind > ind {
+			if _, ok := d.inline(p.elem, e, ind); !ok || !d.endLine() || d.ind > ind {
 				return false
 			}
 		}
@@ -329,14 +330,17 @@ func plainIndicator(c byte) bool {
 	return strings.IndexByte("-?:,[]{}#&*!|>'\"%@`", c) >= 0
 }
 
-// inline reads a value on the current line at cur: a scalar or a flow
-// collection.
-func (d *yamlDecoder) inline(p *typePlan, v reflect.Value) (null, ok bool) {
+// inline reads a value that starts on the current line at cur, of a
+// node at indentation ind: a scalar or a flow collection.
+func (d *yamlDecoder) inline(p *typePlan, v reflect.Value, ind int) (null, ok bool) {
 	switch d.data[d.cur] {
 	case '[', '{':
 		return false, d.flow(p, v)
 	case '"', '\'':
 		s, ok := d.quoted()
+		return false, ok && setQuoted(p, v, s)
+	case '|':
+		s, ok := d.literal(ind)
 		return false, ok && setQuoted(p, v, s)
 	}
 	start := d.cur
@@ -446,6 +450,86 @@ func (d *yamlDecoder) quoted() ([]byte, bool) {
 		i += n
 	}
 	return nil, false
+}
+
+// literal reads a literal block scalar, "|" (one line break kept at the
+// end) or "|-" (none), the value of a node at indentation ind, and leaves
+// cur at the end of its last line. Its value is valid until the next call.
+// It leaves out explicit indentation, "|+", empty lines before the first
+// one with content, lines of spaces past the indentation, and a last line
+// without a line break.
+func (d *yamlDecoder) literal(ind int) ([]byte, bool) {
+	i := d.cur + 1
+	strip := i < len(d.data) && d.data[i] == '-'
+	if strip {
+		i++
+	}
+	j := i
+	for j < len(d.data) && d.data[j] == ' ' {
+		j++
+	}
+	if j < len(d.data) && d.data[j] == '#' && j > i {
+		var ok bool
+		if j, ok = d.comment(j); !ok {
+			return nil, false
+		}
+	}
+	if j == len(d.data) || d.data[j] != '\n' {
+		return nil, false
+	}
+	d.buf = d.buf[:0]
+	m, lines, empty, last := -1, 0, 0, j
+	for pos := j + 1; pos < len(d.data); {
+		e := bytes.IndexByte(d.data[pos:], '\n')
+		if e < 0 {
+			return nil, false
+		}
+		line := d.data[pos : pos+e]
+		sp := 0
+		for sp < len(line) && line[sp] == ' ' {
+			sp++
+		}
+		switch {
+		case sp == len(line) && (m < 0 || sp > m):
+			return nil, false
+		case sp == len(line):
+			empty++
+		case m < 0 && sp <= ind:
+			return nil, false
+		case m >= 0 && sp < m:
+			pos = len(d.data) // the scalar ends before this line
+			continue
+		default:
+			if m < 0 {
+				m = sp
+			}
+			if lines > 0 {
+				d.buf = append(d.buf, '\n')
+			}
+			for ; empty > 0; empty-- {
+				d.buf = append(d.buf, '\n')
+			}
+			for k := m; k < len(line); {
+				n, ok := scalarChar(line[k:])
+				if !ok {
+					return nil, false
+				}
+				d.buf = append(d.buf, line[k:k+n]...)
+				k += n
+			}
+			lines++
+		}
+		last = pos + e
+		pos = last + 1
+	}
+	if lines == 0 {
+		return nil, false
+	}
+	if !strip {
+		d.buf = append(d.buf, '\n')
+	}
+	d.cur = last
+	return d.buf, true
 }
 
 // flow reads a flow sequence or mapping on the current line.
