@@ -86,6 +86,9 @@ func parseV1(h *Header, b []byte) (int, error) {
 	if n < len(v1Sig) {
 		return 0, ErrIncomplete
 	}
+	if n, ok := parseV1Valid(h, b); ok {
+		return n, nil
+	}
 	end := bytes.IndexByte(b[:min(len(b), maxV1Len)], '\n')
 	if end < 0 || b[end-1] != '\r' {
 		// No CRLF yet, or a bare LF. The protocol is decided first, from
@@ -147,6 +150,46 @@ func parseV1(h *Header, b []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	h.setV1(v6, src, dst, sp, dp)
+	return end + 1, nil
+}
+
+// parseV1Valid parses a complete, valid TCP4 or TCP6 line in one pass,
+// fields first and the CRLF after them, and reports false for anything
+// else, which parseV1 then reads step by step to tell what is wrong. The
+// fields hold no LF, so the line it takes is the one parseV1 finds.
+func parseV1Valid(h *Header, b []byte) (int, bool) {
+	if len(b) < 11 || string(b[6:9]) != "TCP" || (b[9] != '4' && b[9] != '6') || b[10] != ' ' {
+		return 0, false
+	}
+	v6 := b[9] == '6'
+	src, rest, ok := v1ValidAddr(b[11:], v6)
+	if !ok {
+		return 0, false
+	}
+	dst, rest, ok := v1ValidAddr(rest, v6)
+	if !ok {
+		return 0, false
+	}
+	sp, k := scanPort(rest)
+	if k == 0 || k == len(rest) || rest[k] != ' ' {
+		return 0, false
+	}
+	rest = rest[k+1:]
+	dp, k := scanPort(rest)
+	if k == 0 || len(rest)-k < 2 || rest[k] != '\r' || rest[k+1] != '\n' {
+		return 0, false
+	}
+	n := len(b) - len(rest) + k + 2
+	if n > maxV1Len {
+		return 0, false
+	}
+	h.setV1(v6, src, dst, sp, dp)
+	return n, true
+}
+
+// setV1 fills h from the fields of a TCP4 or TCP6 line.
+func (h *Header) setV1(v6 bool, src, dst netip.Addr, sp, dp uint16) {
 	h.Version = 1
 	h.Command = Proxy
 	h.Protocol = TCP4
@@ -155,7 +198,38 @@ func parseV1(h *Header, b []byte) (int, error) {
 	}
 	h.Source = netip.AddrPortFrom(src, sp)
 	h.Destination = netip.AddrPortFrom(dst, dp)
-	return end + 1, nil
+}
+
+// v1ValidAddr parses a valid address at the start of s and the single
+// space after it, and returns the bytes after the space.
+func v1ValidAddr(s []byte, v6 bool) (netip.Addr, []byte, bool) {
+	if !v6 {
+		if ip, n, ok := scanIPv4(s); ok && n < len(s) && s[n] == ' ' {
+			return netip.AddrFrom4(ip), s[n+1:], true
+		}
+	} else if a, n, ok := scanIPv6(s); ok && n < len(s) && s[n] == ' ' {
+		return a, s[n+1:], true
+	}
+	return netip.Addr{}, nil, false
+}
+
+// scanPort reads the decimal port at the start of s: at most 5 digits
+// without a heading zero, at most 65535. It returns 0 bytes read when
+// there is none; the caller checks what follows.
+func scanPort(s []byte) (uint16, int) {
+	v, n := uint(0), 0
+	for n < len(s) && n < 5 {
+		d := s[n] - '0'
+		if d > 9 || (n == 1 && v == 0) {
+			break
+		}
+		v = v*10 + uint(d)
+		n++
+	}
+	if v > 0xFFFF {
+		return 0, 0
+	}
+	return uint16(v), n
 }
 
 // v1ProtocolPrefix reports whether b, the start of the line after
@@ -183,10 +257,8 @@ func v1NoFields(b []byte) bool {
 // v1Addr parses the address at the start of s, which a single space
 // must follow, and returns the bytes after the space.
 func v1Addr(s []byte, v6 bool) (netip.Addr, []byte, error) {
-	if !v6 {
-		if ip, n, ok := scanIPv4(s); ok && n < len(s) && s[n] == ' ' {
-			return netip.AddrFrom4(ip), s[n+1:], nil
-		}
+	if a, rest, ok := v1ValidAddr(s, v6); ok {
+		return a, rest, nil
 	}
 	end := bytes.IndexByte(s, ' ')
 	if end <= 0 {
@@ -199,22 +271,12 @@ func v1Addr(s []byte, v6 bool) (netip.Addr, []byte, error) {
 // v1Port parses the port at the start of s. Unless it is the last field, a
 // single space must follow it, and the bytes after the space are returned.
 func v1Port(s []byte, last bool) (uint16, []byte, error) {
-	// Fast path: at most 5 digits, no heading zero.
-	v, n := uint(0), 0
-	for n < len(s) && n < 5 {
-		d := s[n] - '0'
-		if d > 9 || (n == 1 && v == 0) {
-			break
-		}
-		v = v*10 + uint(d)
-		n++
-	}
-	if n > 0 && v <= 0xFFFF {
+	if v, n := scanPort(s); n > 0 {
 		if last && n == len(s) {
-			return uint16(v), nil, nil
+			return v, nil, nil
 		}
 		if !last && n < len(s) && s[n] == ' ' {
-			return uint16(v), s[n+1:], nil
+			return v, s[n+1:], nil
 		}
 	}
 	end := bytes.IndexByte(s, ' ')

@@ -71,81 +71,107 @@ func parseIPv4(s []byte) (netip.Addr, bool) {
 // dotted quad as the last 32 bits. Zones and brackets are refused. It
 // accepts the same set as [netip.ParseAddr] restricted to unzoned IPv6.
 func parseIPv6(s []byte) (netip.Addr, bool) {
-	var g [8]uint16
+	a, n, ok := scanIPv6(s)
+	return a, ok && n == len(s)
+}
+
+// scanIPv6 parses the IPv6 address at the start of s, up to the end of s
+// or a space, and returns the number of bytes it spans.
+//
+// The groups are shifted into a 128-bit number (hi, lo) as they are read;
+// after a "::", the groups that follow it are moved down to the end.
+func scanIPv6(s []byte) (netip.Addr, int, bool) {
+	var hi, lo uint64
 	n, ell, i := 0, -1, 0
 	if len(s) >= 2 && s[0] == ':' && s[1] == ':' {
-		if len(s) == 2 {
-			return netip.IPv6Unspecified(), true
+		if len(s) == 2 || s[2] == ' ' {
+			return netip.IPv6Unspecified(), 2, true
 		}
 		ell, i = 0, 2
 	}
 	for {
-		start, acc := i, uint16(0)
-		for i < len(s) && i-start < 5 {
+		start, acc := i, uint64(0)
+		for i < len(s) {
 			d := hexVal[s[i]]
 			if d > 15 {
 				break
 			}
-			acc = acc<<4 | uint16(d)
+			acc = acc<<4 | uint64(d)
 			i++
 		}
 		if nd := i - start; nd == 0 || nd > 4 {
-			return netip.Addr{}, false
+			return netip.Addr{}, 0, false
 		}
 		if i < len(s) && s[i] == '.' {
 			// A dotted quad takes the last two groups.
 			if n > 6 || (ell < 0 && n != 6) {
-				return netip.Addr{}, false
+				return netip.Addr{}, 0, false
 			}
-			q, ok := parseDottedQuad(s[start:])
-			if !ok {
-				return netip.Addr{}, false
+			q, k, ok := scanIPv4(s[start:])
+			if i = start + k; !ok || i < len(s) && s[i] != ' ' {
+				return netip.Addr{}, 0, false
 			}
-			g[n] = uint16(q[0])<<8 | uint16(q[1])
-			g[n+1] = uint16(q[2])<<8 | uint16(q[3])
+			hi, lo = hi<<32|lo>>32, lo<<32|uint64(binary.BigEndian.Uint32(q[:]))
 			n += 2
 			break
 		}
 		if n == 8 {
-			return netip.Addr{}, false
+			return netip.Addr{}, 0, false
 		}
-		g[n] = acc
+		hi, lo = hi<<16|lo>>48, lo<<16|acc
 		n++
-		if i == len(s) {
+		if i == len(s) || s[i] == ' ' {
 			break
 		}
-		if s[i] != ':' || i+1 == len(s) {
-			return netip.Addr{}, false
+		if s[i] != ':' || i+1 == len(s) || s[i+1] == ' ' {
+			return netip.Addr{}, 0, false
 		}
 		i++
 		if s[i] == ':' {
 			if ell >= 0 {
-				return netip.Addr{}, false
+				return netip.Addr{}, 0, false
 			}
 			ell = n
 			i++
-			if i == len(s) {
+			if i == len(s) || s[i] == ' ' {
 				break
 			}
 		}
 	}
 	if ell >= 0 {
-		// "::" stands for at least one group.
+		// "::" stands for at least one group: the groups before it move
+		// up by the missing ones, those after it stay.
 		if n == 8 {
-			return netip.Addr{}, false
+			return netip.Addr{}, 0, false
 		}
-		shift := 8 - n
-		for k := n - 1; k >= ell; k-- {
-			g[k+shift] = g[k]
-			g[k] = 0
-		}
+		hi, lo = expand(hi, lo, uint(16*(n-ell)), uint(16*(8-n)))
 	} else if n != 8 {
-		return netip.Addr{}, false
+		return netip.Addr{}, 0, false
 	}
 	var ip [16]byte
-	binary.BigEndian.PutUint64(ip[:8], uint64(g[0])<<48|uint64(g[1])<<32|uint64(g[2])<<16|uint64(g[3]))
-	binary.BigEndian.PutUint64(ip[8:], uint64(g[4])<<48|uint64(g[5])<<32|uint64(g[6])<<16|uint64(g[7]))
-	return netip.AddrFrom16(ip), true
+	binary.BigEndian.PutUint64(ip[:8], hi)
+	binary.BigEndian.PutUint64(ip[8:], lo)
+	return netip.AddrFrom16(ip), i, true
+}
+
+// expand shifts the bits of the 128-bit number (hi, lo) above its low
+// keep bits up by shift bits, 0 < shift < 128, keep+shift <= 128.
+func expand(hi, lo uint64, keep, shift uint) (uint64, uint64) {
+	// The kept bits, and the rest with the kept ones cleared.
+	var khi, klo uint64
+	switch {
+	case keep >= 64:
+		khi, klo = hi&(1<<(keep-64)-1), lo
+	default:
+		klo = lo & (1<<keep - 1)
+	}
+	hi, lo = hi^khi, lo^klo
+	if shift >= 64 {
+		hi, lo = lo<<(shift-64), 0
+	} else {
+		hi, lo = hi<<shift|lo>>(64-shift), lo<<shift
+	}
+	return hi | khi, lo | klo
 }
 
 // hexVal maps a byte to its hex digit value, or 0xFF. It is never written.

@@ -35,7 +35,18 @@ import (
 // value), so that [Publisher.PublishData] can report the problems of the
 // values too, in the same refusal. Decode does not validate the values:
 // call [Validate].
+//
+// A document in the forms configs are usually written in is read straight
+// into its Go value in one pass; any other, and any document with a
+// problem, is read by the general path described above, with the same
+// result.
 func Decode(data []byte) (*Document, error) {
+	return decode(data, true)
+}
+
+// decode is Decode, with the fast decoders (decode_plan.go) tried first
+// when fast is set, and the general path alone when not.
+func decode(data []byte, fast bool) (*Document, error) {
 	if len(data) > MaxDocumentSize {
 		return nil, &ValidationError{Code: CodeDocumentSize,
 			Msg: "document of " + strconv.Itoa(len(data)) + " bytes; at most " + strconv.Itoa(MaxDocumentSize)}
@@ -44,6 +55,15 @@ func Decode(data []byte) (*Document, error) {
 	start := bytes.TrimLeft(data, " \t\r\n")
 	if len(start) == 0 {
 		return nil, errEmptyDocument()
+	}
+	if fast {
+		read := yamlFast
+		if start[0] == '{' {
+			read = jsonFast
+		}
+		if doc, ok := read(data); ok {
+			return doc, nil
+		}
 	}
 	js := data
 	if start[0] == '{' {

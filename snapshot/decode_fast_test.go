@@ -1,0 +1,123 @@
+package snapshot
+
+import (
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+// fastCases are documents in the forms the fast decoders read, by name.
+func fastCases(t testing.TB) map[string][]byte {
+	t.Helper()
+	cases := map[string][]byte{}
+	for _, name := range []string{"testdata/valid.json", "testdata/valid.yaml", "testdata/canonical.golden"} {
+		data, err := os.ReadFile(name)
+		require.NoError(t, err)
+		cases[name] = data
+	}
+	js, err := json.MarshalIndent(fleet(3, &backend{addr: "127.0.0.1:9"}), "", "  ")
+	require.NoError(t, err)
+	y, err := yaml.JSONToYAML(js)
+	require.NoError(t, err)
+	cases["fleet.json"], cases["fleet.yaml"] = js, y
+	cases["yaml forms"] = []byte(`# a comment
+global:
+  server: "srv \"x\"" # after a value
+  zone: 'it''s'
+  trustedProxies: [10.0.0.0/8, "192.0.2.7", '::1']
+  defaultAnswer: {status: 404, body: nope}
+
+hosts:
+  - names:
+    - a.com
+    - bücher.example
+    routes: [{upstream: u, path: /api, retry: {budget: .5, attempts: 2}}]
+    limits:
+      maxBodyBytes: 0x10
+  -
+    names: [b.com]
+    kind: redirect
+    redirect: {to: https://b.com/, status: 301, dropPath: yes}
+upstreams:
+- id: u
+  http: {version: 2, connectTimeout: 5s}
+  health:
+    active: {enabled: on, threshold: 3}
+    passive:
+      failureRate: 1e-1
+  metadata: {port: 8080, flag: true, name: x}
+  destinations:
+  - id: d
+    address: http://127.0.0.1:9
+  - {id: e, address: "http://[::1]:80"}
+accessLists:
+- id: a
+  realm: |-
+    two
+
+      lines # not a comment
+  # a comment
+  mode: |
+   shadow
+
+
+`)
+	return cases
+}
+
+// TestDecodeFast proves the fast decoders read the common documents (so
+// that the differential fuzz target compares something) and that they
+// give the general path's document.
+func TestDecodeFast(t *testing.T) {
+	for name, data := range fastCases(t) {
+		t.Run(name, func(t *testing.T) {
+			want, err := decode(data, false)
+			require.NoError(t, err)
+			read := yamlFast
+			if data[0] == '{' {
+				read = jsonFast
+			}
+			got, ok := read(data)
+			require.True(t, ok, "the fast path gave up")
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+// FuzzDecodeFastEqualsGeneral compares Decode with the general path alone
+// (go.yaml.in/yaml/v2 through sigs.k8s.io/yaml, and encoding/json): the
+// same document and the same problems, for any input.
+func FuzzDecodeFastEqualsGeneral(f *testing.F) {
+	for _, data := range fastCases(f) {
+		f.Add(data)
+	}
+	for _, s := range []string{
+		"a: 1", "hosts:\n- names: [x]\n  routes:\n  - upstream: u\n    path: /\n",
+		"global: {server: 010}", "global: {server: 0x1f, zone: 1_000}", "global: {server: yes, zone: ~}",
+		"global: {server: 1.5}", "global: {server: 2001-12-14}", "global:\n  server: a\n  server: b\n",
+		"hosts: [{names: [a], routes: [{retry: {budget: 1}}]}]",
+		"upstreams: [{metadata: {a: ~}}]", "global:\n  server: a\n   b\n", "global: {server: \"a\\/b\"}",
+		`{"global":{"server":"\ud800"}}`, `{"hosts":[{"names":["a"],"limits":{"maxBodyBytes":1e3}}]}`,
+		`{"upstreams":[{"metadata":{"a":"b","a":"c"}}]}`, "hosts:\n- names:\n  - a\n  - b\n- names: []\n",
+		"global:\n  server: |\n    a\n   b\n", "global:\n  server: |2\n    a\n", "global:\n  server: |+\n  a\n\n",
+		"global:\n  server: |\n\n  a\n", "global:\n  server: |\n  a\n    \n", "global:\n  server: >\n  a\n  b\n",
+		"hosts:\n- robots: |\n    a\n  names: [x]\n", "global:\n  server: |\n  a",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, gotErr := decode(data, true)
+		want, wantErr := decode(data, false)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\nfast    %#v\ngeneral %#v", data, got, want)
+		}
+		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("%q:\nfast    %v\ngeneral %v", data, gotErr, wantErr)
+		}
+	})
+}
