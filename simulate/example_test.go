@@ -124,5 +124,5 @@ func ExampleTester() {
 	//   5. route: route admin (prefix /admin) matches the path view "/admin"
 	//   6. policy: route policy 0 office (enforce): continue, allowed
 	//   7. hand-over: handed over to the target of route admin
-	//   8. upstream: upstream v2: 0/1 destinations available; one http://127.0.0.1:9 unknown (a draft's destinations have no health until it is published; the live gateway has no upstream v2)
+	//   8. upstream: upstream v2: 0/1 destinations available; one http://127.0.0.1:9 unknown (a draft's destinations have no health until it is published)
 }

@@ -230,8 +230,10 @@ func (s *sim) upstream(rt *gate.Route) (*Upstream, Step) {
 		}
 	}
 	switch {
+	case live == nil && s.res.kind == kindDraft && s.res.live == nil:
+		u.Note = "a draft's destinations have no health until it is published"
 	case live == nil && s.res.kind == kindDraft:
-		u.Note = "a draft's destinations have no health until it is published; the live gateway has no upstream " + id
+		u.Note = "the live gateway has no upstream " + id + ": health unknown until the draft is published"
 	case live == nil:
 		u.Note = "the live gateway has no upstream " + id + ": health unknown"
 	case s.res.kind == kindLive:
