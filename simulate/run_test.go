@@ -369,6 +369,26 @@ upstreams: [{id: "bad id!"}]
 	var ve *snapshot.ValidationError
 	assert.True(t, errors.As(err, &ve))
 
+	// A draft as bytes that decode only in part: the refusal of
+	// PublishData, decoding and compile problems together.
+	data := []byte(`
+hosts:
+  - names: [a.test]
+    bogus: 1
+    routes: [{path: /, upstream: missing}]
+    limits: {maxUriBytes: "many"}
+upstreams: [{id: "bad id!"}]
+`)
+	_, err = Run(Target{DraftData: data}, probe)
+	require.True(t, errors.As(err, &refused), "%v", err)
+	o, err = pub.PublishData(data).Wait(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, o.Errors, refused.Errors)
+	assert.GreaterOrEqual(t, len(refused.Errors), 4)
+	_, err = Run(Target{DraftData: []byte("{")}, probe)
+	require.True(t, errors.As(err, &refused), "%v", err)
+	assert.Equal(t, snapshot.CodeDocumentSyntax, refused.Errors[0].Code)
+
 	// A stored snapshot, and a draft against the live health.
 	snap := store.Load()
 	res, err := Run(SnapshotTarget(snap), probe)

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/paduraksa/paduraksa/connlimit"
@@ -11,7 +12,7 @@ import (
 )
 
 // Target is the config a simulation runs against: exactly one of Store,
-// Snapshot and Draft.
+// Snapshot, Draft and DraftData.
 type Target struct {
 	// Store is the live gateway: its current snapshot.
 	Store *snapshot.Store
@@ -23,6 +24,11 @@ type Target struct {
 	// published. A draft with problems is refused with every one of them
 	// ([*DraftRefused]), as a publish would refuse it.
 	Draft *snapshot.Document
+	// DraftData is a draft in JSON or YAML, as [snapshot.Publisher]'s
+	// PublishData takes it: a document that decodes only in part is
+	// compiled all the same, so the refusal lists every problem, of the
+	// decoding and of the compile, as the publish would.
+	DraftData []byte
 
 	// Compiler holds the settings a draft compiles with: pass the
 	// publisher's compiler, whose country lookup, balancing policies,
@@ -115,7 +121,7 @@ type resolved struct {
 // resolve returns the snapshot a target names, compiling a draft.
 func (t *Target) resolve() (*resolved, error) {
 	n := 0
-	for _, set := range [...]bool{t.Store != nil, t.Snapshot != nil, t.Draft != nil} {
+	for _, set := range [...]bool{t.Store != nil, t.Snapshot != nil, t.Draft != nil, t.DraftData != nil} {
 		if set {
 			n++
 		}
@@ -154,7 +160,13 @@ func (t *Target) resolve() (*resolved, error) {
 			r.live = t.Snapshot
 		}
 	default:
-		snap, err := compileDraft(t.Compiler, t.Draft)
+		doc, decoded := t.Draft, error(nil)
+		if doc == nil {
+			if doc, decoded = snapshot.Decode(t.DraftData); doc == nil {
+				return nil, &DraftRefused{Errors: snapshot.Problems(decoded)}
+			}
+		}
+		snap, err := compileDraft(t.Compiler, doc, snapshot.Problems(decoded))
 		if err != nil {
 			return nil, err
 		}
@@ -164,8 +176,12 @@ func (t *Target) resolve() (*resolved, error) {
 }
 
 // compileDraft compiles doc as a publish through c would, with runtime
-// state of its own.
-func compileDraft(c *snapshot.Compiler, doc *snapshot.Document) (*snapshot.Snapshot, error) {
+// state of its own. decoded are the problems of decoding it, if any: the
+// draft is refused with them and with the compile's problems that are
+// not at or under one of their paths (a field that did not decode was
+// left out, and what the compile says of its absence is the same
+// problem), as the publisher refuses a document.
+func compileDraft(c *snapshot.Compiler, doc *snapshot.Document, decoded []*snapshot.ValidationError) (*snapshot.Snapshot, error) {
 	var draft snapshot.Compiler
 	if c != nil {
 		draft = snapshot.Compiler{
@@ -179,12 +195,28 @@ func compileDraft(c *snapshot.Compiler, doc *snapshot.Document) (*snapshot.Snaps
 		}
 	}
 	snap, err := draft.Compile(doc)
-	if err != nil {
-		ps := snapshot.Problems(err)
-		if len(ps) == 0 {
-			return nil, errors.Join(errors.New("simulate: the draft does not compile"), err)
-		}
-		return nil, &DraftRefused{Errors: ps}
+	if err == nil && decoded == nil {
+		return snap, nil
 	}
-	return snap, nil
+	ps := slices.Clip(decoded)
+	for _, p := range snapshot.Problems(err) {
+		if !under(p.Path, decoded) {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) == 0 {
+		return nil, errors.Join(errors.New("simulate: the draft does not compile"), err)
+	}
+	return nil, &DraftRefused{Errors: ps}
+}
+
+// under reports whether path is at or under the path of one of ps.
+func under(path string, ps []*snapshot.ValidationError) bool {
+	for _, q := range ps {
+		rest, ok := strings.CutPrefix(path, q.Path)
+		if q.Path != "" && ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+			return true
+		}
+	}
+	return false
 }

@@ -134,14 +134,28 @@ func probeName(p *Probe) string {
 	return s
 }
 
-// MustPeer returns the peer address of s, an IP address with or without
-// a port ("192.0.2.10", "[2001:db8::1]:443"). It panics on anything else,
-// like netip.MustParseAddr: it is for tests and examples.
-func MustPeer(s string) netip.AddrPort {
+// ParsePeer parses a peer address: an IP address with or without a port
+// ("192.0.2.10", "192.0.2.10:4000", "[2001:db8::1]:443"); without one the
+// port is 0, which a [Probe] takes as its default.
+func ParsePeer(s string) (netip.AddrPort, error) {
 	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap
+		return ap, nil
 	}
-	return netip.AddrPortFrom(netip.MustParseAddr(s), 0)
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	return netip.AddrPortFrom(a, 0), nil
+}
+
+// MustPeer is [ParsePeer] for tests and examples: it panics on an error,
+// like netip.MustParseAddr.
+func MustPeer(s string) netip.AddrPort {
+	ap, err := ParsePeer(s)
+	if err != nil {
+		panic(err)
+	}
+	return ap
 }
 
 // Describe returns the outcome and the trace for a person, one line each.

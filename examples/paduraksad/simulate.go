@@ -67,7 +67,7 @@ func runSimulate(args []string, stdout, stderr io.Writer) error {
 	}
 	probe := simulate.Probe{Method: fs.Arg(0), URL: fs.Arg(1), Header: http.Header(header), HTTPVersion: *version}
 	if *from != "" {
-		peer, err := parsePeer(*from)
+		peer, err := simulate.ParsePeer(*from)
 		if err != nil {
 			return fmt.Errorf("-from: %w", err)
 		}
@@ -129,21 +129,5 @@ func simulationTarget(path string) (simulate.Target, error) {
 			return simulate.Target{}, err
 		}
 	}
-	doc, err := snapshot.Decode(data)
-	if err != nil {
-		return simulate.Target{}, fmt.Errorf("config refused: %w", err)
-	}
-	return simulate.Target{Draft: doc, Compiler: c}, nil
-}
-
-// parsePeer reads "192.0.2.1", "192.0.2.1:4000" or "[2001:db8::1]:4000".
-func parsePeer(s string) (netip.AddrPort, error) {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap, nil
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.AddrPort{}, err
-	}
-	return netip.AddrPortFrom(a, 0), nil
+	return simulate.Target{DraftData: data, Compiler: c}, nil
 }
