@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paduraksa/paduraksa/connlimit"
+	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/proxyproto"
 	"github.com/paduraksa/paduraksa/snapshot"
@@ -100,6 +101,8 @@ func TestRunOutcomes(t *testing.T) {
 			Outcome{Kind: Answered, Stage: "policy", Status: 403, Policy: "office", Route: "admin", Protocol: "HTTP/1.1"}, nil},
 		{"uri too long", Probe{URL: "http://app.test/api/" + strings.Repeat("a", 80)},
 			Outcome{Kind: Answered, Stage: "limits", Status: 414, Protocol: "HTTP/1.1"}, nil},
+		{"too many headers", Probe{URL: "http://app.test/api", Header: http.Header{"X-A": {"1", "2", "3", "4", "5", "6", "7", "8"}}},
+			Outcome{Kind: Answered, Stage: "limits", Status: 431, Protocol: "HTTP/1.1"}, nil},
 		{"bad path", Probe{URL: "http://app.test/api/a%2Fb"},
 			Outcome{Kind: Answered, Stage: "path", Status: 400, Route: "api", Protocol: "HTTP/1.1"}, nil},
 		{"http2 to an http1-only host", Probe{URL: "https://h1.test/", HTTPVersion: 2},
@@ -408,4 +411,42 @@ upstreams: [{id: "bad id!"}]
 	assert.Equal(t, "unknown", u.Destinations[1].Health)
 	assert.Equal(t, 1, u.Available)
 	assert.Equal(t, snap, store.Load(), "nothing was published")
+}
+
+// The ACME step: a challenge the live store holds is answered on plain
+// HTTP, for every target (challenges are process state, not config).
+func TestRunACME(t *testing.T) {
+	challenges := new(gate.ChallengeStore)
+	challenges.Set("tok", "tok.key")
+	c := compilerFor(t)
+	c.Challenges = challenges
+	store := publish(t, gatewayDoc, c)
+	for _, target := range []Target{LiveTarget(store), {Draft: decode(t, gatewayDoc), Compiler: &c}} {
+		res, err := Run(target, Probe{URL: "http://app.test/.well-known/acme-challenge/tok"})
+		require.NoError(t, err)
+		assert.Equal(t, Answered, res.Outcome.Kind)
+		assert.Equal(t, "acme", res.Outcome.Stage)
+		assert.Equal(t, 200, res.Outcome.Status)
+		assert.Equal(t, "acme", res.Trace[len(res.Trace)-1].Kind)
+		assert.Equal(t, "tok", res.Trace[len(res.Trace)-1].Facts["token"])
+
+		res, err = Run(target, Probe{URL: "http://app.test/.well-known/acme-challenge/other"})
+		require.NoError(t, err)
+		assert.Equal(t, NotFound, res.Outcome.Kind, "an unknown token falls through")
+	}
+}
+
+// A drop: the outcome names the policy, and nothing is answered.
+func TestDecideDrop(t *testing.T) {
+	steps := []gate.Step{
+		{Kind: gate.StepClient},
+		{Kind: gate.StepHost, Match: gate.HostExact},
+		{Kind: gate.StepPolicy, Scope: gate.ScopeHost, Name: "tarpit", Verdict: gate.Drop, Reason: "bad client"},
+		{Kind: gate.StepDrop, Reason: "bad client"},
+	}
+	var s sim
+	var o Outcome
+	s.decide(&o, steps)
+	assert.Equal(t, Outcome{Kind: Dropped, Stage: "policy", Reason: "bad client", Policy: "tarpit"}, o)
+	assert.Equal(t, Step{Kind: "drop", Summary: "bad client", Facts: map[string]string{"reason": "bad client"}}, gateStep(&steps[3]))
 }
