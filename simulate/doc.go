@@ -62,6 +62,7 @@
 //
 // # Concurrency
 //
-// Run is safe for concurrent use; each call owns its goroutines and ends
-// them before it returns.
+// Run is safe for concurrent use. Each call owns its in-memory
+// connections, servers and goroutines, and closes them before it returns
+// (the last goroutines end as the closed connections wake them).
 package simulate
