@@ -146,12 +146,14 @@ func (s *sim) run() error {
 	if err != nil {
 		return err
 	}
-	handler := http.HandlerFunc(s.serveHTTP)
+	limits := s.t.Listener.Limits
 	srv := &http.Server{
-		Handler:           handler,
-		ConnContext:       gate.ConnContext,
-		ReadHeaderTimeout: patience,
-		ErrorLog:          log.New(io.Discard, "", 0),
+		Handler:     limits.Handler(http.HandlerFunc(s.serveHTTP)),
+		ConnContext: gate.ConnContext,
+		ErrorLog:    log.New(io.Discard, "", 0),
+	}
+	if err := limits.Apply(srv); err != nil {
+		return &ProbeError{Code: CodeTargetListener, Path: "listener.limits", Msg: err.Error()}
 	}
 	defer srv.Close()
 	// stages is closed once the server side has passed or refused the
@@ -169,6 +171,12 @@ func (s *sim) run() error {
 		if err := lim.Check(connlimit.AddrOf(c.RemoteAddr()), connlimit.TCP); err != nil {
 			s.refuse(ConnectionRefused, "connections", err.Error())
 			c.Close()
+			close(stages)
+			return
+		}
+		// The listener limits sit between the connection stage and TLS.
+		if c, err = limits.Listener(newOneListener(c)).Accept(); err != nil {
+			s.refuse(ServerRefused, "server", "the listener limits closed the connection: "+err.Error())
 			close(stages)
 			return
 		}

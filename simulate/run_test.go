@@ -103,6 +103,8 @@ func TestRunOutcomes(t *testing.T) {
 			Outcome{Kind: Answered, Stage: "limits", Status: 414, Protocol: "HTTP/1.1"}, nil},
 		{"too many headers", Probe{URL: "http://app.test/api", Header: http.Header{"X-A": {"1", "2", "3", "4", "5", "6", "7", "8"}}},
 			Outcome{Kind: Answered, Stage: "limits", Status: 431, Protocol: "HTTP/1.1"}, nil},
+		{"headers over the listener's limit", Probe{URL: "http://app.test/api", Header: http.Header{"X-Big": {strings.Repeat("b", 40<<10)}}},
+			Outcome{Kind: ServerRefused, Stage: "server", Status: 431}, []string{"connections", "server"}},
 		{"bad path", Probe{URL: "http://app.test/api/a%2Fb"},
 			Outcome{Kind: Answered, Stage: "path", Status: 400, Route: "api", Protocol: "HTTP/1.1"}, nil},
 		{"http2 to an http1-only host", Probe{URL: "https://h1.test/", HTTPVersion: 2},

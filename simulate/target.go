@@ -7,6 +7,7 @@ import (
 
 	"github.com/paduraksa/paduraksa/connlimit"
 	"github.com/paduraksa/paduraksa/internal/problem"
+	"github.com/paduraksa/paduraksa/listenlimits"
 	"github.com/paduraksa/paduraksa/proxyproto"
 	"github.com/paduraksa/paduraksa/snapshot"
 )
@@ -54,16 +55,22 @@ type Target struct {
 	Listener Listener
 }
 
-// Listener is the connection stage a simulated connection goes through
-// before TLS: the PROXY-protocol listener, then the deny list and
-// trusted peers of connlimit. The per-address cap counts live
-// connections, which a simulation does not see: it is never reached.
+// Listener is the connection stage a simulated connection goes through,
+// as the edge package stacks it: the PROXY-protocol listener, the deny
+// list and trusted peers of connlimit, the listener limits, then TLS and
+// the HTTP server with the limits' settings. The per-address cap and the
+// listener's connection cap count live connections, which a simulation
+// does not see: they are never reached.
 type Listener struct {
 	// ProxyProtocol, when its TrustedProxies is not empty, requires a
 	// PROXY header from those peers and refuses every other peer.
 	ProxyProtocol proxyproto.Config
 	// Connections is the deny list and the trusted peers.
 	Connections connlimit.Config
+	// Limits are the listener limits (the framing guard, the header
+	// size net/http answers 431 beyond); the zero value is
+	// listenlimits' defaults, as the daemon runs them.
+	Limits listenlimits.Limits
 }
 
 // LiveTarget is the target of the gateway serving from store.
@@ -136,6 +143,9 @@ func (t *Target) resolve() (*resolved, error) {
 	}
 	if err := t.Listener.Connections.Validate(); err != nil {
 		errs.Under("listener.connections", CodeTargetListener, err)
+	}
+	if err := t.Listener.Limits.Validate(); err != nil {
+		errs.Under("listener.limits", CodeTargetListener, err)
 	}
 	if err := errs.Err(); err != nil {
 		return nil, err
