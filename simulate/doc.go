@@ -37,17 +37,21 @@
 //
 // # How it runs the real code
 //
-// Each simulation opens an in-memory connection (net.Pipe) with the
-// probe's peer as its remote address, and stacks on it what the edge
-// package stacks on a socket: the proxyproto listener, connlimit's
-// decision (Limiter.Check on a limiter of its own, so no counter moves),
+// Each simulation opens an in-memory connection (writes never wait, like
+// a socket with room in its buffers) with the probe's peer as its remote
+// address, and stacks on it what the edge package stacks on a socket:
+// the proxyproto listener, connlimit's decision (Limiter.Check on a
+// limiter of its own, so no counter moves), the listener limits,
 // crypto/tls with the target's tlsselect table as GetConfigForClient
-// (without the Selector's counters), and a net/http server whose handler
-// is [gate.Gate.Simulate] with a recording tracer. The client side writes
-// the PROXY header, shakes hands with crypto/tls and sends the request
-// over HTTP/1.1 or HTTP/2 (x/net/http2). An HTTP/3 probe shakes hands
-// with the table's QUIC configs over the same kind of connection and
-// hands the gate the request quic-go's server would build.
+// (without the Selector's counters), and a net/http server with the
+// limits' settings whose handler is [gate.Gate.Simulate] with a
+// recording tracer. The client side writes the PROXY header, shakes
+// hands with crypto/tls and sends the request over HTTP/1.1 or HTTP/2
+// (net/http's client). An HTTP/3 probe runs quic-go, client and server,
+// over an in-memory datagram link: connlimit's QUIC decision, the
+// handshake through the table's QUIC configs, quic-go's HTTP/3 server
+// with the listener limits' settings and the connection facts the edge
+// gives the gate.
 //
 // In the gate's dry run nothing changes: a rate limit reports "would
 // allow, N tokens left" and takes none, forward-auth reports "would call

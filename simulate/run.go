@@ -101,15 +101,14 @@ func (s *sim) run() error {
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 
+	if rq.version == 3 {
+		return s.runHTTP3(ctx)
+	}
 	port := 80
 	if rq.https {
 		port = 443
 	}
-	if p := rq.url.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err == nil {
-			port = n
-		}
-	}
+	port = portOf(rq.url.Port(), port)
 	local := netip.AddrPortFrom(netip.MustParseAddr("192.0.2.1"), uint16(port))
 	if rq.peer.Addr().Is6() {
 		local = netip.AddrPortFrom(netip.MustParseAddr("2001:db8::1"), uint16(port))
@@ -121,10 +120,6 @@ func (s *sim) run() error {
 	defer srvEnd.Close()
 	cliEnd.SetDeadline(time.Now().Add(patience))
 	srvConn := &pipeConn{Conn: srvEnd, local: net.TCPAddrFromAddrPort(local), remote: net.TCPAddrFromAddrPort(rq.peer)}
-
-	if rq.version == 3 {
-		return s.runHTTP3(ctx, cliEnd, srvConn)
-	}
 
 	// The server side: the listener stack of the edge package, in its
 	// order, on the in-memory connection.
@@ -422,64 +417,10 @@ func (s *sim) roundTripH2(ctx context.Context, c net.Conn) (*http.Response, erro
 	return cc.RoundTrip(s.newRequest().WithContext(ctx))
 }
 
-// runHTTP3 simulates an HTTP/3 request: the connection stage's QUIC
-// decision, the handshake through the table's QUIC configs (TLS 1.3,
-// h3), then the gate with the request quic-go's server would build.
-func (s *sim) runHTTP3(ctx context.Context, cliEnd net.Conn, srvConn net.Conn) error {
-	rq := s.rq
-	lim, err := s.limiter()
-	if err != nil {
-		return err
+// portOf returns the port p names, or def.
+func portOf(p string, def int) int {
+	if n, err := strconv.Atoi(p); err == nil && n > 0 && n < 1<<16 {
+		return n
 	}
-	if err := lim.Check(rq.peer.Addr(), connlimit.QUIC); err != nil {
-		return s.finish(&Outcome{Kind: ConnectionRefused, Stage: "connections", Reason: err.Error()}, nil)
-	}
-	tc := tls.Server(srvConn, &tls.Config{GetConfigForClient: s.getConfig(tlsselect.QUIC)})
-	errc := make(chan error, 1)
-	go func() { errc <- tc.HandshakeContext(ctx) }()
-	cc := tls.Client(cliEnd, &tls.Config{ServerName: rq.sni, NextProtos: rq.alpn, MinVersion: tls.VersionTLS10, MaxVersion: rq.tlsMax, InsecureSkipVerify: true})
-	cerr := cc.HandshakeContext(ctx)
-	if cerr != nil {
-		cliEnd.Close()
-	}
-	if serr := <-errc; serr != nil || cerr != nil {
-		if serr == nil {
-			serr = cerr
-		}
-		return s.finish(&Outcome{Kind: TLSRefused, Stage: "handshake", Reason: s.tlsReason(serr)}, nil)
-	}
-	st := tc.ConnectionState()
-	hs := s.handshakeStep(&st)
-	s.hs = &hs
-	r := s.newRequest()
-	r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/3.0", 3, 0
-	r.RemoteAddr = rq.peer.String()
-	r.RequestURI = rq.url.RequestURI()
-	r.TLS = &st
-	r = r.WithContext(gate.WithConnInfo(ctx, &gate.ConnInfo{Peer: rq.peer, HTTP3: true, TLSVersion: tls.VersionTLS13, ALPN: st.NegotiatedProtocol}))
-	w := newMemWriter()
-	s.serveHTTP(w, r)
-	resp := &http.Response{StatusCode: w.status, Header: w.h, Body: http.NoBody}
-	return s.finish(nil, resp)
-}
-
-// memWriter is the ResponseWriter of an HTTP/3 simulation, which has no
-// wire.
-type memWriter struct {
-	h      http.Header
-	status int
-}
-
-func newMemWriter() *memWriter { return &memWriter{h: http.Header{}} }
-
-func (w *memWriter) Header() http.Header { return w.h }
-func (w *memWriter) WriteHeader(s int) {
-	if w.status == 0 {
-		w.status = s
-		w.h = w.h.Clone() // what was sent stays as sent
-	}
-}
-func (w *memWriter) Write(b []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	return len(b), nil
+	return def
 }

@@ -141,18 +141,71 @@ func (h *half) signal() {
 
 type memConn struct {
 	r, w *half
+	dl   readDeadline
 
-	mu       sync.Mutex
-	closed   bool
-	deadline chan struct{} // closed once the read deadline passed; nil: none
-	timer    *time.Timer
+	mu     sync.Mutex
+	closed bool
+}
+
+// readDeadline is a read deadline that wakes a blocked read when it
+// passes or changes (net/http and quic-go interrupt reads by moving it
+// into the past).
+type readDeadline struct {
+	mu      sync.Mutex
+	passed  chan struct{} // closed once the deadline passed; nil: none
+	changed chan struct{} // closed and replaced on every change
+	timer   *time.Timer
+}
+
+// get returns the channels a read waits on.
+func (d *readDeadline) get() (passed, changed <-chan struct{}) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.changed == nil {
+		d.changed = make(chan struct{})
+	}
+	return d.passed, d.changed
+}
+
+func (d *readDeadline) set(t time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.timer != nil {
+		d.timer.Stop()
+		d.timer = nil
+	}
+	switch until := time.Until(t); {
+	case t.IsZero():
+		d.passed = nil
+	case until <= 0:
+		ch := make(chan struct{})
+		close(ch)
+		d.passed = ch
+	default:
+		ch := make(chan struct{})
+		d.passed = ch
+		d.timer = time.AfterFunc(until, func() { close(ch) })
+	}
+	if d.changed != nil {
+		close(d.changed)
+	}
+	d.changed = make(chan struct{})
+}
+
+func (d *readDeadline) stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.timer != nil {
+		d.timer.Stop()
+	}
 }
 
 func (c *memConn) Read(b []byte) (int, error) {
 	for {
 		c.mu.Lock()
-		closed, deadline := c.closed, c.deadline
+		closed := c.closed
 		c.mu.Unlock()
+		deadline, changed := c.dl.get()
 		if closed {
 			return 0, net.ErrClosed
 		}
@@ -171,6 +224,7 @@ func (c *memConn) Read(b []byte) (int, error) {
 		c.r.mu.Unlock()
 		select {
 		case <-ready:
+		case <-changed:
 		case <-deadline:
 			return 0, os.ErrDeadlineExceeded
 		}
@@ -201,10 +255,8 @@ func (c *memConn) Close() error {
 		return nil
 	}
 	c.closed = true
-	if c.timer != nil {
-		c.timer.Stop()
-	}
 	c.mu.Unlock()
+	c.dl.stop()
 	c.w.mu.Lock()
 	c.w.eof = true
 	c.w.signal()
@@ -217,24 +269,7 @@ func (c *memConn) Close() error {
 }
 
 func (c *memConn) SetReadDeadline(t time.Time) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.timer != nil {
-		c.timer.Stop()
-		c.timer = nil
-	}
-	switch d := time.Until(t); {
-	case t.IsZero():
-		c.deadline = nil
-	case d <= 0:
-		ch := make(chan struct{})
-		close(ch)
-		c.deadline = ch
-	default:
-		ch := make(chan struct{})
-		c.deadline = ch
-		c.timer = time.AfterFunc(d, func() { close(ch) })
-	}
+	c.dl.set(t)
 	return nil
 }
 
