@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -97,7 +98,7 @@ func genDocument(rng *rand.Rand, ups map[string]string) string {
 			b.WriteString("    httpsRedirect: {status: 307}\n")
 		}
 		if rng.IntN(3) == 0 {
-			b.WriteString("    limits: {maxUriBytes: 40, maxHeaderCount: 12}\n")
+			b.WriteString("    limits: {maxUriBytes: 40, maxHeaderCount: 12, maxBodyBytes: 100}\n")
 		}
 		if rng.IntN(2) == 0 {
 			b.WriteString("    policies: [waf]\n")
@@ -150,6 +151,9 @@ func genProbe(rng *rand.Rand, proxyFrom bool) Probe {
 	}
 	if rng.IntN(12) == 0 {
 		p.Header["X-Big"] = []string{strings.Repeat("b", 40<<10)} // over the listener's header limit
+	}
+	if p.Method == "POST" && rng.IntN(2) == 0 {
+		p.Header["Content-Length"] = []string{pick("50", "500")}
 	}
 	if scheme == "https" {
 		p.HTTPVersion = 1 + rng.IntN(2)
@@ -225,6 +229,10 @@ func doReal(t *testing.T, addrs map[string]string, p Probe) realResult {
 	require.NoError(t, err)
 	req.Host = rq.host
 	req.Header = rq.header.Clone()
+	if rq.body > 0 {
+		delete(req.Header, "Content-Length")
+		req.ContentLength, req.Body = rq.body, io.NopCloser(strings.NewReader(strings.Repeat("x", int(rq.body))))
+	}
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
 		return realResult{err: err}
@@ -362,6 +370,10 @@ func TestParityHTTP3(t *testing.T) {
 			req, err := http.NewRequestWithContext(ctx, rq.method, u.String(), nil)
 			require.NoError(t, err)
 			req.Host, req.Header = rq.host, rq.header.Clone()
+			if rq.body > 0 {
+				delete(req.Header, "Content-Length")
+				req.ContentLength, req.Body = rq.body, io.NopCloser(strings.NewReader(strings.Repeat("x", int(rq.body))))
+			}
 			var real realResult
 			resp, err := tr.RoundTrip(req)
 			if err != nil {

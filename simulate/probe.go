@@ -24,7 +24,10 @@ type Probe struct {
 	URL string
 	// Header holds the request's headers as the client sends them (the
 	// user agent, cookies, X-Forwarded-For from a proxy in front). The
-	// Host comes from URL: a Host here is refused.
+	// Host comes from URL: a Host here is refused. A Content-Length (at
+	// most [MaxProbeBody]) sends a body of that many bytes, and
+	// Transfer-Encoding: chunked (HTTP/1.1 only) an empty chunked body
+	// after it, so body limits are simulated too.
 	Header http.Header
 	// Peer is the address the connection comes from: the client itself
 	// when it connects directly, the proxy's or load balancer's when one
@@ -63,6 +66,9 @@ type TLS struct {
 	Version uint16
 }
 
+// MaxProbeBody bounds the body a probe's Content-Length asks for.
+const MaxProbeBody = 16 << 20
+
 // DefaultPeer is the peer of a probe without one: an outside client
 // (TEST-NET-1), connecting directly.
 var DefaultPeer = netip.MustParseAddrPort("192.0.2.10:50000")
@@ -84,6 +90,7 @@ const (
 	CodeProbeTLSSNIConflict     = "simulate.probe.tls.sni.conflict"    // tls.sni: both a name and noSni
 	CodeProbeProxyHTTP3         = "simulate.probe.proxyProtocol.http3" // proxyProtocol: HTTP/3 runs over UDP, where no PROXY header is read
 	CodeProbePeerInvalid        = "simulate.probe.peer.invalid"        // peer: an address with a zone
+	CodeProbeBodyInvalid        = "simulate.probe.body.invalid"        // header[Content-Length], header[Transfer-Encoding]: not a length up to MaxProbeBody, not chunked, or chunked over HTTP/2 or HTTP/3
 
 	CodeTargetNone     = "simulate.target.none"     // no store, snapshot or draft given
 	CodeTargetMany     = "simulate.target.many"     // more than one of them given
@@ -104,6 +111,8 @@ type request struct {
 	sni     string
 	alpn    []string
 	tlsMax  uint16
+	body    int64 // the body's length, from Content-Length
+	chunked bool  // Transfer-Encoding: chunked
 }
 
 // check returns the probe with its defaults, or every problem of it.
@@ -144,6 +153,19 @@ func (p *Probe) check() (*request, error) {
 			}
 		}
 		rq.header[http.CanonicalHeaderKey(k)] = append(rq.header[http.CanonicalHeaderKey(k)], vs...)
+	}
+	if v, ok := rq.header["Content-Length"]; ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(v[0]), 10, 64)
+		if len(v) != 1 || err != nil || n < 0 || n > MaxProbeBody {
+			errs.Add(CodeProbeBodyInvalid, "header[Content-Length]", "one length of 0 to "+strconv.Itoa(MaxProbeBody)+" bytes")
+		}
+		rq.body = n
+	}
+	if v, ok := rq.header["Transfer-Encoding"]; ok {
+		if len(v) != 1 || !strings.EqualFold(v[0], "chunked") || rq.version > 1 {
+			errs.Add(CodeProbeBodyInvalid, "header[Transfer-Encoding]", "only chunked, and only over HTTP/1.1")
+		}
+		rq.chunked = true
 	}
 	switch rq.version {
 	case 0:

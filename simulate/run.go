@@ -375,6 +375,11 @@ func (s *sim) newRequest() *http.Request {
 	if _, ok := r.Header["User-Agent"]; !ok {
 		r.Header["User-Agent"] = []string{""} // no client default: the probe sends what it says
 	}
+	if rq.body > 0 {
+		delete(r.Header, "Content-Length") // the client sends it from ContentLength
+		r.ContentLength = rq.body
+		r.Body = io.NopCloser(strings.NewReader(strings.Repeat("x", int(rq.body))))
+	}
 	return r
 }
 
@@ -395,6 +400,14 @@ func (s *sim) roundTripH1(c net.Conn) (*http.Response, error) {
 		}
 	}
 	b.WriteString("\r\n")
+	body := strings.Repeat("x", int(rq.body))
+	if rq.chunked {
+		if rq.body > 0 {
+			body = strconv.FormatInt(rq.body, 16) + "\r\n" + body + "\r\n"
+		}
+		body += "0\r\n\r\n"
+	}
+	b.WriteString(body)
 	if _, err := io.WriteString(c, b.String()); err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ hosts:
     hsts: {maxAge: 1h}
     requestId: generate
     policies: [waf, watch]
-    limits: {maxUriBytes: 64, maxHeaderCount: 8}
+    limits: {maxUriBytes: 64, maxHeaderCount: 8, maxBodyBytes: 1000}
     headers:
       response: [{name: X-Frame-Options, value: DENY}]
     routes:
@@ -105,6 +105,16 @@ func TestRunOutcomes(t *testing.T) {
 			Outcome{Kind: Answered, Stage: "limits", Status: 431, Protocol: "HTTP/1.1"}, nil},
 		{"headers over the listener's limit", Probe{URL: "http://app.test/api", Header: http.Header{"X-Big": {strings.Repeat("b", 40<<10)}}},
 			Outcome{Kind: ServerRefused, Stage: "server", Status: 431}, []string{"connections", "server"}},
+		{"declared body over the limit", Probe{Method: "POST", URL: "http://app.test/api", Header: http.Header{"Content-Length": {"2000"}}},
+			Outcome{Kind: Answered, Stage: "limits", Status: 413, Route: "api", Protocol: "HTTP/1.1"}, nil},
+		{"declared body over the limit, HTTP/2", Probe{Method: "POST", URL: "https://app.test/api", HTTPVersion: 2, Header: http.Header{"Content-Length": {"2000"}}},
+			Outcome{Kind: Answered, Stage: "limits", Status: 413, Route: "api", Protocol: "HTTP/2.0"}, nil},
+		{"body within the limit", Probe{Method: "POST", URL: "http://app.test/api", Header: http.Header{"Content-Length": {"20"}}},
+			Outcome{Kind: Forwarded, Stage: "hand-over", Route: "api", Protocol: "HTTP/1.1"}, nil},
+		{"chunked body", Probe{Method: "POST", URL: "http://app.test/api", Header: http.Header{"Transfer-Encoding": {"chunked"}}},
+			Outcome{Kind: Forwarded, Stage: "hand-over", Route: "api", Protocol: "HTTP/1.1"}, nil},
+		{"both framings", Probe{Method: "POST", URL: "http://app.test/api", Header: http.Header{"Transfer-Encoding": {"chunked"}, "Content-Length": {"3"}}},
+			Outcome{Kind: ServerRefused, Stage: "server", Status: 400}, nil},
 		{"bad path", Probe{URL: "http://app.test/api/a%2Fb"},
 			Outcome{Kind: Answered, Stage: "path", Status: 400, Route: "api", Protocol: "HTTP/1.1"}, nil},
 		{"http2 to an http1-only host", Probe{URL: "https://h1.test/", HTTPVersion: 2},
@@ -329,6 +339,10 @@ func TestRunProbeRefused(t *testing.T) {
 		{Probe{URL: "https://app.test/", HTTPVersion: 3, ProxyProtocol: MustPeer("192.0.2.1:1")}, []string{CodeProbeProxyHTTP3 + " proxyProtocol"}},
 		{Probe{URL: "https://app.test/", TLS: &TLS{SNI: "a", NoSNI: true, Version: 7}}, []string{CodeProbeTLSSNIConflict + " tls.sni", CodeProbeTLSVersionInvalid + " tls.version"}},
 		{Probe{URL: "http://app.test/", Method: "GE T", HTTPVersion: 9}, []string{CodeProbeMethodInvalid + " method", CodeProbeHTTPVersionInvalid + " httpVersion"}},
+		{Probe{URL: "http://app.test/", Header: http.Header{"Content-Length": {"-1"}}}, []string{CodeProbeBodyInvalid + " header[Content-Length]"}},
+		{Probe{URL: "http://app.test/", Header: http.Header{"Content-Length": {"99999999999"}}}, []string{CodeProbeBodyInvalid + " header[Content-Length]"}},
+		{Probe{URL: "https://app.test/", HTTPVersion: 2, Header: http.Header{"Transfer-Encoding": {"chunked"}}}, []string{CodeProbeBodyInvalid + " header[Transfer-Encoding]"}},
+		{Probe{URL: "http://app.test/", Header: http.Header{"Transfer-Encoding": {"gzip"}}}, []string{CodeProbeBodyInvalid + " header[Transfer-Encoding]"}},
 	} {
 		_, err := Run(LiveTarget(store), tc.probe)
 		assert.Equal(t, tc.codes, problem.CodePaths(err), "%+v", tc.probe)
