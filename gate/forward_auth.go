@@ -58,6 +58,8 @@ type ForwardAuth struct {
 	request  []string // canonical
 	page503  *Page
 	page504  *Page
+	// wouldCall is the dry run's reason: "would call URL", built once.
+	wouldCall string
 }
 
 var _ AsyncPolicy = (*ForwardAuth)(nil)
@@ -89,6 +91,9 @@ func NewForwardAuth(cfg ForwardAuthConfig) (*ForwardAuth, error) {
 		client:  cfg.Client,
 		page503: statusPage(http.StatusServiceUnavailable, nil),
 		page504: statusPage(http.StatusGatewayTimeout, nil),
+	}
+	if u != nil {
+		a.wouldCall = "would call " + u.Redacted()
 	}
 	if a.client == nil {
 		a.client = &http.Client{
@@ -127,7 +132,7 @@ func (a *ForwardAuth) ID() string { return a.cfg.ID }
 // headers already.
 func (a *ForwardAuth) Evaluate(r *http.Request, rq *Request) Decision {
 	if rq.DryRun {
-		return Decision{Verdict: Defer, Reason: "would call " + a.url.Host}
+		return Decision{Verdict: Defer, Reason: a.wouldCall}
 	}
 	return Decision{Verdict: Defer, Reason: "calling auth service"}
 }

@@ -96,7 +96,7 @@ func TestForwardAuth(t *testing.T) {
 				reasons = append(reasons, s.Verdict.String()+": "+s.Reason)
 			}
 		}
-		assert.Equal(t, []string{"defer: would call " + downURL[len("http://"):]}, reasons)
+		assert.Equal(t, []string{"defer: would call " + downURL}, reasons)
 		assert.Equal(t, StepHandOver, (*steps)[len(*steps)-1].Kind)
 	})
 }

@@ -62,7 +62,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 	h, match, key := g.hosts.lookup(rq.keyBuf[:0], r.Host)
 	rq.Match = match
 	if tr != nil {
-		tr.OnStep(Step{Kind: StepHost, Match: match, Name: r.Host})
+		tr.OnStep(Step{Kind: StepHost, Match: match, Name: r.Host, Host: h})
 	}
 	if h == nil {
 		if g.answerHook != nil && !rq.DryRun && g.answerHook(w, r, rq, g.def.status) {
@@ -146,7 +146,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 	}
 	rq.Route, rq.metrics = rt, rt.metrics
 	if tr != nil {
-		tr.OnStep(Step{Kind: StepRoute, Path: rq.Path, Name: rt.ID, Reason: rt.Prefix})
+		tr.OnStep(Step{Kind: StepRoute, Path: rq.Path, Name: rt.ID, Reason: rt.Prefix, Route: rt})
 	}
 	if need := view.Needs &^ rt.PathAllow; need != 0 {
 		if tr != nil {
@@ -180,7 +180,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 	}
 
 	if tr != nil {
-		tr.OnStep(Step{Kind: StepHandOver, Name: rt.ID})
+		tr.OnStep(Step{Kind: StepHandOver, Name: rt.ID, Reason: rt.Prefix, Route: rt})
 	}
 	if rq.DryRun {
 		return
@@ -251,7 +251,7 @@ func (g *Gate) responseHeaders(hdr http.Header, r *http.Request, rq *Request, h 
 		hdr["Strict-Transport-Security"] = h.hsts
 	}
 	if tr := rq.Tracer; tr != nil {
-		tr.OnStep(Step{Kind: StepHeaders, Reason: "server, alt-svc, hsts"})
+		traceHeaders(tr, hdr, r, rq, h, key)
 	}
 }
 

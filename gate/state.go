@@ -66,7 +66,9 @@ func (rq *Request) beginPasswordCheck() bool {
 	}
 	if g.state.passwordChecks.Add(1) > int64(g.maxPasswordChecks) {
 		g.state.passwordChecks.Add(-1)
-		g.state.counters.PasswordChecksRefused.Add(1)
+		if !rq.DryRun {
+			g.state.counters.PasswordChecksRefused.Add(1)
+		}
 		return false
 	}
 	return true

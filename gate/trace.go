@@ -1,6 +1,9 @@
 package gate
 
-import "net/netip"
+import (
+	"net/http"
+	"net/netip"
+)
 
 // StepKind names a step of the decision.
 type StepKind uint8
@@ -72,6 +75,54 @@ type Step struct {
 	Index   int
 	Mode    Mode
 	Verdict Verdict
+
+	// Host is the host a host step matched (nil when none did); Route
+	// the route a route or hand-over step names, whose Target the
+	// request goes to. Both are the Gate's immutable compiled values.
+	Host  *Host
+	Route *Route
+	// Headers lists, on a headers step, each response header the gate
+	// decides at that stage: its value when the answer carries it, else
+	// why not.
+	Headers []HeaderFact
+}
+
+// HeaderFact is one response header of a headers step: Value when the
+// answer carries it, else Absent says why it does not ("off", "plain
+// HTTP", "no HTTP/3", "IP literal or loopback name", "HTTP/3
+// connection").
+type HeaderFact struct {
+	Name   string
+	Value  string
+	Absent string
+}
+
+// traceHeaders reports the response headers of stage 1 and 2 with the
+// reason for each one not sent. It runs only with a tracer.
+func traceHeaders(tr *Tracer, hdr http.Header, r *http.Request, rq *Request, h *Host, key []byte) {
+	fact := func(name, absent string) HeaderFact {
+		if v := hdr[name]; len(v) > 0 {
+			return HeaderFact{Name: name, Value: v[0]}
+		}
+		return HeaderFact{Name: name, Absent: absent}
+	}
+	altSvc := "HTTP/3 connection"
+	switch {
+	case h.altSvc == nil:
+		altSvc = "no HTTP/3"
+	case r.TLS == nil && r.ProtoMajor < 3:
+		altSvc = "plain HTTP"
+	}
+	hsts := "IP literal or loopback name"
+	switch {
+	case h.hsts == nil:
+		hsts = "off"
+	case rq.Scheme != schemeHTTPS:
+		hsts = "plain HTTP"
+	}
+	tr.OnStep(Step{Kind: StepHeaders, Host: h, Reason: "server, alt-svc, hsts", Headers: []HeaderFact{
+		fact("Server", "off"), fact("Alt-Svc", altSvc), fact("Strict-Transport-Security", hsts),
+	}})
 }
 
 // Tracer receives the steps of each decision. A nil *Tracer is the

@@ -1,0 +1,72 @@
+// Package simulate answers "what would this request get, and why": it runs
+// a request through the real code of the gateway — the connection stage,
+// the TLS handshake, net/http's server and the gate — over a config, and
+// returns the outcome and a trace of every step. It never reimplements a
+// decision, so its answer cannot drift from what production does.
+//
+// # Use
+//
+// [Run] takes a [Target] and a [Probe]. The target is the live gateway (a
+// [snapshot.Store]), one compiled [snapshot.Snapshot] (an applied revision
+// the publisher kept), or a draft [snapshot.Document] that is compiled as
+// a publish would compile it and never published: a draft with problems
+// is refused with every one of them ([DraftRefused]). The target's
+// Listener says how the daemon's listeners are set up: PROXY protocol
+// from which load balancers, the deny list.
+//
+// The probe is a URL and, when it matters, a method, headers, the peer
+// address and how it arrives (directly, through a trusted proxy with the
+// headers it adds, Cloudflare, with a PROXY header and its source), the
+// TLS handshake (SNI, ALPN, version) and the HTTP version. A field that
+// would change nothing is refused with a stable code ([ProbeError]).
+//
+// The [Outcome] says what happens (connection or handshake refused and by
+// which stage, the HTTP server's own 400, 421, a policy's answer, a
+// redirect and its Location, a fixed answer, a drop, 404, or a forward to
+// an upstream with its destinations and their health now), the status
+// and the response headers the gateway sets, and for Server, Alt-Svc,
+// Strict-Transport-Security and X-Request-Id the value or why there is
+// none. The trace ([Step]) lists the connection stage, the handshake,
+// client resolution (which header and hop were trusted), the host match,
+// the TLS re-check, the response headers, every policy in order with its
+// verdict and reason, the limits, the redirects, the route with the path
+// view it matched and the upstream.
+//
+// [Expect] runs a table of expectations against a document: one line per
+// case, in a user's own go test.
+//
+// # How it runs the real code
+//
+// Each simulation opens an in-memory connection (writes never wait, like
+// a socket with room in its buffers) with the probe's peer as its remote
+// address, and stacks on it what the edge package stacks on a socket:
+// the proxyproto listener, connlimit's decision (Limiter.Check on a
+// limiter of its own, so no counter moves), the listener limits,
+// crypto/tls with the target's tlsselect table as GetConfigForClient
+// (without the Selector's counters), and a net/http server with the
+// limits' settings whose handler is [gate.Gate.Simulate] with a
+// recording tracer. The client side writes the PROXY header, shakes
+// hands with crypto/tls and sends the request over HTTP/1.1 or HTTP/2
+// (net/http's client). An HTTP/3 probe runs quic-go, client and server,
+// over an in-memory datagram link: connlimit's QUIC decision, the
+// handshake through the table's QUIC configs, quic-go's HTTP/3 server
+// with the listener limits' settings and the connection facts the edge
+// gives the gate.
+//
+// In the gate's dry run nothing changes: a rate limit reports "would
+// allow, N tokens left" and takes none, forward-auth reports "would call
+// URL" and calls nothing, a drop is traced and not carried out, no
+// counter moves and the route's target is not called.
+//
+// What a simulation cannot see it says: the per-address connection cap
+// counts live connections and is never reached; a draft's destinations
+// have the health of the live destinations with the same upstream ID,
+// destination ID and address ([Target.Live]) and are unknown otherwise;
+// which destination would serve is the balancer's choice at that moment.
+//
+// # Concurrency
+//
+// Run is safe for concurrent use. Each call owns its in-memory
+// connections, servers and goroutines, and closes them before it returns
+// (the last goroutines end as the closed connections wake them).
+package simulate

@@ -1,0 +1,397 @@
+package simulate
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/paduraksa/paduraksa/edge"
+	"github.com/paduraksa/paduraksa/proxyproto"
+)
+
+// parityUpstreams serves one loopback upstream per ID, each answering
+// 299 with its ID, and returns their addresses.
+func parityUpstreams(t *testing.T, ids ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, id := range ids {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Upstream", id)
+			w.WriteHeader(299)
+		})}
+		go srv.Serve(ln)
+		t.Cleanup(func() { srv.Close() })
+		out[id] = ln.Addr().String()
+	}
+	return out
+}
+
+// genDocument writes a random document: hosts exact and wildcard, of
+// every kind, policies in every mode, redirects, limits, TLS policies,
+// HSTS, HTTP/3, request IDs, response rules, trusted proxies and
+// Cloudflare.
+func genDocument(rng *rand.Rand, ups map[string]string) string {
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	modes := func() string { return pick("enforce", "enforce", "shadow", `"off"`) }
+	var b strings.Builder
+	b.WriteString("global:\n")
+	if rng.IntN(2) == 0 {
+		b.WriteString("  trustedProxies: [127.0.0.1]\n")
+		if rng.IntN(3) == 0 {
+			b.WriteString("  cloudflare: true\n")
+		}
+		if rng.IntN(2) == 0 {
+			b.WriteString("  trustForwardedProto: true\n")
+		}
+	}
+	fmt.Fprintf(&b, "  tls: {defaultCertificate: c, unknownSni: %s}\n", pick("default", "refuse"))
+	b.WriteString("certificates: [{id: c}]\n")
+	fmt.Fprintf(&b, "accessLists:\n  - {id: inside, mode: %s, allow: [%s]}\n", modes(), pick("10.0.0.0/8", "127.0.0.0/8", "203.0.113.0/24"))
+	fmt.Fprintf(&b, "ruleSets:\n  - id: waf\n    mode: %s\n    rules:\n      - {pathPrefix: /wp-}\n      - {userAgentContains: badbot}\n      - {pathPrefix: /tea, action: respond, respond: {status: 418, body: \"pot\\n\"}}\n", modes())
+	fmt.Fprintf(&b, "rateLimits:\n  - {id: tight, mode: %s, requests: 2, period: 1h, scope: %s}\n", modes(), pick("shared", "route"))
+	b.WriteString("hosts:\n")
+	names := [][]string{{"app.test", "*.app.test"}, {"h1.test"}, {"h3.test"}, {"old.test"}, {"fixed.test"}, {"127.0.0.1"}}
+	for i, ns := range names {
+		fmt.Fprintf(&b, "  - names: [%q", ns[0])
+		for _, n := range ns[1:] {
+			fmt.Fprintf(&b, ", %q", n)
+		}
+		b.WriteString("]\n")
+		kind := "proxy"
+		switch ns[0] {
+		case "old.test":
+			kind = "redirect"
+		case "fixed.test":
+			kind = "fixed"
+		}
+		if rng.IntN(2) == 0 {
+			b.WriteString("    hsts: {maxAge: 1h, includeSubdomains: true}\n")
+		}
+		var tlsParts []string
+		if rng.IntN(3) == 0 {
+			tlsParts = append(tlsParts, "http1Only: true")
+		}
+		if rng.IntN(3) == 0 {
+			tlsParts = append(tlsParts, `minVersion: "1.3"`)
+		}
+		if rng.IntN(2) == 0 || ns[0] == "h3.test" {
+			tlsParts = append(tlsParts, "http3: true")
+		}
+		if len(tlsParts) > 0 {
+			b.WriteString("    tls: {" + strings.Join(tlsParts, ", ") + "}\n")
+		}
+		if rng.IntN(3) == 0 {
+			b.WriteString("    httpsRedirect: {status: 307}\n")
+		}
+		if rng.IntN(3) == 0 {
+			b.WriteString("    limits: {maxUriBytes: 40, maxHeaderCount: 12, maxBodyBytes: 100}\n")
+		}
+		if rng.IntN(2) == 0 {
+			b.WriteString("    policies: [waf]\n")
+		}
+		b.WriteString("    headers: {response: [{name: X-Host, value: h" + fmt.Sprint(i) + "}]}\n")
+		switch kind {
+		case "redirect":
+			fmt.Fprintf(&b, "    kind: redirect\n    redirect: {to: \"https://app.test\", status: %s}\n", pick("301", "308"))
+		case "fixed":
+			b.WriteString("    kind: fixed\n    fixed: {status: 503, body: \"later\\n\"}\n")
+		default:
+			if rng.IntN(2) == 0 {
+				b.WriteString("    requestId: " + pick("keep", "generate") + "\n")
+			}
+			b.WriteString("    routes:\n")
+			fmt.Fprintf(&b, "      - {id: api, path: /api, upstream: %s}\n", pick("u1", "u2"))
+			b.WriteString("      - {id: admin, path: /admin, upstream: u2, policies: [inside]}\n")
+			b.WriteString("      - {id: limited, path: /limited, upstream: u1, policies: [tight]}\n")
+			if rng.IntN(2) == 0 {
+				b.WriteString("      - {id: root, path: /, upstream: u3}\n")
+			}
+		}
+	}
+	b.WriteString("upstreams:\n")
+	for _, id := range []string{"u1", "u2", "u3"} {
+		fmt.Fprintf(&b, "  - {id: %s, destinations: [{id: d, address: \"http://%s\"}]}\n", id, ups[id])
+	}
+	return b.String()
+}
+
+// genProbe returns a random request for the generated documents.
+func genProbe(rng *rand.Rand, proxyFrom bool) Probe {
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	host := pick("app.test", "x.app.test", "a.b.app.test", "h1.test", "h3.test", "old.test", "fixed.test", "127.0.0.1", "nobody.test", "APP.test")
+	scheme := pick("http", "https")
+	path := pick("/", "/api/users?id=1", "/admin", "/limited", "/wp-login.php", "/tea", "/api/"+strings.Repeat("x", 50), "/api/a%2Fb", "/robots.txt", "/nothing")
+	p := Probe{Method: pick("GET", "GET", "HEAD", "POST"), URL: scheme + "://" + host + path, Peer: MustPeer("127.0.0.1")}
+	p.Header = http.Header{"User-Agent": {pick("parity/1", "badbot/2")}}
+	switch rng.IntN(5) {
+	case 0:
+		p.Header["X-Forwarded-For"] = []string{pick("10.1.2.3", "203.0.113.9", "garbage")}
+	case 1:
+		p.Header["Cf-Connecting-Ip"] = []string{pick("10.1.2.3", "203.0.113.9")}
+		p.Header["Cf-Visitor"] = []string{pick(`{"scheme":"https"}`, `{"scheme":"http"}`)}
+	case 2:
+		p.Header["X-Forwarded-Proto"] = []string{"https"}
+	}
+	if rng.IntN(4) == 0 {
+		p.Header["X-Request-Id"] = []string{"client-id-1"}
+	}
+	if rng.IntN(12) == 0 {
+		p.Header["X-Big"] = []string{strings.Repeat("b", 40<<10)} // over the listener's header limit
+	}
+	if p.Method == "POST" && rng.IntN(2) == 0 {
+		p.Header["Content-Length"] = []string{pick("50", "500")}
+	}
+	if scheme == "https" {
+		p.HTTPVersion = 1 + rng.IntN(2)
+		if rng.IntN(4) == 0 {
+			p.TLS = &TLS{SNI: pick("app.test", "h1.test", "nobody.test")}
+		}
+		if rng.IntN(5) == 0 {
+			if p.TLS == nil {
+				p.TLS = &TLS{}
+			}
+			p.TLS.Version = tls.VersionTLS12
+		}
+	}
+	if proxyFrom {
+		p.ProxyProtocol = netip.AddrPortFrom(netip.MustParseAddr(pick("10.1.2.3", "203.0.113.9", "198.51.100.1")), 4000)
+	}
+	return p
+}
+
+// realResult is what a real client got from the real edge.
+type realResult struct {
+	err    error
+	status int
+	header http.Header
+}
+
+// doReal sends p to the edge over a real socket: a connection of its
+// own, the PROXY header when p has one, the handshake p describes.
+func doReal(t *testing.T, addrs map[string]string, p Probe) realResult {
+	t.Helper()
+	rq, err := p.check()
+	require.NoError(t, err)
+	addr := addrs["http"]
+	if rq.https {
+		addr = addrs["https"]
+	}
+	dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil || !p.ProxyProtocol.IsValid() {
+			return c, err
+		}
+		dst := netip.MustParseAddrPort(addr)
+		h := proxyproto.Header{Version: 2, Command: proxyproto.Proxy, Protocol: proxyproto.TCP4, Source: p.ProxyProtocol, Destination: dst}
+		b, err := h.AppendTo(nil)
+		if err == nil {
+			_, err = c.Write(b)
+		}
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	}
+	tr := &http.Transport{
+		DialContext:        dial,
+		DisableKeepAlives:  true,
+		DisableCompression: true,
+		Protocols:          new(http.Protocols),
+		TLSClientConfig: &tls.Config{
+			ServerName: rq.sni, NextProtos: rq.alpn, InsecureSkipVerify: true,
+			MinVersion: tls.VersionTLS10, MaxVersion: rq.tlsMax,
+		},
+	}
+	defer tr.CloseIdleConnections()
+	// An HTTP/2 client offers h2 and http/1.1, as the probe does.
+	tr.Protocols.SetHTTP1(true)
+	tr.Protocols.SetHTTP2(rq.version == 2)
+	ctx, cancel := context.WithTimeout(context.Background(), patienceTest)
+	defer cancel()
+	u := *rq.url
+	u.Host = addr
+	req, err := http.NewRequestWithContext(ctx, rq.method, u.String(), nil)
+	require.NoError(t, err)
+	req.Host = rq.host
+	req.Header = rq.header.Clone()
+	if rq.body > 0 {
+		delete(req.Header, "Content-Length")
+		req.ContentLength, req.Body = rq.body, io.NopCloser(strings.NewReader(strings.Repeat("x", int(rq.body))))
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return realResult{err: err}
+	}
+	resp.Body.Close()
+	return realResult{status: resp.StatusCode, header: resp.Header}
+}
+
+// compareParity checks that the simulation said what the real edge did.
+func compareParity(t *testing.T, sim *Result, real realResult) {
+	t.Helper()
+	o := &sim.Outcome
+	switch {
+	case o.Kind == ConnectionRefused, o.Kind == TLSRefused, o.Kind == Dropped, o.Kind == ServerRefused && o.Status == 0:
+		assert.Error(t, real.err, "the simulation says %s: %s", o.Kind, o.Reason)
+		return
+	}
+	if !assert.NoError(t, real.err) {
+		return
+	}
+	if o.Kind == Forwarded {
+		assert.Equal(t, 299, real.status)
+		assert.Equal(t, o.Upstream.ID, real.header.Get("X-Upstream"))
+		for _, h := range []string{"Alt-Svc", "Strict-Transport-Security", "X-Host"} {
+			assert.Equal(t, o.Header.Get(h), real.header.Get(h), h)
+		}
+		assert.Equal(t, o.Header.Get("X-Request-Id") != "", real.header.Get("X-Request-Id") != "", "X-Request-Id")
+		return
+	}
+	assert.Equal(t, o.Status, real.status)
+	want, got := o.Header.Clone(), real.header.Clone()
+	for _, h := range []http.Header{want, got} {
+		delete(h, "Date")
+		if h.Get("X-Request-Id") != "" && h.Get("X-Request-Id") != "client-id-1" {
+			h.Set("X-Request-Id", "generated")
+		}
+	}
+	assert.Equal(t, want, got)
+	for _, f := range o.Headers {
+		assert.Equal(t, f.Value != "", got.Get(f.Name) != "" || f.Name == "X-Request-Id" && f.Value != "", "%s: %+v", f.Name, f)
+	}
+}
+
+// For generated documents and requests, the simulation's outcome, status
+// and response headers are what a real edge answers over real sockets,
+// on TCP and TLS, with and without PROXY protocol.
+func TestParityOverSockets(t *testing.T) {
+	ups := parityUpstreams(t, "u1", "u2", "u3")
+	seeds := 6
+	requests := 50
+	if testing.Short() {
+		seeds, requests = 2, 20
+	}
+	kinds := map[string]int{}
+	defer func() {
+		t.Log(kinds)
+		if !t.Failed() && !testing.Short() {
+			for _, k := range []string{"serverRefused/server", "answered/policy", "answered/limits", "answered/path", "forwarded/hand-over", "misdirected/tls",
+				"notFound/host", "notFound/route", "redirected/redirect", "tlsRefused/handshake", "connectionRefused/proxyProtocol"} {
+				assert.Positive(t, kinds[k], "the generator reached no %s", k)
+			}
+		}
+	}()
+	for seed := range seeds {
+		proxyFrom := seed%2 == 1
+		t.Run(fmt.Sprintf("seed=%d/proxy=%v", seed, proxyFrom), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(seed), 13))
+			doc := genDocument(rng, ups)
+			store := publish(t, doc, compilerFor(t))
+			ec := edge.Config{Handler: store, HTTP: "127.0.0.1:0", HTTPS: "127.0.0.1:0", TLS: store.TLS().TLSConfig()}
+			listener := Listener{}
+			if proxyFrom {
+				ec.ProxyProtocol = proxyproto.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+				listener.ProxyProtocol = ec.ProxyProtocol
+			}
+			srv, err := edge.Start(ec)
+			require.NoError(t, err)
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), patienceTest)
+				defer cancel()
+				srv.Shutdown(ctx)
+			})
+			addrs := map[string]string{"http": srv.Addr("http").String(), "https": srv.Addr("https").String()}
+			target := Target{Store: store, Listener: listener}
+			for i := range requests {
+				p := genProbe(rng, proxyFrom && i%5 != 0)
+				sim, err := Run(target, p)
+				require.NoError(t, err)
+				real := doReal(t, addrs, p)
+				kinds[string(sim.Outcome.Kind)+"/"+sim.Outcome.Stage]++
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					compareParity(t, sim, real)
+					if t.Failed() {
+						t.Logf("%s\nreal: %+v\n%s\ndocument:\n%s", probeName(&p), real, sim.Describe(), doc)
+					}
+				})
+			}
+		})
+	}
+}
+
+// A sample over HTTP/3: the simulation's QUIC handshake and request agree
+// with quic-go's over a real UDP socket.
+func TestParityHTTP3(t *testing.T) {
+	ups := parityUpstreams(t, "u1", "u2", "u3")
+	seen := map[Kind]int{}
+	for seed := range 2 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 31))
+		doc := genDocument(rng, ups)
+		store := publish(t, doc, compilerFor(t))
+		srv, err := edge.Start(edge.Config{Handler: store, HTTPS: "127.0.0.1:0", TLS: store.TLS().TLSConfig(), HTTP3: true, QUICTLS: store.TLS().QUICConfig()})
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), patienceTest)
+			defer cancel()
+			srv.Shutdown(ctx)
+		})
+		addr := srv.Addr("https").String()
+		for i := range 12 {
+			p := genProbe(rng, false)
+			p.URL = "https://" + strings.SplitN(p.URL, "://", 2)[1]
+			p.HTTPVersion, p.TLS = 3, nil
+			if i%4 == 0 {
+				p.URL = "https://h3.test/api/x" // a host that serves HTTP/3 in every document
+			}
+			sim, err := Run(LiveTarget(store), p)
+			require.NoError(t, err)
+			seen[sim.Outcome.Kind]++
+			rq, err := p.check()
+			require.NoError(t, err)
+			tr := &http3.Transport{TLSClientConfig: &tls.Config{ServerName: rq.sni, InsecureSkipVerify: true}}
+			ctx, cancel := context.WithTimeout(context.Background(), patienceTest)
+			u := *rq.url
+			u.Host = addr
+			req, err := http.NewRequestWithContext(ctx, rq.method, u.String(), nil)
+			require.NoError(t, err)
+			req.Host, req.Header = rq.host, rq.header.Clone()
+			if rq.body > 0 {
+				delete(req.Header, "Content-Length")
+				req.ContentLength, req.Body = rq.body, io.NopCloser(strings.NewReader(strings.Repeat("x", int(rq.body))))
+			}
+			var real realResult
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				real.err = err
+			} else {
+				resp.Body.Close()
+				real.status, real.header = resp.StatusCode, resp.Header
+			}
+			cancel()
+			tr.Close()
+			t.Run(fmt.Sprint(seed, "/", i), func(t *testing.T) {
+				compareParity(t, sim, real)
+				if t.Failed() {
+					t.Logf("%s\nreal: %+v\n%s\ndocument:\n%s", probeName(&p), real, sim.Describe(), doc)
+				}
+			})
+		}
+	}
+	assert.Positive(t, seen[Forwarded], "some requests went through over HTTP/3")
+	assert.Positive(t, seen[TLSRefused], "some names do not serve HTTP/3")
+}

@@ -1,0 +1,232 @@
+package simulate
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/paduraksa/paduraksa/connlimit"
+	"github.com/paduraksa/paduraksa/internal/problem"
+	"github.com/paduraksa/paduraksa/listenlimits"
+	"github.com/paduraksa/paduraksa/proxyproto"
+	"github.com/paduraksa/paduraksa/snapshot"
+)
+
+// Target is the config a simulation runs against: exactly one of Store,
+// Snapshot, Draft and DraftData.
+type Target struct {
+	// Store is the live gateway: its current snapshot.
+	Store *snapshot.Store
+	// Snapshot is one compiled config: an applied revision the publisher
+	// kept, or any snapshot of the embedder's.
+	Snapshot *snapshot.Snapshot
+	// Draft is a document not published: it compiles through the same
+	// path as a publish (with the settings of Compiler) and is never
+	// published. A draft with problems is refused with every one of them
+	// ([*DraftRefused]), as a publish would refuse it.
+	Draft *snapshot.Document
+	// DraftData is a draft in JSON or YAML, as [snapshot.Publisher]'s
+	// PublishData takes it: a document that decodes only in part is
+	// compiled all the same, so the refusal lists every problem, of the
+	// decoding and of the compile, as the publish would.
+	DraftData []byte
+
+	// Compiler holds the settings a draft compiles with: pass the
+	// publisher's compiler, whose country lookup, balancing policies,
+	// health monitor (asked to validate only), certificate sources and
+	// ACME challenge store it uses. Its runtime state is not touched: the
+	// draft gets destinations, transports and rate-limit buckets of its
+	// own, as [snapshot.Compiler.Check] does. Certificates marked acme
+	// need Compiler.ACME, which a draft does not use (an order for a name
+	// of a draft would be a side effect), so such a draft is refused.
+	// Nil means the built-in settings.
+	Compiler *snapshot.Compiler
+	// Live is the store whose current destination health a Snapshot or
+	// Draft target reports, for each destination with the same upstream
+	// ID, destination ID and address; nil means Store, and for the other
+	// targets the health of the snapshot's own clusters (a Snapshot's
+	// runtime state is shared with the live one) or, for a draft,
+	// "unknown".
+	Live *snapshot.Store
+	// Listener is the connection stage in front of the gate, as the
+	// daemon's listeners are set up (edge.Config's fields of the same
+	// names). The zero value takes no PROXY headers and applies
+	// connlimit's defaults.
+	Listener Listener
+}
+
+// Listener is the connection stage a simulated connection goes through,
+// as the edge package stacks it: the PROXY-protocol listener, the deny
+// list and trusted peers of connlimit, the listener limits, then TLS and
+// the HTTP server with the limits' settings. The per-address cap and the
+// listener's connection cap count live connections, which a simulation
+// does not see: they are never reached.
+type Listener struct {
+	// ProxyProtocol, when its TrustedProxies is not empty, requires a
+	// PROXY header from those peers and refuses every other peer.
+	ProxyProtocol proxyproto.Config
+	// Connections is the deny list and the trusted peers.
+	Connections connlimit.Config
+	// Limits are the listener limits (the framing guard, the header
+	// size net/http answers 431 beyond); the zero value is
+	// listenlimits' defaults, as the daemon runs them.
+	Limits listenlimits.Limits
+}
+
+// LiveTarget is the target of the gateway serving from store.
+func LiveTarget(store *snapshot.Store) Target { return Target{Store: store} }
+
+// SnapshotTarget is the target of one compiled snapshot.
+func SnapshotTarget(s *snapshot.Snapshot) Target { return Target{Snapshot: s} }
+
+// DraftTarget is the target of an unpublished document compiled with
+// the built-in settings.
+func DraftTarget(doc *snapshot.Document) Target { return Target{Draft: doc} }
+
+// DraftRefused is the error of a draft that a publish would refuse: every
+// problem of the document, each a [snapshot.ValidationError] that
+// errors.As finds.
+type DraftRefused struct {
+	Errors []*snapshot.ValidationError
+}
+
+func (e *DraftRefused) Error() string {
+	var b strings.Builder
+	b.WriteString("simulate: the draft would be refused:")
+	for _, p := range e.Errors {
+		b.WriteString("\n\t")
+		b.WriteString(p.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the problems.
+func (e *DraftRefused) Unwrap() []error {
+	out := make([]error, len(e.Errors))
+	for i, p := range e.Errors {
+		out[i] = p
+	}
+	return out
+}
+
+// kind says what a resolved target was.
+type kind uint8
+
+const (
+	kindLive kind = iota
+	kindSnapshot
+	kindDraft
+)
+
+// resolved is a target ready to run.
+type resolved struct {
+	snap *snapshot.Snapshot
+	kind kind
+	live *snapshot.Snapshot // for destination health; nil: none
+}
+
+// resolve returns the snapshot a target names, compiling a draft.
+func (t *Target) resolve() (*resolved, error) {
+	n := 0
+	for _, set := range [...]bool{t.Store != nil, t.Snapshot != nil, t.Draft != nil, t.DraftData != nil} {
+		if set {
+			n++
+		}
+	}
+	var errs problem.List
+	switch n {
+	case 0:
+		errs.Add(CodeTargetNone, "", "a target needs a store, a snapshot or a draft")
+	case 1:
+	default:
+		errs.Add(CodeTargetMany, "", "a target is one of a store, a snapshot and a draft")
+	}
+	if err := t.Listener.Connections.Validate(); err != nil {
+		errs.Under("listener.connections", CodeTargetListener, err)
+	}
+	if err := t.Listener.Limits.Validate(); err != nil {
+		errs.Under("listener.limits", CodeTargetListener, err)
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	live := t.Live
+	if live == nil {
+		live = t.Store
+	}
+	r := &resolved{}
+	if live != nil {
+		r.live = live.Load()
+	}
+	switch {
+	case t.Store != nil:
+		r.snap, r.kind = t.Store.Load(), kindLive
+		if r.snap == nil {
+			return nil, &ProbeError{Code: CodeTargetEmpty, Msg: "the store holds no snapshot yet: nothing was published"}
+		}
+	case t.Snapshot != nil:
+		r.snap, r.kind = t.Snapshot, kindSnapshot
+		if r.live == nil {
+			r.live = t.Snapshot
+		}
+	default:
+		doc, decoded := t.Draft, error(nil)
+		if doc == nil {
+			if doc, decoded = snapshot.Decode(t.DraftData); doc == nil {
+				return nil, &DraftRefused{Errors: snapshot.Problems(decoded)}
+			}
+		}
+		snap, err := compileDraft(t.Compiler, doc, snapshot.Problems(decoded))
+		if err != nil {
+			return nil, err
+		}
+		r.snap, r.kind = snap, kindDraft
+	}
+	return r, nil
+}
+
+// compileDraft compiles doc as a publish through c would, with runtime
+// state of its own. decoded are the problems of decoding it, if any: the
+// draft is refused with them and with the compile's problems that are
+// not at or under one of their paths (a field that did not decode was
+// left out, and what the compile says of its absence is the same
+// problem), as the publisher refuses a document.
+func compileDraft(c *snapshot.Compiler, doc *snapshot.Document, decoded []*snapshot.ValidationError) (*snapshot.Snapshot, error) {
+	var draft snapshot.Compiler
+	if c != nil {
+		draft = snapshot.Compiler{
+			Countries:    c.Countries,
+			Health:       c.Health,
+			Policies:     c.Policies,
+			AffinityKey:  c.AffinityKey,
+			Certificates: c.Certificates,
+			Challenges:   c.Challenges,
+			TicketSecret: c.TicketSecret,
+		}
+	}
+	snap, err := draft.Compile(doc)
+	if err == nil && decoded == nil {
+		return snap, nil
+	}
+	ps := slices.Clip(decoded)
+	for _, p := range snapshot.Problems(err) {
+		if !under(p.Path, decoded) {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) == 0 {
+		return nil, errors.Join(errors.New("simulate: the draft does not compile"), err)
+	}
+	return nil, &DraftRefused{Errors: ps}
+}
+
+// under reports whether path is at or under the path of one of ps.
+func under(path string, ps []*snapshot.ValidationError) bool {
+	for _, q := range ps {
+		rest, ok := strings.CutPrefix(path, q.Path)
+		if q.Path != "" && ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+			return true
+		}
+	}
+	return false
+}

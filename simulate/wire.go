@@ -1,0 +1,287 @@
+package simulate
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+// pipeConn is one end of a net.Pipe with the TCP addresses of the
+// connection it stands for.
+type pipeConn struct {
+	net.Conn
+	local, remote net.Addr
+}
+
+func (c *pipeConn) LocalAddr() net.Addr  { return c.local }
+func (c *pipeConn) RemoteAddr() net.Addr { return c.remote }
+
+// oneListener is a net.Listener that accepts one connection, then waits
+// until it is closed.
+type oneListener struct {
+	c    chan net.Conn
+	done chan struct{}
+	once sync.Once
+	addr net.Addr
+}
+
+func newOneListener(c net.Conn) *oneListener {
+	l := &oneListener{c: make(chan net.Conn, 1), done: make(chan struct{}), addr: c.LocalAddr()}
+	l.c <- c
+	return l
+}
+
+func (l *oneListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.c:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *oneListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *oneListener) Addr() net.Addr { return l.addr }
+
+// logCapture is a slog.Handler that keeps the messages and "err" attributes
+// of what a stage logs, so the trace can give the stage's own reason.
+type logCapture struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *logCapture) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *logCapture) Handle(_ context.Context, r slog.Record) error {
+	msg := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "err" {
+			msg += ": " + a.Value.String()
+		}
+		return true
+	})
+	h.mu.Lock()
+	h.msgs = append(h.msgs, msg)
+	h.mu.Unlock()
+	return nil
+}
+
+func (h *logCapture) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *logCapture) WithGroup(string) slog.Handler      { return h }
+
+func (h *logCapture) last() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.msgs) == 0 {
+		return ""
+	}
+	return h.msgs[len(h.msgs)-1]
+}
+
+// recorder wraps the server's ResponseWriter: it remembers whether the gate
+// wrote anything (a hand-over in a simulation writes nothing, and the
+// status is then the upstream's, not 200) and what.
+type recorder struct {
+	http.ResponseWriter
+	status int // 0: nothing written
+}
+
+func (w *recorder) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap gives http.ResponseController the server's writer.
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// memPipe returns the two ends of an in-memory connection. Unlike
+// net.Pipe a write never waits for the reader, as on a socket with room
+// in its buffers: a server that answers before it has read everything
+// (an HTTP 400, a TLS alert) cannot deadlock with a client still writing.
+// Reads honour deadlines, which net/http uses to interrupt them.
+func memPipe() (*memConn, *memConn) {
+	a, b := newHalf(), newHalf()
+	return &memConn{r: a, w: b}, &memConn{r: b, w: a}
+}
+
+// half is one direction of a memPipe.
+type half struct {
+	mu         sync.Mutex
+	buf        []byte
+	eof        bool          // the writing end closed
+	readerGone bool          // the reading end closed
+	ready      chan struct{} // closed when buf, eof or readerGone change
+}
+
+func newHalf() *half { return &half{ready: make(chan struct{})} }
+
+// signal wakes the readers; h.mu must be held.
+func (h *half) signal() {
+	close(h.ready)
+	h.ready = make(chan struct{})
+}
+
+type memConn struct {
+	r, w *half
+	dl   readDeadline
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// readDeadline is a read deadline that wakes a blocked read when it
+// passes or changes (net/http and quic-go interrupt reads by moving it
+// into the past).
+type readDeadline struct {
+	mu      sync.Mutex
+	passed  chan struct{} // closed once the deadline passed; nil: none
+	changed chan struct{} // closed and replaced on every change
+	timer   *time.Timer
+}
+
+// get returns the channels a read waits on.
+func (d *readDeadline) get() (passed, changed <-chan struct{}) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.changed == nil {
+		d.changed = make(chan struct{})
+	}
+	return d.passed, d.changed
+}
+
+func (d *readDeadline) set(t time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.timer != nil {
+		d.timer.Stop()
+		d.timer = nil
+	}
+	switch until := time.Until(t); {
+	case t.IsZero():
+		d.passed = nil
+	case until <= 0:
+		ch := make(chan struct{})
+		close(ch)
+		d.passed = ch
+	default:
+		ch := make(chan struct{})
+		d.passed = ch
+		d.timer = time.AfterFunc(until, func() { close(ch) })
+	}
+	if d.changed != nil {
+		close(d.changed)
+	}
+	d.changed = make(chan struct{})
+}
+
+func (d *readDeadline) stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+}
+
+func (c *memConn) Read(b []byte) (int, error) {
+	for {
+		c.mu.Lock()
+		closed := c.closed
+		c.mu.Unlock()
+		deadline, changed := c.dl.get()
+		if closed {
+			return 0, net.ErrClosed
+		}
+		c.r.mu.Lock()
+		if len(c.r.buf) > 0 {
+			n := copy(b, c.r.buf)
+			c.r.buf = c.r.buf[n:]
+			c.r.mu.Unlock()
+			return n, nil
+		}
+		if c.r.eof {
+			c.r.mu.Unlock()
+			return 0, io.EOF
+		}
+		ready := c.r.ready
+		c.r.mu.Unlock()
+		select {
+		case <-ready:
+		case <-changed:
+		case <-deadline:
+			return 0, os.ErrDeadlineExceeded
+		}
+	}
+}
+
+func (c *memConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return 0, net.ErrClosed
+	}
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	if c.w.readerGone {
+		return 0, io.ErrClosedPipe
+	}
+	c.w.buf = append(c.w.buf, b...)
+	c.w.signal()
+	return len(b), nil
+}
+
+func (c *memConn) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	c.dl.stop()
+	c.w.mu.Lock()
+	c.w.eof = true
+	c.w.signal()
+	c.w.mu.Unlock()
+	c.r.mu.Lock()
+	c.r.readerGone, c.r.buf = true, nil
+	c.r.signal()
+	c.r.mu.Unlock()
+	return nil
+}
+
+func (c *memConn) SetReadDeadline(t time.Time) error {
+	c.dl.set(t)
+	return nil
+}
+
+// SetWriteDeadline does nothing: writes never wait.
+func (c *memConn) SetWriteDeadline(time.Time) error { return nil }
+
+func (c *memConn) SetDeadline(t time.Time) error { return c.SetReadDeadline(t) }
+
+func (c *memConn) LocalAddr() net.Addr  { return memAddr{} }
+func (c *memConn) RemoteAddr() net.Addr { return memAddr{} }
+
+type memAddr struct{}
+
+func (memAddr) Network() string { return "memory" }
+func (memAddr) String() string  { return "memory" }
