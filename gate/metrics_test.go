@@ -36,14 +36,6 @@ func (o *records) take() []telemetry.Record {
 
 var hello = []byte("hello")
 
-// dropPolicy drops every request.
-type dropPolicy struct{}
-
-func (dropPolicy) ID() string { return "drop" }
-func (dropPolicy) Evaluate(*http.Request, *Request) Decision {
-	return Decision{Verdict: Drop, Reason: "test"}
-}
-
 func recordGate(t *testing.T, obs, log telemetry.Observer, st *State) *Gate {
 	t.Helper()
 	target := TargetFunc(func(w http.ResponseWriter, r *http.Request, rq *Request) {

@@ -218,10 +218,10 @@ func headerFacts(h http.Header, step *gate.Step, kind Kind) []HeaderFact {
 // health now in the live gateway.
 func (s *sim) upstream(rt *gate.Route) (*Upstream, Step) {
 	pr, ok := rt.Target.(*proxy.Route)
-	if !ok || pr.Cluster == nil || pr.Cluster.Upstream == nil {
+	if !ok || pr.Cluster() == nil || pr.Cluster().Upstream == nil {
 		return nil, Step{}
 	}
-	id := pr.Cluster.Upstream.ID()
+	id := pr.Cluster().Upstream.ID()
 	u := &Upstream{ID: id, Destinations: []Destination{}}
 	var live *upstream.Cluster
 	if s.res.live != nil {

@@ -192,19 +192,10 @@ func (t *Target) resolve() (*resolved, error) {
 // left out, and what the compile says of its absence is the same
 // problem), as the publisher refuses a document.
 func compileDraft(c *snapshot.Compiler, doc *snapshot.Document, decoded []*snapshot.ValidationError) (*snapshot.Snapshot, error) {
-	var draft snapshot.Compiler
-	if c != nil {
-		draft = snapshot.Compiler{
-			Countries:    c.Countries,
-			Health:       c.Health,
-			Policies:     c.Policies,
-			AffinityKey:  c.AffinityKey,
-			Certificates: c.Certificates,
-			Challenges:   c.Challenges,
-			TicketSecret: c.TicketSecret,
-		}
+	if c == nil {
+		c = new(snapshot.Compiler)
 	}
-	snap, err := draft.Compile(doc)
+	snap, err := c.Draft(doc)
 	if err == nil && decoded == nil {
 		return snap, nil
 	}

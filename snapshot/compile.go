@@ -213,6 +213,20 @@ func (c *Compiler) Check(doc *Document) []*ValidationError {
 	return Problems(err)
 }
 
+// Draft compiles doc as a publish would, for inspection and simulation
+// (package simulate), and never publishes it: it runs on runtime state of
+// its own (a registry, transports and gate state made for it, fresh
+// rate-limit buckets), with c's country lookup, health policies,
+// balancing policies, affinity key, certificate sources, challenges and
+// ticket secret, and starts no health checks. It returns every problem
+// a publish would, as Check does. The snapshot is for reading and
+// simulating; to serve a document, publish it.
+func (c *Compiler) Draft(doc *Document) (*Snapshot, error) {
+	draft := Compiler{Countries: c.Countries, Health: c.Health, Policies: c.Policies, AffinityKey: c.AffinityKey,
+		Certificates: c.Certificates, Challenges: c.Challenges, TicketSecret: c.TicketSecret}
+	return draft.compileDocument(doc)
+}
+
 // Validate returns every problem of a decoded document with the built-in
 // names only, each with a stable Code and a Path, in document order; nil
 // means the document is valid. It never modifies doc and never panics. Use
