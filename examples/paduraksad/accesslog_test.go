@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -83,4 +84,31 @@ func TestDaemonAccessLog(t *testing.T) {
 	assert.EqualValues(t, 404, recs[2]["status"])
 	assert.Equal(t, "nobody.test", recs[2]["host"])
 	assert.NotContains(t, d.logs.String(), `"msg":"request"`, "the file has them, stderr does not")
+}
+
+// TestDaemonWhatIf: with -what-if, a reload replays the sampled recent
+// requests against the new document first and logs how many change.
+func TestDaemonWhatIf(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "paduraksa.yaml")
+	writeConfig(t, path, upstreamServer(t, "A"), "app.test")
+	d := startDaemon(t, "-config", path, "-watch", "0", "-what-if")
+	// One request in 8 is sampled, at random: 100 leave none with a
+	// chance of one in 600 000.
+	for range 100 {
+		st, _ := d.get(t, "app.test", "/")
+		require.Equal(t, 200, st)
+	}
+	writeConfig(t, path, upstreamServer(t, "B"), "other.test")
+	d.reload <- os.Interrupt
+	waitFor(t, "the renamed host", func() bool { s, _ := d.get(t, "other.test", "/"); return s == 200 })
+	logs := d.logs.String()
+	i := strings.Index(logs, "what-if: ")
+	require.GreaterOrEqual(t, i, 0, logs)
+	line := logs[i : i+strings.IndexByte(logs[i:], '\n')]
+	var compared, changed int
+	_, err := fmt.Sscanf(line, "what-if: %d requests compared, %d change", &compared, &changed)
+	require.NoError(t, err, line)
+	assert.Positive(t, compared, line)
+	assert.Equal(t, compared, changed, "every sampled request was for the host the reload renamed: %s", line)
+	assert.Contains(t, line, "host", line)
 }

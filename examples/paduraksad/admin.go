@@ -36,9 +36,10 @@ func addAdminFlags(fs *flag.FlagSet) adminFlags {
 
 // adminSettings is what the flags ask for, checked at start.
 type adminSettings struct {
-	addr    string // "" when off
-	token   string
-	metrics http.Handler // served at /metrics
+	addr     string // "" when off
+	token    string
+	metrics  http.Handler // served at /metrics
+	simulate http.Handler // served at /simulate and /simulate/diff
 }
 
 // settings reads the token file and refuses an admin address others can
@@ -102,7 +103,7 @@ func startAdmin(s adminSettings, pub *snapshot.Publisher, configPath string, log
 	}
 	a := &adminServer{stop: make(chan struct{})}
 	stop := a.stop
-	cfg := admin.Config{Publisher: pub, Token: s.token, Logger: log, Metrics: s.metrics}
+	cfg := admin.Config{Publisher: pub, Token: s.token, Logger: log, Metrics: s.metrics, Simulate: s.simulate}
 	if configPath != "" {
 		a.saves = make(chan save)
 		cfg.Persist = func(ctx context.Context, data []byte) error {

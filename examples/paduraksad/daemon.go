@@ -24,6 +24,7 @@ import (
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/listenlimits"
 	"github.com/paduraksa/paduraksa/proxyproto"
+	"github.com/paduraksa/paduraksa/simulate"
 	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/paduraksa/paduraksa/tlsselect"
 )
@@ -47,6 +48,7 @@ func run(ctx context.Context, args []string, opt options) error {
 	perIP := fs.Int("max-conns-per-ip", connlimit.DefaultPerAddress, "concurrent connections per client address (IPv6: per /64); -1: off")
 	deny := fs.String("deny", "", "comma-separated prefixes refused before TLS")
 	adminFlags := addAdminFlags(fs)
+	whatIf := fs.Bool("what-if", false, "before applying a changed config file, replay the recent requests against it and log how many would change (the admin API's POST /simulate/diff has the details)")
 	accessLog := fs.String("access-log", "stderr", "where the access log goes: stderr, a file (appended to), or off; hosts[].accessLog: false leaves a host out")
 	accessFormat := fs.String("access-log-format", "json", "access log format: json or text (logfmt)")
 	accessSample := fs.Int("access-log-sample-2xx", 1, "log one in N answers with a 2xx status (the others always)")
@@ -76,7 +78,9 @@ func run(ctx context.Context, args []string, opt options) error {
 		return err
 	}
 	defer closeLog()
-	compiler := snapshot.Compiler{Health: mon, Logger: log, Challenges: challenges}
+	// The recent requests a what-if replays (admin POST /simulate/diff).
+	sample := simulate.NewSample(simulate.SampleConfig{})
+	compiler := snapshot.Compiler{Health: mon, Logger: log, Challenges: challenges, Observer: sample}
 	if al != nil {
 		compiler.AccessLog = al
 	}
@@ -220,6 +224,14 @@ func run(ctx context.Context, args []string, opt options) error {
 		mc.AccessLog = al
 	}
 	adminSet.metrics = admin.NewMetrics(mc).Handler()
+	adminSet.simulate = simulate.NewHandler(simulate.HandlerConfig{
+		Store: store, Compiler: &compiler, Sample: sample,
+		Revision: func(id uint64) *snapshot.Snapshot {
+			e, _ := pub.Entry(id)
+			return e.Snapshot
+		},
+		Listener: simulate.Listener{ProxyProtocol: ec.ProxyProtocol, Connections: ec.Connections, Limits: ec.Limits},
+	})
 	adm, err := startAdmin(adminSet, pub, *configPath, log, opt)
 	if err != nil {
 		return fail(err)
@@ -258,7 +270,12 @@ func run(ctx context.Context, args []string, opt options) error {
 		defer t.Stop()
 		tick = t.C
 	}
-	w := watcher{applied: data, log: log, publish: func(b []byte) { pub.PublishData(b) }}
+	w := watcher{applied: data, log: log, publish: func(b []byte) {
+		if *whatIf {
+			logWhatIf(log, store, &compiler, ec, sample, b)
+		}
+		pub.PublishData(b)
+	}}
 	reload := func(why string) {
 		data, err := source()
 		if why == "signal" {

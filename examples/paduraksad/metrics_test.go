@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,4 +105,36 @@ func TestDaemonMetrics(t *testing.T) {
 	assert.Equal(t, 1.0, metric(t, f, "paduraksa_config_revision"))
 	assert.GreaterOrEqual(t, metric(t, f, "paduraksa_connections_open", "listener", "http"), 1.0, "the test client's keep-alive connection")
 	assert.NotNil(t, f["go_goroutines"], "the Go runtime's metrics come along")
+}
+
+// TestDaemonSimulateOnAdmin: the admin listener answers POST /simulate
+// with what the live config would do with a request, without doing it.
+func TestDaemonSimulateOnAdmin(t *testing.T) {
+	doc := snapshot.Document{
+		Hosts:     []snapshot.Host{{Names: []string{"app.test"}, Routes: []snapshot.Route{{ID: "web", Path: "/", Upstream: "web"}}}},
+		Upstreams: []snapshot.Upstream{upstreamOf("web", upstreamServer(t, "web"))},
+	}
+	d := startWithDoc(t, doc, "-access-log", "off")
+	c := &http.Client{Transport: d.tr, Timeout: 10 * time.Second}
+	res, err := c.Post("http://"+d.admin+"/simulate", "application/json", strings.NewReader(`{"probe": {"url": "http://app.test/x"}}`))
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	var out struct {
+		Outcome struct {
+			Kind     string `json:"kind"`
+			Route    string `json:"route"`
+			Upstream struct {
+				ID string `json:"id"`
+			} `json:"upstream"`
+		} `json:"outcome"`
+		Trace []json.RawMessage `json:"trace"`
+	}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&out))
+	assert.Equal(t, "web", out.Outcome.Route)
+	assert.Equal(t, "web", out.Outcome.Upstream.ID)
+	assert.NotEmpty(t, out.Trace)
+	f := d.scrape(t)
+	_, counted := f["paduraksa_requests_total"]
+	assert.False(t, counted, "a simulation is no request")
 }

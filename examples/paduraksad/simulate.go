@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paduraksa/paduraksa/connlimit"
+	"github.com/paduraksa/paduraksa/edge"
 	"github.com/paduraksa/paduraksa/proxyproto"
 	"github.com/paduraksa/paduraksa/simulate"
 	"github.com/paduraksa/paduraksa/snapshot"
@@ -130,4 +132,17 @@ func simulationTarget(path string) (simulate.Target, error) {
 		}
 	}
 	return simulate.Target{DraftData: data, Compiler: c}, nil
+}
+
+// logWhatIf logs what a reloaded document would change for the recent
+// requests, before it is published.
+func logWhatIf(log *slog.Logger, store *snapshot.Store, c *snapshot.Compiler, ec edge.Config, sample *simulate.Sample, data []byte) {
+	l := simulate.Listener{ProxyProtocol: ec.ProxyProtocol, Connections: ec.Connections, Limits: ec.Limits}
+	rep, err := simulate.Diff(simulate.Target{Store: store, Listener: l},
+		simulate.Target{DraftData: data, Compiler: c, Live: store, Listener: l}, sample.Probes())
+	if err != nil {
+		log.Warn("what-if: the new config was not compared", "err", err)
+		return
+	}
+	log.Info(rep.Summary())
 }
