@@ -168,6 +168,9 @@ func (o *exchange) target(rt *Route, r *http.Request, d *upstream.Destination) {
 func (o *exchange) roundTripper(rt *Route, r *http.Request, d *upstream.Destination) http.RoundTripper {
 	t, ok := rt.Cluster.Transport.(*Transport)
 	if !ok || d.Scheme() != "https" {
+		if ok && d.Scheme() == "http" {
+			return t.directFor()
+		}
 		return rt.Cluster.Transport
 	}
 	var name string

@@ -1,0 +1,513 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/paduraksa/paduraksa/internal/enum"
+)
+
+// HTTP1Client chooses the client a [Transport] speaks HTTP/1.1 with to
+// plain-text (http://) destinations.
+type HTTP1Client uint8
+
+const (
+	// HTTP1Default is the library's choice (the zero value): HTTP1Direct.
+	HTTP1Default HTTP1Client = iota
+	// HTTP1Direct writes the request and reads the response on a pooled
+	// connection from the forwarding goroutine itself, with a strict
+	// response parser (RFC 9112). A request it does not handle (an
+	// upgrade, Expect: 100-continue, a field net/http refuses) is sent
+	// with net/http instead, and counted ([Transport.HTTP1Counts]).
+	HTTP1Direct
+	// HTTP1NetHTTP sends every request with net/http's client.
+	HTTP1NetHTTP
+)
+
+// CodeClientHTTP1Unknown is the code of a [ClientConfig.HTTP1] without a
+// name.
+const CodeClientHTTP1Unknown = "proxy.client.http1.unknown"
+
+var http1ClientNames = enum.Names[HTTP1Client]{"default", "direct", "netHTTP"}
+
+// String returns the client's name: "default", "direct" or "netHTTP".
+func (c HTTP1Client) String() string { return http1ClientNames.Name(c) }
+
+// ParseHTTP1Client returns the client a name stands for.
+func ParseHTTP1Client(name string) (HTTP1Client, bool) { return http1ClientNames.Parse(name) }
+
+// HTTP1ClientNames returns the names of the HTTP/1.1 clients, the default
+// first: the names a config document uses.
+func HTTP1ClientNames() []string { return http1ClientNames }
+
+// defaultHTTP1 is what HTTP1Default stands for. Only the package's tests
+// change it, before any transport is made, to run the suite on both
+// clients.
+var defaultHTTP1 = HTTP1Direct
+
+// newH1Pool returns the direct client of a transport, or nil when cfg
+// sends plain-text requests with net/http or in h2c.
+func newH1Pool(cfg ClientConfig, base *http.Transport) *h1Pool {
+	c := cfg.HTTP1
+	if c == HTTP1Default {
+		c = defaultHTTP1
+	}
+	if c != HTTP1Direct || cfg.PlainTextVersion() != HTTP11 {
+		return nil
+	}
+	ct := cfg.ConnectTimeout
+	if ct <= 0 {
+		ct = DefaultConnectTimeout
+	}
+	return &h1Pool{
+		base:       base,
+		dialer:     net.Dialer{Timeout: ct, KeepAlive: 30 * time.Second},
+		headerWait: cfg.ResponseHeaderTimeout,
+		idle:       make(map[string][]*h1Conn),
+	}
+}
+
+// HTTP1Counts returns how many requests the transport's direct HTTP/1.1
+// client sent itself and how many it handed to net/http (see
+// [HTTP1Direct]); both are 0 when it has none.
+func (t *Transport) HTTP1Counts() (direct, fallback uint64) {
+	if t.h1 == nil {
+		return 0, 0
+	}
+	return t.h1.direct.Load(), t.h1.fallback.Load()
+}
+
+// directFor returns the round tripper for a plain-text destination: the
+// direct client when the transport has one.
+func (t *Transport) directFor() http.RoundTripper {
+	if t.h1 != nil {
+		return t.h1
+	}
+	return t.base
+}
+
+// h1Pool is the direct HTTP/1.1 client of a transport: idle connections
+// per destination address, reused last in first out. It is safe for
+// concurrent use; a connection belongs to one exchange at a time.
+type h1Pool struct {
+	base       *http.Transport // for the requests it does not handle
+	dialer     net.Dialer
+	headerWait time.Duration // ResponseHeaderTimeout, 0 for none
+
+	mu   sync.Mutex
+	idle map[string][]*h1Conn
+
+	direct, fallback atomic.Uint64
+}
+
+// Bounds of the pool, as net/http's transport is configured.
+const (
+	h1MaxIdlePerHost = 64
+	h1IdleTimeout    = 90 * time.Second
+	// h1WriteWait is how long a failed write waits for the answer an
+	// upstream may have sent before it stopped reading (net/http's
+	// client waits as long).
+	h1WriteWait = 50 * time.Millisecond
+	// max1xxHeads bounds the informational heads of one exchange, as
+	// net/http's client does.
+	max1xxHeads = 5
+)
+
+var _ http.RoundTripper = (*h1Pool)(nil)
+
+// RoundTrip sends req on a pooled connection, or with net/http when it is
+// a request the direct client does not handle. The response's Header is
+// valid until its body is read to the end or closed: the connection
+// reuses it (the forwarder copies the fields out before the body).
+func (p *h1Pool) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !p.handles(req) {
+		p.fallback.Add(1)
+		return p.base.RoundTrip(req)
+	}
+	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	for {
+		c, err := p.get(ctx, req.URL.Host)
+		if err != nil {
+			closeBody(req)
+			return nil, err
+		}
+		res, retry, err := c.roundTrip(req)
+		switch {
+		case err == errFallback:
+			p.fallback.Add(1)
+			return p.base.RoundTrip(req)
+		case err == nil:
+			p.direct.Add(1)
+			return res, nil
+		case !retry:
+			closeBody(req)
+			return nil, err
+		}
+	}
+}
+
+// handles reports whether the direct client sends req: plain HTTP, no
+// upgrade or Expect (net/http's client implements both), a body only with
+// a length or chunked.
+func (p *h1Pool) handles(req *http.Request) bool {
+	if req.URL.Scheme != "http" || req.Close {
+		return false
+	}
+	h := req.Header
+	if h["Upgrade"] != nil || h["Expect"] != nil {
+		return false
+	}
+	return req.Body == nil || req.Body == http.NoBody || req.ContentLength != 0
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// get returns an idle connection to addr, or a new one.
+func (p *h1Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
+	now := time.Now()
+	p.mu.Lock()
+	list := p.idle[addr]
+	for len(list) > 0 {
+		c := list[len(list)-1]
+		list[len(list)-1] = nil
+		list = list[:len(list)-1]
+		if now.Sub(c.idle) < h1IdleTimeout {
+			p.idle[addr] = list
+			p.mu.Unlock()
+			return c, nil
+		}
+		c.nc.Close()
+	}
+	if list != nil {
+		p.idle[addr] = list
+	}
+	p.mu.Unlock()
+	nc, err := p.dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return newH1Conn(nc, p, addr), nil
+}
+
+// put makes c idle, or closes it when it holds unread bytes (an upstream
+// that sent more than its response) or the pool is full.
+func (p *h1Pool) put(c *h1Conn) {
+	if c.r != c.w {
+		c.nc.Close()
+		return
+	}
+	c.r, c.w = 0, 0
+	if len(c.rbuf) > h1KeepBuffer {
+		c.rbuf = make([]byte, h1ReadBuffer)
+	}
+	if cap(c.wbuf) > h1KeepBuffer {
+		c.wbuf = make([]byte, 0, h1WriteBuffer)
+	}
+	c.used, c.idle = true, time.Now()
+	p.mu.Lock()
+	list := p.idle[c.key]
+	if len(list) < h1MaxIdlePerHost {
+		p.idle[c.key] = append(list, c)
+		c = nil
+	}
+	p.mu.Unlock()
+	if c != nil {
+		c.nc.Close()
+	}
+}
+
+// CloseIdleConnections closes the idle connections; those in use close
+// when their exchange ends.
+func (p *h1Pool) CloseIdleConnections() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = make(map[string][]*h1Conn)
+	p.mu.Unlock()
+	for _, list := range idle {
+		for _, c := range list {
+			c.nc.Close()
+		}
+	}
+	p.base.CloseIdleConnections()
+}
+
+// aLongTimeAgo is a deadline that makes blocked reads and writes return.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// roundTrip runs one exchange on c. retry reports a failure on a reused
+// connection before any of the response arrived, for a request that can
+// be sent again as it is (no body; an idempotent method, or nothing
+// written): the upstream had closed the idle connection. On errFallback
+// nothing was written and c is back in the pool.
+func (c *h1Conn) roundTrip(req *http.Request) (res *http.Response, retry bool, err error) {
+	ctx := req.Context()
+	chunked := req.Body != nil && req.Body != http.NoBody && (req.ContentLength < 0 || len(req.Trailer) > 0)
+	head, err := c.appendRequestHead(c.wbuf[:0], req, chunked)
+	if err != nil {
+		if err == errFallback {
+			c.pool.put(c)
+		}
+		return nil, false, err
+	}
+	c.wbuf = head[:0]
+
+	var stop func() bool
+	if ctx.Done() != nil {
+		nc := c.nc
+		stop = context.AfterFunc(ctx, func() { nc.SetDeadline(aLongTimeAgo) })
+	}
+	deadline, _ := ctx.Deadline()
+	fail := func(err error, retry bool) (*http.Response, bool, error) {
+		if stop != nil {
+			stop()
+		}
+		c.nc.Close()
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+		return nil, retry, err
+	}
+	c.nc.SetDeadline(deadline)
+
+	bodyErr, werr := c.writeRequest(req, head, chunked)
+	if bodyErr != nil {
+		return fail(bodyErr, false)
+	}
+	replayable := req.Body == nil || req.Body == http.NoBody
+	if werr != nil {
+		// The upstream may have answered before it stopped reading.
+		c.nc.SetReadDeadline(earliest(deadline, time.Now().Add(h1WriteWait)))
+		if _, err := c.readHead(); err != nil {
+			return fail(werr, c.used && replayable)
+		}
+		c.head.close = true
+	} else {
+		if c.pool.headerWait > 0 {
+			c.nc.SetReadDeadline(earliest(deadline, time.Now().Add(c.pool.headerWait)))
+		}
+		got, err := c.readHead()
+		if err != nil {
+			return fail(err, c.used && !got && replayable && idempotent(req.Method))
+		}
+	}
+	trace := httptrace.ContextClientTrace(ctx)
+	for n1xx := 0; c.head.code >= 100 && c.head.code < 200 && c.head.code != http.StatusSwitchingProtocols; {
+		if n1xx++; n1xx > max1xxHeads {
+			return fail(errTooMany1xx, false)
+		}
+		if trace != nil && trace.Got1xxResponse != nil {
+			if err := trace.Got1xxResponse(c.head.code, textproto.MIMEHeader(c.header().Clone())); err != nil {
+				return fail(err, false)
+			}
+		}
+		if _, err := c.readHead(); err != nil {
+			return fail(err, false)
+		}
+	}
+	if c.pool.headerWait > 0 {
+		c.nc.SetReadDeadline(deadline)
+	}
+	return c.response(req, stop), false, nil
+}
+
+var errTooMany1xx = errors.New("proxy: upstream sent too many 1xx responses")
+
+func earliest(deadline, t time.Time) time.Time {
+	if !deadline.IsZero() && deadline.Before(t) {
+		return deadline
+	}
+	return t
+}
+
+// response builds the response for the head just read, with its body on c.
+func (c *h1Conn) response(req *http.Request, stop func() bool) *http.Response {
+	h := &c.head
+	b := &h1Body{c: c, nc: c.nc, stop: stop}
+	res := &b.res
+	res.Status = statusText(h.code)
+	res.StatusCode = h.code
+	res.Proto, res.ProtoMajor, res.ProtoMinor = "HTTP/1.1", 1, 1
+	if h.minor == 0 {
+		res.Proto, res.ProtoMinor = "HTTP/1.0", 0
+	}
+	res.Header = c.header()
+	res.Request = req
+	res.Body = b
+	res.Close = h.close
+	b.reuse = !h.close
+	switch {
+	case h.code == http.StatusSwitchingProtocols:
+		b.mode, b.left, b.reuse = bodyLength, 0, false
+	case req.Method == http.MethodHead:
+		b.mode, b.left, res.ContentLength = bodyLength, 0, h.length
+	case h.code == http.StatusNoContent || h.code == http.StatusNotModified:
+		b.mode, b.left = bodyLength, 0
+	case h.chunked:
+		b.mode, res.ContentLength = bodyChunked, -1
+		res.TransferEncoding = chunkedCoding
+		delete(res.Header, "Transfer-Encoding")
+		if h.trailers {
+			res.Trailer = declared(res.Header["Trailer"])
+			delete(res.Header, "Trailer")
+		}
+	case h.length >= 0:
+		b.mode, b.left, res.ContentLength = bodyLength, h.length, h.length
+	default:
+		b.mode, res.ContentLength, b.reuse = bodyEOF, -1, false
+		res.Close = true
+	}
+	return res
+}
+
+var chunkedCoding = []string{"chunked"}
+
+// declared returns the trailer map a Trailer field announces: its names,
+// canonical, without values.
+func declared(vv []string) http.Header {
+	t := make(http.Header)
+	for _, v := range vv {
+		for tok := range strings.SplitSeq(v, ",") {
+			if tok = textproto.TrimString(tok); tok != "" {
+				t[textproto.CanonicalMIMEHeaderKey(tok)] = nil
+			}
+		}
+	}
+	return t
+}
+
+// statusTexts holds "NNN Text" for the codes net/http knows.
+var statusTexts = func() (s [600]string) {
+	for i := 100; i < len(s); i++ {
+		if t := http.StatusText(i); t != "" {
+			s[i] = strconv.Itoa(i) + " " + t
+		}
+	}
+	return s
+}()
+
+func statusText(code int) string {
+	if code < len(statusTexts) && statusTexts[code] != "" {
+		return statusTexts[code]
+	}
+	return strconv.Itoa(code)
+}
+
+// writeRequest writes the head and the body. bodyErr is the body's own
+// failure (the client's); err the connection's.
+func (c *h1Conn) writeRequest(req *http.Request, head []byte, chunked bool) (bodyErr, err error) {
+	body := req.Body
+	if body == nil || body == http.NoBody {
+		_, err = c.nc.Write(head)
+		return nil, err
+	}
+	defer body.Close()
+	left := req.ContentLength
+	if !chunked && left <= int64(cap(head)-len(head)) {
+		// A small body goes out with the head when its first read brings
+		// it all (the bytes already in hand are never held back).
+		n := len(head)
+		m, rerr := body.Read(head[n : n+int(left)])
+		left -= int64(m)
+		if rerr != nil && left > 0 {
+			return bodyLengthError(req.ContentLength, rerr), nil
+		}
+		if _, err := c.nc.Write(head[:n+m]); err != nil || left == 0 {
+			return nil, err
+		}
+	} else if _, err := c.nc.Write(head); err != nil {
+		return nil, err
+	}
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	buf := *bp
+	if !chunked {
+		for left > 0 {
+			n, rerr := body.Read(buf[:min(int64(len(buf)), left)])
+			left -= int64(n)
+			if n > 0 {
+				if _, err := c.nc.Write(buf[:n]); err != nil {
+					return nil, err
+				}
+			}
+			if rerr != nil && left > 0 {
+				return bodyLengthError(req.ContentLength, rerr), nil
+			}
+		}
+		return nil, nil
+	}
+	const pre = 18 // room for a chunk size and its CRLF
+	for {
+		n, rerr := body.Read(buf[pre : len(buf)-2])
+		if n > 0 {
+			size := strconv.AppendInt(buf[:0:pre], int64(n), 16)
+			start := pre - len(size) - 2
+			copy(buf[start:], size)
+			buf[pre-2], buf[pre-1] = '\r', '\n'
+			buf[pre+n], buf[pre+n+1] = '\r', '\n'
+			if _, err := c.nc.Write(buf[start : pre+n+2]); err != nil {
+				return nil, err
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return rerr, nil
+		}
+	}
+	end := append(buf[:0], "0\r\n"...)
+	c.keys = c.keys[:0]
+	for k := range req.Trailer {
+		c.keys = append(c.keys, k)
+	}
+	slices.Sort(c.keys)
+	for _, k := range c.keys {
+		for _, v := range req.Trailer[k] {
+			if b := appendField(end, k, v); b != nil {
+				end = b
+			}
+		}
+	}
+	end = append(end, "\r\n"...)
+	_, err = c.nc.Write(end)
+	return nil, err
+}
+
+// bodyLengthError is net/http's error for a body shorter than its
+// Content-Length, wrapping the body's own.
+func bodyLengthError(n int64, err error) error {
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return &lengthError{n: n, err: err}
+}
+
+type lengthError struct {
+	n   int64
+	err error
+}
+
+func (e *lengthError) Error() string {
+	return "proxy: request body shorter than its Content-Length " + strconv.FormatInt(e.n, 10) + ": " + e.err.Error()
+}
+
+func (e *lengthError) Unwrap() error { return e.err }
