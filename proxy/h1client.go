@@ -354,6 +354,14 @@ func (c *h1Conn) response(req *http.Request, stop func() bool) *http.Response {
 	res.Body = b
 	res.Close = h.close
 	b.reuse = !h.close
+	if h.chunked {
+		res.TransferEncoding = chunkedCoding
+		delete(res.Header, "Transfer-Encoding")
+		if h.trailers {
+			res.Trailer = declared(res.Header["Trailer"])
+			delete(res.Header, "Trailer")
+		}
+	}
 	switch {
 	case h.code == http.StatusSwitchingProtocols:
 		b.mode, b.left, b.reuse = bodyLength, 0, false
@@ -363,12 +371,6 @@ func (c *h1Conn) response(req *http.Request, stop func() bool) *http.Response {
 		b.mode, b.left = bodyLength, 0
 	case h.chunked:
 		b.mode, res.ContentLength = bodyChunked, -1
-		res.TransferEncoding = chunkedCoding
-		delete(res.Header, "Transfer-Encoding")
-		if h.trailers {
-			res.Trailer = declared(res.Header["Trailer"])
-			delete(res.Header, "Trailer")
-		}
 	case h.length >= 0:
 		b.mode, b.left, res.ContentLength = bodyLength, h.length, h.length
 	default:

@@ -244,8 +244,11 @@ func (c *h1Conn) readHead() (got bool, err error) {
 // readLine returns the next CRLF-terminated line, without its CRLF, of at
 // most limit bytes. It is valid until the next read.
 func (c *h1Conn) readLine(limit int) ([]byte, error) {
-	for {
-		if i := indexLF(c.rbuf[c.r:c.w]); i >= 0 {
+	for from := 0; ; {
+		// from: bytes after c.r already scanned, so a long line arriving
+		// in small pieces is scanned once.
+		if i := indexLF(c.rbuf[c.r+from : c.w]); i >= 0 {
+			i += from
 			l := c.rbuf[c.r : c.r+i]
 			if i == 0 || l[i-1] != '\r' {
 				return nil, errBareLF
@@ -253,7 +256,8 @@ func (c *h1Conn) readLine(limit int) ([]byte, error) {
 			c.r += i + 1
 			return l[:i-1], nil
 		}
-		if c.w-c.r >= limit {
+		from = c.w - c.r
+		if from >= limit {
 			return nil, errChunkSize
 		}
 		if err := c.fill(max(limit, len(c.rbuf))); err != nil {
@@ -295,12 +299,14 @@ func (c *h1Conn) read(p []byte) (int, error) {
 func (c *h1Conn) header() http.Header {
 	h := c.hdr
 	clear(h)
+	repeated := false
 	for i := range c.head.fields {
 		f := &c.head.fields[i]
 		canonicalInPlace(f.name)
 		name := c.intern(f.name)
 		if old, ok := h[name]; ok {
-			h[name] = append(old[:len(old):len(old)], string(f.value))
+			// A cached value has no spare capacity: appending copies it.
+			h[name], repeated = append(old, string(f.value)), true
 			continue
 		}
 		if v, ok := c.vals[name]; ok && v[0] == string(f.value) {
@@ -314,6 +320,11 @@ func (c *h1Conn) header() http.Header {
 			c.vals[name] = v
 		}
 		h[name] = v
+	}
+	if repeated {
+		for k, v := range h {
+			h[k] = slices.Clip(v)
+		}
 	}
 	return h
 }

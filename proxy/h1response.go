@@ -65,19 +65,19 @@ type h1Head struct {
 
 // headEnd finds the end of the head that starts b: it returns the length
 // of the head through its blank line, or 0 when b holds no complete head
-// yet. from is where a previous call stopped (a line start), so that a
-// head arriving in pieces is scanned once; next is where to resume.
+// yet. from is where a previous call stopped, so that a head arriving in
+// pieces is scanned once; next is where to resume.
 func headEnd(b []byte, from int) (n, next int, err error) {
 	for i := from; i < len(b); {
 		j := bytes.IndexByte(b[i:], '\n')
 		if j < 0 {
-			return 0, i, nil
+			return 0, len(b), nil
 		}
 		end := i + j
-		if end == i || b[end-1] != '\r' {
+		if end == 0 || b[end-1] != '\r' {
 			return 0, 0, errBareLF
 		}
-		if end-1 == i && i > 0 {
+		if end >= 2 && b[end-2] == '\n' {
 			return end + 1, end + 1, nil // the blank line
 		}
 		i = end + 1
