@@ -173,6 +173,7 @@ func (o *exchange) roundTripper(rt *Route, r *http.Request, d *upstream.Destinat
 		}
 		return rt.Cluster.Transport
 	}
+	t.countTLS()
 	var name string
 	switch rt.hostMode {
 	case HostDestination:

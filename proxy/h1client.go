@@ -80,12 +80,21 @@ func newH1Pool(cfg ClientConfig, base *http.Transport) *h1Pool {
 
 // HTTP1Counts returns how many requests the transport's direct HTTP/1.1
 // client sent itself and how many it handed to net/http (see
-// [HTTP1Direct]); both are 0 when it has none.
+// [HTTP1Direct]), requests to TLS destinations among them (which it does
+// not speak yet); both are 0 when it has none.
 func (t *Transport) HTTP1Counts() (direct, fallback uint64) {
 	if t.h1 == nil {
 		return 0, 0
 	}
 	return t.h1.direct.Load(), t.h1.fallback.Load()
+}
+
+// countTLS counts a request to a TLS destination as one the direct
+// client leaves to net/http.
+func (t *Transport) countTLS() {
+	if t.h1 != nil {
+		t.h1.fallback.Add(1)
+	}
 }
 
 // directFor returns the round tripper for a plain-text destination: the
@@ -272,8 +281,7 @@ func (c *h1Conn) roundTrip(req *http.Request) (res *http.Response, retry bool, e
 
 	var stop func() bool
 	if ctx.Done() != nil {
-		nc := c.nc
-		stop = context.AfterFunc(ctx, func() { nc.SetDeadline(aLongTimeAgo) })
+		stop = context.AfterFunc(ctx, c.abort)
 	}
 	deadline, _ := ctx.Deadline()
 	fail := func(err error, retry bool) (*http.Response, bool, error) {
@@ -286,7 +294,11 @@ func (c *h1Conn) roundTrip(req *http.Request) (res *http.Response, retry bool, e
 		}
 		return nil, retry, err
 	}
-	c.nc.SetDeadline(deadline)
+	if !deadline.IsZero() || c.deadline {
+		// A connection that never had a deadline needs no clearing.
+		c.nc.SetDeadline(deadline)
+		c.deadline = !deadline.IsZero()
+	}
 
 	bodyErr, werr := c.writeRequest(req, head, chunked)
 	if bodyErr != nil {
@@ -296,6 +308,7 @@ func (c *h1Conn) roundTrip(req *http.Request) (res *http.Response, retry bool, e
 	if werr != nil {
 		// The upstream may have answered before it stopped reading.
 		c.nc.SetReadDeadline(earliest(deadline, time.Now().Add(h1WriteWait)))
+		c.deadline = true
 		if _, err := c.readHead(); err != nil {
 			return fail(werr, c.used && replayable)
 		}
@@ -303,6 +316,7 @@ func (c *h1Conn) roundTrip(req *http.Request) (res *http.Response, retry bool, e
 	} else {
 		if c.pool.headerWait > 0 {
 			c.nc.SetReadDeadline(earliest(deadline, time.Now().Add(c.pool.headerWait)))
+			c.deadline = true
 		}
 		got, err := c.readHead()
 		if err != nil {
@@ -325,6 +339,7 @@ func (c *h1Conn) roundTrip(req *http.Request) (res *http.Response, retry bool, e
 	}
 	if c.pool.headerWait > 0 {
 		c.nc.SetReadDeadline(deadline)
+		c.deadline = !deadline.IsZero()
 	}
 	return c.response(req, stop), false, nil
 }

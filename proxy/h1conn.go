@@ -22,9 +22,13 @@ import (
 type h1Conn struct {
 	nc   net.Conn
 	pool *h1Pool
-	key  string    // the pool's key: the destination's host:port
-	used bool      // carried an exchange before (a stale keep-alive may fail)
-	idle time.Time // when it went idle
+	key  string // the pool's key: the destination's host:port
+	// abort makes a blocked read or write return: it runs when the
+	// exchange's context ends (made once, so watching costs no closure).
+	abort    func()
+	deadline bool      // a deadline may be set on nc
+	used     bool      // carried an exchange before (a stale keep-alive may fail)
+	idle     time.Time // when it went idle
 
 	rbuf []byte // read buffer: rbuf[r:w] is unread
 	r, w int
@@ -47,7 +51,7 @@ const (
 )
 
 func newH1Conn(nc net.Conn, p *h1Pool, key string) *h1Conn {
-	return &h1Conn{
+	c := &h1Conn{
 		nc: nc, pool: p, key: key,
 		rbuf:  make([]byte, h1ReadBuffer),
 		wbuf:  make([]byte, 0, h1WriteBuffer),
@@ -55,6 +59,8 @@ func newH1Conn(nc net.Conn, p *h1Pool, key string) *h1Conn {
 		names: make(map[string]string, 16),
 		vals:  make(map[string][]string, 16),
 	}
+	c.abort = func() { nc.SetDeadline(aLongTimeAgo) }
+	return c
 }
 
 // errFallback reports a request the direct client does not write (an
