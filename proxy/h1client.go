@@ -149,8 +149,11 @@ func (p *h1Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
+	// A request that cannot be sent again after failing on a connection
+	// the upstream closed while it was idle does not take one that is.
+	check := req.Body != nil && req.Body != http.NoBody || !idempotent(req.Method)
 	for {
-		c, err := p.get(ctx, req.URL.Host)
+		c, err := p.get(ctx, req.URL.Host, check)
 		if err != nil {
 			closeBody(req)
 			return nil, err
@@ -190,8 +193,9 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// get returns an idle connection to addr, or a new one.
-func (p *h1Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
+// get returns an idle connection to addr, or a new one; check skips
+// idle connections the upstream closed.
+func (p *h1Pool) get(ctx context.Context, addr string, check bool) (*h1Conn, error) {
 	now := time.Now()
 	p.mu.Lock()
 	list := p.idle[addr]
@@ -199,12 +203,24 @@ func (p *h1Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
 		c := list[len(list)-1]
 		list[len(list)-1] = nil
 		list = list[:len(list)-1]
-		if now.Sub(c.idle) < h1IdleTimeout {
+		if now.Sub(c.idle) >= h1IdleTimeout {
+			c.nc.Close()
+			continue
+		}
+		if check {
 			p.idle[addr] = list
 			p.mu.Unlock()
-			return c, nil
+			if !closedWhileIdle(c.nc) {
+				return c, nil
+			}
+			c.nc.Close()
+			p.mu.Lock()
+			list = p.idle[addr]
+			continue
 		}
-		c.nc.Close()
+		p.idle[addr] = list
+		p.mu.Unlock()
+		return c, nil
 	}
 	if list != nil {
 		p.idle[addr] = list

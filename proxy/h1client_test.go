@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"bufio"
 	"io"
 	"net"
 	"net/http"
@@ -146,4 +147,42 @@ func TestDirectHTTP1RetriesAClosedIdleConnection(t *testing.T) {
 	}
 	direct, _ := transportOf(cl).HTTP1Counts()
 	assert.Equal(t, uint64(5), direct)
+}
+
+// TestDirectHTTP1SkipsAConnectionClosedWhileIdle: a request with a body,
+// which cannot be sent again, never takes a pooled connection the
+// upstream has closed meanwhile.
+func TestDirectHTTP1SkipsAConnectionClosedWhileIdle(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	closed := make(chan struct{}, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.SetDeadline(time.Now().Add(patience))
+			if req, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+				io.Copy(io.Discard, req.Body)
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			}
+			c.Close()
+			closed <- struct{}{}
+		}
+	}()
+	addr, cl := setup{client: proxy.ClientConfig{HTTP1: proxy.HTTP1Direct}}.start(t, ln.Addr().String())
+	for i := range 3 {
+		req, err := http.NewRequest("POST", "http://"+addr+"/", strings.NewReader("body"))
+		require.NoError(t, err)
+		req.Host = "app.test"
+		res, err := roundTrip(t, clientTransport(t), req)
+		require.NoError(t, err)
+		res.Body.Close()
+		assert.Equal(t, 200, res.StatusCode, i)
+		recv(t, closed)
+	}
+	direct, _ := transportOf(cl).HTTP1Counts()
+	assert.Equal(t, uint64(3), direct)
 }
