@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,8 +27,9 @@ const (
 	// HTTP1Direct writes the request and reads the response on a pooled
 	// connection from the forwarding goroutine itself, with a strict
 	// response parser (RFC 9112). A request it does not handle (an
-	// upgrade, Expect: 100-continue, a field net/http refuses) is sent
-	// with net/http instead, and counted ([Transport.HTTP1Counts]).
+	// upgrade, Expect: 100-continue, an upload of unknown length or with
+	// trailers, a field net/http refuses) is sent with net/http instead,
+	// and counted ([Transport.HTTP1Counts]).
 	HTTP1Direct
 	// HTTP1NetHTTP sends every request with net/http's client.
 	HTTP1NetHTTP
@@ -174,8 +174,10 @@ func (p *h1Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // handles reports whether the direct client sends req: plain HTTP, no
-// upgrade or Expect (net/http's client implements both), a body only with
-// a length or chunked.
+// upgrade or Expect (net/http's client implements both), and a body only
+// with a length and no trailers. A body of unknown length goes to
+// net/http: such uploads are the ones that stream both ways, and the
+// direct client reads the answer only once the body is written.
 func (p *h1Pool) handles(req *http.Request) bool {
 	if req.URL.Scheme != "http" || req.Close {
 		return false
@@ -184,7 +186,7 @@ func (p *h1Pool) handles(req *http.Request) bool {
 	if h["Upgrade"] != nil || h["Expect"] != nil {
 		return false
 	}
-	return req.Body == nil || req.Body == http.NoBody || req.ContentLength != 0
+	return req.Body == nil || req.Body == http.NoBody || (req.ContentLength > 0 && len(req.Trailer) == 0)
 }
 
 func closeBody(req *http.Request) {
@@ -285,8 +287,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 // nothing was written and c is back in the pool.
 func (c *h1Conn) roundTrip(req *http.Request) (res *http.Response, retry bool, err error) {
 	ctx := req.Context()
-	chunked := req.Body != nil && req.Body != http.NoBody && (req.ContentLength < 0 || len(req.Trailer) > 0)
-	head, err := c.appendRequestHead(c.wbuf[:0], req, chunked)
+	head, err := c.appendRequestHead(c.wbuf[:0], req)
 	if err != nil {
 		if err == errFallback {
 			c.pool.put(c)
@@ -316,7 +317,7 @@ func (c *h1Conn) roundTrip(req *http.Request) (res *http.Response, retry bool, e
 		c.deadline = !deadline.IsZero()
 	}
 
-	bodyErr, werr := c.writeRequest(req, head, chunked)
+	bodyErr, werr := c.writeRequest(req, head)
 	if bodyErr != nil {
 		return fail(bodyErr, false)
 	}
@@ -444,9 +445,9 @@ func statusText(code int) string {
 	return strconv.Itoa(code)
 }
 
-// writeRequest writes the head and the body. bodyErr is the body's own
-// failure (the client's); err the connection's.
-func (c *h1Conn) writeRequest(req *http.Request, head []byte, chunked bool) (bodyErr, err error) {
+// writeRequest writes the head and the body of its Content-Length.
+// bodyErr is the body's own failure (the client's); err the connection's.
+func (c *h1Conn) writeRequest(req *http.Request, head []byte) (bodyErr, err error) {
 	body := req.Body
 	if body == nil || body == http.NoBody {
 		_, err = c.nc.Write(head)
@@ -454,7 +455,7 @@ func (c *h1Conn) writeRequest(req *http.Request, head []byte, chunked bool) (bod
 	}
 	defer body.Close()
 	left := req.ContentLength
-	if !chunked && left <= int64(cap(head)-len(head)) {
+	if left <= int64(cap(head)-len(head)) {
 		// A small body goes out with the head when its first read brings
 		// it all (the bytes already in hand are never held back).
 		n := len(head)
@@ -472,57 +473,19 @@ func (c *h1Conn) writeRequest(req *http.Request, head []byte, chunked bool) (bod
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
-	if !chunked {
-		for left > 0 {
-			n, rerr := body.Read(buf[:min(int64(len(buf)), left)])
-			left -= int64(n)
-			if n > 0 {
-				if _, err := c.nc.Write(buf[:n]); err != nil {
-					return nil, err
-				}
-			}
-			if rerr != nil && left > 0 {
-				return bodyLengthError(req.ContentLength, rerr), nil
-			}
-		}
-		return nil, nil
-	}
-	const pre = 18 // room for a chunk size and its CRLF
-	for {
-		n, rerr := body.Read(buf[pre : len(buf)-2])
+	for left > 0 {
+		n, rerr := body.Read(buf[:min(int64(len(buf)), left)])
+		left -= int64(n)
 		if n > 0 {
-			size := strconv.AppendInt(buf[:0:pre], int64(n), 16)
-			start := pre - len(size) - 2
-			copy(buf[start:], size)
-			buf[pre-2], buf[pre-1] = '\r', '\n'
-			buf[pre+n], buf[pre+n+1] = '\r', '\n'
-			if _, err := c.nc.Write(buf[start : pre+n+2]); err != nil {
+			if _, err := c.nc.Write(buf[:n]); err != nil {
 				return nil, err
 			}
 		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return rerr, nil
+		if rerr != nil && left > 0 {
+			return bodyLengthError(req.ContentLength, rerr), nil
 		}
 	}
-	end := append(buf[:0], "0\r\n"...)
-	c.keys = c.keys[:0]
-	for k := range req.Trailer {
-		c.keys = append(c.keys, k)
-	}
-	slices.Sort(c.keys)
-	for _, k := range c.keys {
-		for _, v := range req.Trailer[k] {
-			if b := appendField(end, k, v); b != nil {
-				end = b
-			}
-		}
-	}
-	end = append(end, "\r\n"...)
-	_, err = c.nc.Write(end)
-	return nil, err
+	return nil, nil
 }
 
 // bodyLengthError is net/http's error for a body shorter than its

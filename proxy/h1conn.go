@@ -70,9 +70,9 @@ var errFallback = errors.New("proxy: request needs net/http")
 
 // appendRequestHead appends the request head to dst as net/http writes
 // it: the request line, Host, User-Agent, the fields in sorted order
-// (trimmed; hop-by-hop fields are the caller's to remove) and the framing
-// of the body.
-func (c *h1Conn) appendRequestHead(dst []byte, req *http.Request, chunked bool) ([]byte, error) {
+// (trimmed; hop-by-hop fields are the caller's to remove) and the body's
+// Content-Length.
+func (c *h1Conn) appendRequestHead(dst []byte, req *http.Request) ([]byte, error) {
 	if !validMethod(req.Method) {
 		return dst, errFallback
 	}
@@ -116,26 +116,6 @@ func (c *h1Conn) appendRequestHead(dst []byte, req *http.Request, chunked bool) 
 		}
 	}
 	switch {
-	case chunked:
-		dst = append(dst, "Transfer-Encoding: chunked\r\n"...)
-		if len(req.Trailer) > 0 {
-			c.keys = c.keys[:0]
-			for k := range req.Trailer {
-				c.keys = append(c.keys, k)
-			}
-			slices.Sort(c.keys)
-			dst = append(dst, "Trailer: "...)
-			for i, k := range c.keys {
-				if !httpguts.ValidHeaderFieldName(k) {
-					return dst, errFallback
-				}
-				if i > 0 {
-					dst = append(dst, ',')
-				}
-				dst = append(dst, k...)
-			}
-			dst = append(dst, "\r\n"...)
-		}
 	case req.ContentLength > 0:
 		dst = append(dst, "Content-Length: "...)
 		dst = strconv.AppendInt(dst, req.ContentLength, 10)
