@@ -68,12 +68,12 @@ func newH1Conn(nc net.Conn, p *h1Pool, key string) *h1Conn {
 // error): the caller sends it with net/http. Nothing was written.
 var errFallback = errors.New("proxy: request needs net/http")
 
-// appendRequestHead appends the request head to dst as net/http writes
-// it: the request line, Host, User-Agent, the fields in sorted order
-// (trimmed; hop-by-hop fields are the caller's to remove) and the body's
-// Content-Length.
+// appendRequestHead appends the request head to dst byte for byte as
+// net/http's Request.Write writes it: the request line, Host, User-Agent,
+// the body's Content-Length, the fields in sorted order, trimmed
+// (hop-by-hop fields are the caller's to remove).
 func (c *h1Conn) appendRequestHead(dst []byte, req *http.Request) ([]byte, error) {
-	if !validMethod(req.Method) {
+	if !validMethod(req.Method) || req.Method == http.MethodConnect {
 		return dst, errFallback
 	}
 	host := req.Host
@@ -85,7 +85,13 @@ func (c *h1Conn) appendRequestHead(dst []byte, req *http.Request) ([]byte, error
 	}
 	dst = append(dst, req.Method...)
 	dst = append(dst, ' ')
+	n := len(dst)
 	dst = appendRequestTarget(dst, req)
+	for _, b := range dst[n:] {
+		if b < ' ' || b == 0x7f {
+			return dst, errFallback // net/http refuses it
+		}
+	}
 	dst = append(dst, " HTTP/1.1\r\nHost: "...)
 	dst = append(dst, host...)
 	dst = append(dst, "\r\n"...)
@@ -95,6 +101,14 @@ func (c *h1Conn) appendRequestHead(dst []byte, req *http.Request) ([]byte, error
 		if dst = appendField(dst, "User-Agent", ua[0]); dst == nil {
 			return nil, errFallback
 		}
+	}
+	switch {
+	case req.ContentLength > 0:
+		dst = append(dst, "Content-Length: "...)
+		dst = strconv.AppendInt(dst, req.ContentLength, 10)
+		dst = append(dst, "\r\n"...)
+	case req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch:
+		dst = append(dst, "Content-Length: 0\r\n"...)
 	}
 	c.keys = c.keys[:0]
 	for k := range req.Header {
@@ -114,14 +128,6 @@ func (c *h1Conn) appendRequestHead(dst []byte, req *http.Request) ([]byte, error
 				return nil, errFallback
 			}
 		}
-	}
-	switch {
-	case req.ContentLength > 0:
-		dst = append(dst, "Content-Length: "...)
-		dst = strconv.AppendInt(dst, req.ContentLength, 10)
-		dst = append(dst, "\r\n"...)
-	case req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch:
-		dst = append(dst, "Content-Length: 0\r\n"...)
 	}
 	return append(dst, "\r\n"...), nil
 }
