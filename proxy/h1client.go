@@ -114,8 +114,10 @@ type h1Pool struct {
 	dialer     net.Dialer
 	headerWait time.Duration // ResponseHeaderTimeout, 0 for none
 
-	mu   sync.Mutex
-	idle map[string][]*h1Conn
+	mu    sync.Mutex
+	idle  map[string][]*h1Conn
+	sweep *time.Timer // closes expired idle connections; nil until first idle
+	armed bool        // sweep will run
 
 	direct, fallback atomic.Uint64
 }
@@ -255,9 +257,50 @@ func (p *h1Pool) put(c *h1Conn) {
 	if len(list) < h1MaxIdlePerHost {
 		p.idle[c.key] = append(list, c)
 		c = nil
+		if !p.armed {
+			p.armed = true
+			if p.sweep == nil {
+				p.sweep = time.AfterFunc(h1IdleTimeout, p.sweepIdle)
+			} else {
+				p.sweep.Reset(h1IdleTimeout)
+			}
+		}
 	}
 	p.mu.Unlock()
 	if c != nil {
+		c.nc.Close()
+	}
+}
+
+// sweepIdle closes the connections idle for h1IdleTimeout (the oldest
+// are first in each list), and runs again while any stay idle: one timer
+// per pool, not per connection, and none while the pool is empty.
+func (p *h1Pool) sweepIdle() {
+	now := time.Now()
+	var expired []*h1Conn
+	p.mu.Lock()
+	for k, list := range p.idle {
+		n := 0
+		for n < len(list) && now.Sub(list[n].idle) >= h1IdleTimeout {
+			n++
+		}
+		if n > 0 {
+			expired = append(expired, list[:n]...)
+			clear(list[:n])
+			list = list[n:]
+		}
+		if len(list) == 0 {
+			delete(p.idle, k)
+			continue
+		}
+		p.idle[k] = list
+	}
+	p.armed = len(p.idle) > 0
+	if p.armed {
+		p.sweep.Reset(h1IdleTimeout / 2)
+	}
+	p.mu.Unlock()
+	for _, c := range expired {
 		c.nc.Close()
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -87,4 +89,43 @@ func TestDirectExchangeAllocatesOnlyItsBody(t *testing.T) {
 	direct, fallback := tr.HTTP1Counts()
 	assert.Equal(t, uint64(202), direct)
 	assert.Zero(t, fallback)
+}
+
+// recordingConn records its Close.
+type recordingConn struct {
+	net.Conn
+	closed atomic.Bool
+}
+
+func (c *recordingConn) Close() error { c.closed.Store(true); return c.Conn.Close() }
+
+// TestIdleConnectionsExpire: a connection idle for h1IdleTimeout is
+// closed by the pool's sweep without any request coming, one idle for
+// less stays, and the sweep stops once the pool is empty.
+func TestIdleConnectionsExpire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &h1Pool{idle: make(map[string][]*h1Conn)}
+		conn := func() (*h1Conn, *recordingConn) {
+			a, b := net.Pipe()
+			t.Cleanup(func() { b.Close() })
+			rc := &recordingConn{Conn: a}
+			return newH1Conn(rc, p, "u:80"), rc
+		}
+		ca, a := conn()
+		cb, b := conn()
+		p.put(ca)
+		time.Sleep(60 * time.Second)
+		p.put(cb)
+		time.Sleep(31 * time.Second)
+		synctest.Wait()
+		assert.True(t, a.closed.Load(), "idle 91 s")
+		assert.False(t, b.closed.Load(), "idle 31 s")
+		time.Sleep(90 * time.Second)
+		synctest.Wait()
+		assert.True(t, b.closed.Load(), "idle 121 s")
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		assert.Empty(t, p.idle)
+		assert.False(t, p.armed, "no sweep while the pool is empty")
+	})
 }
