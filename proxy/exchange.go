@@ -173,21 +173,20 @@ func (o *exchange) roundTripper(rt *Route, r *http.Request, d *upstream.Destinat
 		}
 		return rt.Cluster.Transport
 	}
-	t.countTLS()
 	var name string
 	switch rt.hostMode {
 	case HostDestination:
-		return t
+		return t.tlsFor(t, "")
 	case HostCustom:
 		name = rt.sniName
 	default:
 		name = serverName(r.Host)
 	}
 	if !t.needsServerName(d.Host(), name) {
-		return t
+		return t.tlsFor(t, "")
 	}
 	if v, ok := t.ForServerName(name); ok {
-		return v
+		return t.tlsFor(v, name)
 	}
 	return errRoundTripper{errTooManyNames}
 }

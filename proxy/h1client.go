@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -14,11 +15,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/paduraksa/paduraksa/internal/cowmap"
 	"github.com/paduraksa/paduraksa/internal/enum"
 )
 
-// HTTP1Client chooses the client a [Transport] speaks HTTP/1.1 with to
-// plain-text (http://) destinations.
+// HTTP1Client chooses the client a [Transport] speaks HTTP/1.1 with: to
+// plain-text destinations, and to TLS ones when its version is HTTP11.
 type HTTP1Client uint8
 
 const (
@@ -57,7 +59,8 @@ func HTTP1ClientNames() []string { return http1ClientNames }
 var defaultHTTP1 = HTTP1Direct
 
 // newH1Pool returns the direct client of a transport, or nil when cfg
-// sends plain-text requests with net/http or in h2c.
+// sends plain-text requests with net/http or in h2c. Its TLS side is on
+// only with HTTP11: an HTTP/2 cluster's TLS destinations stay net/http's.
 func newH1Pool(cfg ClientConfig, base *http.Transport) *h1Pool {
 	c := cfg.HTTP1
 	if c == HTTP1Default {
@@ -70,31 +73,30 @@ func newH1Pool(cfg ClientConfig, base *http.Transport) *h1Pool {
 	if ct <= 0 {
 		ct = DefaultConnectTimeout
 	}
-	return &h1Pool{
+	p := &h1Pool{
 		base:       base,
 		dialer:     net.Dialer{Timeout: ct, KeepAlive: 30 * time.Second},
 		headerWait: cfg.ResponseHeaderTimeout,
-		idle:       make(map[string][]*h1Conn),
+		idle:       make(map[h1Key][]*h1Conn),
 	}
+	if cfg.Version == HTTP11 {
+		// TLS destinations speak HTTP/1.1 only: no ALPN for h2.
+		p.tls = tlsConfig(cfg)
+		p.tls.NextProtos = []string{"http/1.1"}
+	}
+	p.tlsDefault = h1TLS{p: p}
+	return p
 }
 
 // HTTP1Counts returns how many requests the transport's direct HTTP/1.1
 // client sent itself and how many it handed to net/http (see
-// [HTTP1Direct]), requests to TLS destinations among them (which it does
-// not speak yet); both are 0 when it has none.
+// [HTTP1Direct]), requests to TLS destinations of an HTTP/2 cluster
+// among the latter; both are 0 when it has none.
 func (t *Transport) HTTP1Counts() (direct, fallback uint64) {
 	if t.h1 == nil {
 		return 0, 0
 	}
 	return t.h1.direct.Load(), t.h1.fallback.Load()
-}
-
-// countTLS counts a request to a TLS destination as one the direct
-// client leaves to net/http.
-func (t *Transport) countTLS() {
-	if t.h1 != nil {
-		t.h1.fallback.Add(1)
-	}
 }
 
 // directFor returns the round tripper for a plain-text destination: the
@@ -114,8 +116,12 @@ type h1Pool struct {
 	dialer     net.Dialer
 	headerWait time.Duration // ResponseHeaderTimeout, 0 for none
 
+	tls        *tls.Config // for TLS destinations; nil leaves them to net/http
+	tlsDefault h1TLS       // the SNI is ClientConfig.ServerName or the URL's host
+	tlsNames   cowmap.Map[string, *h1TLS]
+
 	mu    sync.Mutex
-	idle  map[string][]*h1Conn
+	idle  map[h1Key][]*h1Conn
 	sweep *time.Timer // closes expired idle connections; nil until first idle
 	armed bool        // sweep will run
 
@@ -142,9 +148,15 @@ var _ http.RoundTripper = (*h1Pool)(nil)
 // valid until its body is read to the end or closed: the connection
 // reuses it (the forwarder copies the fields out before the body).
 func (p *h1Pool) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !p.handles(req) {
+	return p.send(req, h1Key{addr: req.URL.Host}, p.base)
+}
+
+// send sends req on a pooled connection to key, or with via, net/http's
+// round tripper for the same destination.
+func (p *h1Pool) send(req *http.Request, key h1Key, via http.RoundTripper) (*http.Response, error) {
+	if !p.handles(req, key.tls) {
 		p.fallback.Add(1)
-		return p.base.RoundTrip(req)
+		return via.RoundTrip(req)
 	}
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {
@@ -155,7 +167,7 @@ func (p *h1Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 	// the upstream closed while it was idle does not take one that is.
 	check := req.Body != nil && req.Body != http.NoBody || !idempotent(req.Method)
 	for {
-		c, err := p.get(ctx, req.URL.Host, check)
+		c, err := p.get(ctx, key, check)
 		if err != nil {
 			closeBody(req)
 			return nil, err
@@ -164,7 +176,7 @@ func (p *h1Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 		switch {
 		case err == errFallback:
 			p.fallback.Add(1)
-			return p.base.RoundTrip(req)
+			return via.RoundTrip(req)
 		case err == nil:
 			p.direct.Add(1)
 			return res, nil
@@ -180,8 +192,12 @@ func (p *h1Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 // with a length and no trailers. A body of unknown length goes to
 // net/http: such uploads are the ones that stream both ways, and the
 // direct client reads the answer only once the body is written.
-func (p *h1Pool) handles(req *http.Request) bool {
-	if req.URL.Scheme != "http" || req.Close {
+func (p *h1Pool) handles(req *http.Request, tls bool) bool {
+	want := "http"
+	if tls {
+		want = "https"
+	}
+	if req.URL.Scheme != want || req.Close {
 		return false
 	}
 	h := req.Header
@@ -197,12 +213,12 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// get returns an idle connection to addr, or a new one; check skips
+// get returns an idle connection to key, or a new one; check skips
 // idle connections the upstream closed.
-func (p *h1Pool) get(ctx context.Context, addr string, check bool) (*h1Conn, error) {
+func (p *h1Pool) get(ctx context.Context, key h1Key, check bool) (*h1Conn, error) {
 	now := time.Now()
 	p.mu.Lock()
-	list := p.idle[addr]
+	list := p.idle[key]
 	for len(list) > 0 {
 		c := list[len(list)-1]
 		list[len(list)-1] = nil
@@ -212,29 +228,29 @@ func (p *h1Pool) get(ctx context.Context, addr string, check bool) (*h1Conn, err
 			continue
 		}
 		if check {
-			p.idle[addr] = list
+			p.idle[key] = list
 			p.mu.Unlock()
 			if !closedWhileIdle(c.nc) {
 				return c, nil
 			}
 			c.nc.Close()
 			p.mu.Lock()
-			list = p.idle[addr]
+			list = p.idle[key]
 			continue
 		}
-		p.idle[addr] = list
+		p.idle[key] = list
 		p.mu.Unlock()
 		return c, nil
 	}
 	if list != nil {
-		p.idle[addr] = list
+		p.idle[key] = list
 	}
 	p.mu.Unlock()
-	nc, err := p.dialer.DialContext(ctx, "tcp", addr)
+	nc, err := p.dial(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	return newH1Conn(nc, p, addr), nil
+	return newH1Conn(nc, p, key), nil
 }
 
 // put makes c idle, or closes it when it holds unread bytes (an upstream
@@ -310,7 +326,7 @@ func (p *h1Pool) sweepIdle() {
 func (p *h1Pool) CloseIdleConnections() {
 	p.mu.Lock()
 	idle := p.idle
-	p.idle = make(map[string][]*h1Conn)
+	p.idle = make(map[h1Key][]*h1Conn)
 	p.mu.Unlock()
 	for _, list := range idle {
 		for _, c := range list {

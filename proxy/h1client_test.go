@@ -2,7 +2,9 @@ package proxy_test
 
 import (
 	"bufio"
+	"crypto/tls"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"strings"
@@ -185,4 +187,51 @@ func TestDirectHTTP1SkipsAConnectionClosedWhileIdle(t *testing.T) {
 	}
 	direct, _ := transportOf(cl).HTTP1Counts()
 	assert.Equal(t, uint64(3), direct)
+}
+
+// TestDirectHTTP1OverTLS: TLS destinations speak HTTP/1.1 on the direct
+// client too, one handshake for a run of requests with the SNI of the
+// Host; a cluster set to HTTP/2 leaves them to net/http, counted.
+func TestDirectHTTP1OverTLS(t *testing.T) {
+	up, _, sni := tlsUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.Proto)
+	}), "app.test")
+	addr, cl := setup{scheme: "https", client: proxy.ClientConfig{Trust: proxy.TrustAny, HTTP1: proxy.HTTP1Direct}}.start(t, up)
+	for range 3 {
+		_, body := do(t, addr, mustReq("GET", "/"))
+		assert.Equal(t, "HTTP/1.1", body)
+	}
+	assert.Equal(t, "app.test", recv(t, sni))
+	assert.Empty(t, sni, "one handshake")
+	direct, fallback := transportOf(cl).HTTP1Counts()
+	assert.Equal(t, [2]uint64{3, 0}, [2]uint64{direct, fallback})
+
+	addr, cl = setup{scheme: "https", client: proxy.ClientConfig{Trust: proxy.TrustAny, HTTP1: proxy.HTTP1Direct, Version: proxy.HTTP2}}.start(t, up)
+	_, body := do(t, addr, mustReq("GET", "/"))
+	assert.Equal(t, "HTTP/2.0", body)
+	recv(t, sni)
+	direct, fallback = transportOf(cl).HTTP1Counts()
+	assert.Equal(t, [2]uint64{0, 1}, [2]uint64{direct, fallback})
+}
+
+// tlsUpstream serves h over TLS on loopback with a self-signed
+// certificate for names, offering h2 and http/1.1. It returns the
+// address, the certificate's pin and the server names clients send.
+func tlsUpstream(t *testing.T, h http.Handler, names ...string) (string, []byte, <-chan string) {
+	t.Helper()
+	cert, pin := selfSigned(t, names...)
+	sni := make(chan string, 16)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		NextProtos:   []string{"h2", "http/1.1"},
+		GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+			sni <- h.ServerName
+			return nil, nil
+		},
+	})
+	require.NoError(t, err)
+	srv := &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0)} // refused handshakes are some tests' point
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String(), pin, sni
 }

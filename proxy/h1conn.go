@@ -22,7 +22,7 @@ import (
 type h1Conn struct {
 	nc   net.Conn
 	pool *h1Pool
-	key  string // the pool's key: the destination's host:port
+	key  h1Key // the pool's key: the destination
 	// abort makes a blocked read or write return: it runs when the
 	// exchange's context ends (made once, so watching costs no closure).
 	abort    func()
@@ -50,7 +50,7 @@ const (
 	h1MaxInterned = 64       // names and values remembered per connection
 )
 
-func newH1Conn(nc net.Conn, p *h1Pool, key string) *h1Conn {
+func newH1Conn(nc net.Conn, p *h1Pool, key h1Key) *h1Conn {
 	c := &h1Conn{
 		nc: nc, pool: p, key: key,
 		rbuf:  make([]byte, h1ReadBuffer),

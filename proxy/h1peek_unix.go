@@ -3,6 +3,7 @@
 package proxy
 
 import (
+	"crypto/tls"
 	"net"
 	"syscall"
 )
@@ -12,6 +13,11 @@ import (
 // an idle connection has none. It is one system call, spent only on an
 // exchange that could not be sent again after such a failure.
 func closedWhileIdle(nc net.Conn) bool {
+	if tc, ok := nc.(*tls.Conn); ok {
+		// A close_notify or any record on an idle connection is bytes on
+		// the socket below.
+		nc = tc.NetConn()
+	}
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return false

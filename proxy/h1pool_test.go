@@ -104,12 +104,12 @@ func (c *recordingConn) Close() error { c.closed.Store(true); return c.Conn.Clos
 // less stays, and the sweep stops once the pool is empty.
 func TestIdleConnectionsExpire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := &h1Pool{idle: make(map[string][]*h1Conn)}
+		p := &h1Pool{idle: make(map[h1Key][]*h1Conn)}
 		conn := func() (*h1Conn, *recordingConn) {
 			a, b := net.Pipe()
 			t.Cleanup(func() { b.Close() })
 			rc := &recordingConn{Conn: a}
-			return newH1Conn(rc, p, "u:80"), rc
+			return newH1Conn(rc, p, h1Key{addr: "u:80"}), rc
 		}
 		ca, a := conn()
 		cb, b := conn()

@@ -33,8 +33,8 @@ func (*wireConn) SetWriteDeadline(time.Time) error  { return nil }
 // the direct client's reader, informational heads skipped: the head, the
 // body and the first error.
 func directRead(raw []byte, method string) (*http.Response, []byte, error) {
-	p := &h1Pool{idle: make(map[string][]*h1Conn)}
-	c := newH1Conn(&wireConn{r: iotestOneByte(raw)}, p, "x")
+	p := &h1Pool{idle: make(map[h1Key][]*h1Conn)}
+	c := newH1Conn(&wireConn{r: iotestOneByte(raw)}, p, h1Key{addr: "x"})
 	for n := 0; ; n++ {
 		if _, err := c.readHead(); err != nil {
 			return nil, nil, err

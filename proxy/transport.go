@@ -119,8 +119,8 @@ type ClientConfig struct {
 	// every request; otherwise the name in the request's upstream Host is
 	// (see [Route]).
 	ServerName string
-	// HTTP1 is the client of HTTP/1.1 to plain-text destinations; 0
-	// (HTTP1Default) is the direct one.
+	// HTTP1 is the client that speaks HTTP/1.1; 0 (HTTP1Default) is the
+	// direct one.
 	HTTP1 HTTP1Client
 }
 
