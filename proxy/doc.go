@@ -130,6 +130,19 @@
 // in-flight work: a replaced transport only closes its idle connections,
 // and an exchange finishes on the snapshot (and the Route) it started on.
 //
+// HTTP/1.1, to plain-text destinations and to the TLS ones of an
+// HTTP/1.1 cluster, goes by default through the transport's direct
+// client ([HTTP1Direct]), one pool per address and server name: the
+// forwarding goroutine writes the request and reads the response on a
+// pooled connection itself, with none of net/http's per-connection read
+// and write loops, and parses the response head strictly (RFC 9112).
+// Upgrades, Expect: 100-continue, uploads of unknown length or with
+// trailers (the ones that stream both ways: the direct client reads the
+// answer once the body is written), fields net/http refuses and an
+// HTTP/2 cluster's TLS destinations go through net/http's client
+// instead, counted by [Transport.HTTP1Counts]; [HTTP1NetHTTP] sends
+// everything through it.
+//
 // # Why http.RoundTripper and not httputil.ReverseProxy
 //
 // The forwarder is written on http.RoundTripper directly, and the choice

@@ -168,22 +168,25 @@ func (o *exchange) target(rt *Route, r *http.Request, d *upstream.Destination) {
 func (o *exchange) roundTripper(rt *Route, r *http.Request, d *upstream.Destination) http.RoundTripper {
 	t, ok := rt.cluster.Transport.(*Transport)
 	if !ok || d.Scheme() != "https" {
+		if ok && d.Scheme() == "http" {
+			return t.directFor()
+		}
 		return rt.cluster.Transport
 	}
 	var name string
 	switch rt.hostMode {
 	case HostDestination:
-		return t
+		return t.tlsFor(t, "")
 	case HostCustom:
 		name = rt.sniName
 	default:
 		name = serverName(r.Host)
 	}
 	if !t.needsServerName(d.Host(), name) {
-		return t
+		return t.tlsFor(t, "")
 	}
 	if v, ok := t.ForServerName(name); ok {
-		return v
+		return t.tlsFor(v, name)
 	}
 	return errRoundTripper{errTooManyNames}
 }

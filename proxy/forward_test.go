@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -595,25 +594,11 @@ func selfSigned(t *testing.T, names ...string) (tls.Certificate, []byte) {
 }
 
 func TestTLSUpstreamSNIAndPins(t *testing.T) {
-	cert, pin := selfSigned(t, "backend.test")
-	sni := make(chan string, 8)
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
-		Certificates: []tls.Certificate{cert},
-		NextProtos:   []string{"h2", "http/1.1"},
-		GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
-			sni <- h.ServerName
-			return nil, nil
-		},
-	})
-	require.NoError(t, err)
 	protos := make(chan string, 8)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up, pin, sni := tlsUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		protos <- r.Proto
 		io.WriteString(w, r.Host)
-	}), ErrorLog: log.New(io.Discard, "", 0)} // refused handshakes are the point of two cases
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	up := ln.Addr().String()
+	}), "backend.test")
 
 	t.Run("pinned, custom host is the SNI", func(t *testing.T) {
 		obs := new(recorder)

@@ -118,6 +118,9 @@ type ClientConfig struct {
 	// every request; otherwise the name in the request's upstream Host is
 	// (see [Route]).
 	ServerName string
+	// HTTP1 is the client that speaks HTTP/1.1; 0 (HTTP1Default) is the
+	// direct one.
+	HTTP1 HTTP1Client
 }
 
 // DefaultConnectTimeout is the connect timeout when none is configured;
@@ -164,6 +167,9 @@ func (c ClientConfig) Validate() error {
 	if len(c.Pins)%sha256.Size != 0 {
 		errs.Add(CodeClientPinsInvalid, "pins", "not a whole number of 32-byte SHA-256 pins")
 	}
+	if !http1ClientNames.Known(c.HTTP1) {
+		errs.Add(CodeClientHTTP1Unknown, "http1", "unknown HTTP/1.1 client "+c.HTTP1.String()+" (want "+http1ClientNames.List()+")")
+	}
 	if n := c.ServerName; n != "" && !validServerName(n) {
 		errs.Add(CodeClientServerNameInvalid, "serverName", quote(n)+" is not a host name or IP literal")
 	}
@@ -203,6 +209,7 @@ type Transport struct {
 	cfg   ClientConfig
 	base  *http.Transport
 	names cowmap.Map[string, *http.Transport]
+	h1    *h1Pool // the direct HTTP/1.1 client, nil when net/http's is used
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -211,7 +218,8 @@ var _ http.RoundTripper = (*Transport)(nil)
 // proxy passes bodies through untouched), a dial timeout that covers TLS, a
 // bounded idle pool.
 func NewTransport(cfg ClientConfig) *Transport {
-	return &Transport{cfg: cfg, base: newHTTPTransport(cfg)}
+	base := newHTTPTransport(cfg)
+	return &Transport{cfg: cfg, base: base, h1: newH1Pool(cfg, base)}
 }
 
 // RoundTrip sends r with the base transport: its SNI is the URL's host.
@@ -227,6 +235,9 @@ func (t *Transport) Config() ClientConfig { return t.cfg }
 // CloseIdleConnections closes the idle connections of every pool.
 func (t *Transport) CloseIdleConnections() {
 	t.base.CloseIdleConnections()
+	if t.h1 != nil {
+		t.h1.CloseIdleConnections()
+	}
 	for _, v := range t.names.All() {
 		v.CloseIdleConnections()
 	}

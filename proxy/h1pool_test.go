@@ -1,0 +1,131 @@
+package proxy
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// cannedUpstream answers every request head on a connection with answer,
+// allocating nothing per request, so that an allocation count is the
+// client's alone.
+func cannedUpstream(t *testing.T, answer string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	raw := []byte(answer)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				n := 0
+				for {
+					c.SetDeadline(time.Now().Add(patienceInternal))
+					m, err := c.Read(buf[n:])
+					if err != nil {
+						return
+					}
+					n += m
+					for {
+						i := bytes.Index(buf[:n], []byte("\r\n\r\n"))
+						if i < 0 {
+							break
+						}
+						n = copy(buf, buf[i+4:n])
+						if _, err := c.Write(raw); err != nil {
+							return
+						}
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+const patienceInternal = 10 * time.Second
+
+// TestDirectExchangeAllocatesOnlyItsBody: on a warm connection an
+// exchange whose response repeats the last one's fields allocates one
+// object, the response with its body: names and values are interned,
+// buffers and the header map belong to the connection.
+func TestDirectExchangeAllocatesOnlyItsBody(t *testing.T) {
+	addr := cannedUpstream(t, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Served-By: a1\r\nCache-Control: max-age=60\r\nContent-Length: 2\r\n\r\nok")
+	tr := NewTransport(ClientConfig{HTTP1: HTTP1Direct})
+	defer tr.CloseIdleConnections()
+	req := &http.Request{
+		Method: "GET", URL: &url.URL{Scheme: "http", Host: addr, Opaque: "/x"}, Host: "app.test",
+		Header: http.Header{"Accept": {"*/*"}, "User-Agent": {"bench"}, "X-Forwarded-For": {"192.0.2.1"}},
+	}
+	buf := make([]byte, 64)
+	exchange := func() {
+		res, err := tr.directFor().RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := io.ReadFull(res.Body, buf[:2])
+		if _, err := res.Body.Read(buf); err != io.EOF || n != 2 || res.StatusCode != 200 {
+			t.Fatal("unexpected answer", res.StatusCode, err)
+		}
+		res.Body.Close()
+	}
+	exchange()
+	assert.Equal(t, 1.0, testing.AllocsPerRun(200, exchange))
+	direct, fallback := tr.HTTP1Counts()
+	assert.Equal(t, uint64(202), direct)
+	assert.Zero(t, fallback)
+}
+
+// recordingConn records its Close.
+type recordingConn struct {
+	net.Conn
+	closed atomic.Bool
+}
+
+func (c *recordingConn) Close() error { c.closed.Store(true); return c.Conn.Close() }
+
+// TestIdleConnectionsExpire: a connection idle for h1IdleTimeout is
+// closed by the pool's sweep without any request coming, one idle for
+// less stays, and the sweep stops once the pool is empty.
+func TestIdleConnectionsExpire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &h1Pool{idle: make(map[h1Key][]*h1Conn)}
+		conn := func() (*h1Conn, *recordingConn) {
+			a, b := net.Pipe()
+			t.Cleanup(func() { b.Close() })
+			rc := &recordingConn{Conn: a}
+			return newH1Conn(rc, p, h1Key{addr: "u:80"}), rc
+		}
+		ca, a := conn()
+		cb, b := conn()
+		p.put(ca)
+		time.Sleep(60 * time.Second)
+		p.put(cb)
+		time.Sleep(31 * time.Second)
+		synctest.Wait()
+		assert.True(t, a.closed.Load(), "idle 91 s")
+		assert.False(t, b.closed.Load(), "idle 31 s")
+		time.Sleep(90 * time.Second)
+		synctest.Wait()
+		assert.True(t, b.closed.Load(), "idle 121 s")
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		assert.Empty(t, p.idle)
+		assert.False(t, p.armed, "no sweep while the pool is empty")
+	})
+}
