@@ -116,7 +116,7 @@ func TestRateLimitRefill(t *testing.T) {
 		assert.Equal(t, Continue, rl.Evaluate(nil, rq).Verdict)
 		assert.Equal(t, Respond, rl.Evaluate(nil, rq).Verdict)
 		time.Sleep(10 * time.Second) // refills to the burst, not beyond
-		assert.Equal(t, 2, rl.Tokens(rq.Client, 0))
+		assert.Equal(t, 2, rl.Tokens(rq.Client, nil, nil))
 	})
 }
 
@@ -129,7 +129,7 @@ func TestRateLimitOnManualClock(t *testing.T) {
 	rl, err := state.RateLimit(RateLimitConfig{ID: "rl", Requests: 2, Period: time.Second})
 	require.NoError(t, err)
 	rq := &Request{Client: netip.MustParseAddr("2001:db8::1")}
-	assert.Equal(t, 2, rl.Tokens(rq.Client, 0))
+	assert.Equal(t, 2, rl.Tokens(rq.Client, nil, nil))
 	assert.Equal(t, Continue, rl.Evaluate(nil, rq).Verdict)
 	assert.Equal(t, Continue, rl.Evaluate(nil, rq).Verdict)
 	assert.Equal(t, Respond, rl.Evaluate(nil, rq).Verdict)
@@ -137,9 +137,9 @@ func TestRateLimitOnManualClock(t *testing.T) {
 	assert.Equal(t, Respond, rl.Evaluate(nil, rq).Verdict, "one token takes 500 ms")
 	man.Advance(time.Millisecond)
 	assert.Equal(t, Continue, rl.Evaluate(nil, rq).Verdict)
-	assert.Zero(t, rl.Tokens(rq.Client, 0))
+	assert.Zero(t, rl.Tokens(rq.Client, nil, nil))
 	man.Advance(time.Hour)
-	assert.Equal(t, 2, rl.Tokens(rq.Client, 0), "refills to the burst, not beyond")
+	assert.Equal(t, 2, rl.Tokens(rq.Client, nil, nil), "refills to the burst, not beyond")
 }
 
 func TestRateLimitDryRunAndScope(t *testing.T) {

@@ -163,15 +163,7 @@ func (l *RateLimit) Evaluate(r *http.Request, rq *Request) Decision {
 	if l.cfg.ExemptProbes && rq.Probe {
 		return Decision{Reason: "probe source"}
 	}
-	var scope uint64
-	if l.cfg.Scope == RateLimitPerRoute {
-		if rq.Route != nil {
-			scope = rq.Route.scopeKey
-		} else if rq.Host != nil {
-			scope = rq.Host.scopeKey
-		}
-	}
-	ok, left, res := l.take(rq.Client, scope, l.nowFor(rq), rq.DryRun)
+	ok, left, res := l.take(rq.Client, l.scope(rq.Host, rq.Route), l.nowFor(rq), rq.DryRun)
 	switch {
 	case res == takeFull:
 		if !rq.DryRun {
@@ -186,10 +178,26 @@ func (l *RateLimit) Evaluate(r *http.Request, rq *Request) Decision {
 	return Decision{Reason: "allowed"}
 }
 
-// Tokens reports how many requests the client could make now in a scope
-// (0 for shared), without taking any.
-func (l *RateLimit) Tokens(client netip.Addr, scope uint64) int {
-	ok, left, _ := l.take(client, scope, l.now(), true)
+// scope is the bucket key of a request on route rt of host h: 0 (one
+// bucket per client) unless the limit counts per route, then the route's,
+// or the host's for a request outside its routes (a host chain).
+func (l *RateLimit) scope(h *Host, rt *Route) uint64 {
+	switch {
+	case l.cfg.Scope != RateLimitPerRoute:
+		return 0
+	case rt != nil:
+		return rt.scopeKey
+	case h != nil:
+		return h.scopeKey
+	}
+	return 0
+}
+
+// Tokens reports how many requests the client could make now on route rt
+// of host h (both from [Gate.Host]; nil for a limit shared across routes),
+// without taking any.
+func (l *RateLimit) Tokens(client netip.Addr, h *Host, rt *Route) int {
+	ok, left, _ := l.take(client, l.scope(h, rt), l.now(), true)
 	if !ok {
 		return 0
 	}

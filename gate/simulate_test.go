@@ -26,7 +26,7 @@ func TestSimulateRateLimitPeeks(t *testing.T) {
 	raw := "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n"
 
 	g.ServeHTTP(newNopWriter(), readRequest(t, raw, "192.0.2.7:1"))
-	require.Equal(t, 1, rl.Tokens(client, 0), "one real request took one of two tokens")
+	require.Equal(t, 1, rl.Tokens(client, nil, nil), "one real request took one of two tokens")
 
 	for range 3 {
 		tr, steps := record()
@@ -39,7 +39,7 @@ func TestSimulateRateLimitPeeks(t *testing.T) {
 		}
 		assert.Equal(t, []string{"would allow, 0 tokens left"}, reasons)
 	}
-	assert.Equal(t, 1, rl.Tokens(client, 0), "simulations took no token")
+	assert.Equal(t, 1, rl.Tokens(client, nil, nil), "simulations took no token")
 	assert.Equal(t, 1, target.n, "the target ran only for the real request")
 
 	w := newNopWriter()
