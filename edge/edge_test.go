@@ -47,11 +47,14 @@ func tlsFor(t *testing.T) (*tls.Config, *x509.CertPool) {
 // the peer.
 var whoAmI = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	ci := gate.ConnInfoFrom(r.Context())
-	peer, h3 := netip.AddrPort{}, false
+	peer, h3, pp := netip.AddrPort{}, false, false
 	if ci != nil {
-		peer, h3 = ci.Peer, ci.HTTP3
+		peer, h3, pp = ci.Peer, ci.HTTP3, ci.ProxyProtocol
 	}
 	fmt.Fprintf(w, "%s tls=%v h3=%v peer=%s", r.Proto, r.TLS != nil || h3, h3, peer.Addr())
+	if pp {
+		io.WriteString(w, " via PROXY")
+	}
 })
 
 func start(t *testing.T, cfg edge.Config) *edge.Server {
@@ -165,7 +168,7 @@ func TestProxyProtocolOnTCP(t *testing.T) {
 	require.NoError(t, err)
 	b, err := io.ReadAll(c)
 	require.NoError(t, err)
-	assert.Contains(t, string(b), "peer=203.0.113.9", "the PROXY source is the peer the gate sees")
+	assert.Contains(t, string(b), "peer=203.0.113.9 via PROXY", "the PROXY source is the peer the gate sees, through the listener wrappers")
 }
 
 func TestShutdownDrains(t *testing.T) {

@@ -63,8 +63,19 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	if tc, ok := c.(*tls.Conn); ok {
 		inner = tc.NetConn()
 	}
-	if _, ok := inner.(ProxyConn); ok {
-		ci.ProxyProtocol = true
+	// Listener wrappers (connection limits, listener limits) sit between
+	// the server's connection and the PROXY-protocol one; each says what
+	// it wraps with NetConn, as crypto/tls does.
+	for wrapped := inner; wrapped != nil; {
+		if _, ok := wrapped.(ProxyConn); ok {
+			ci.ProxyProtocol = true
+			break
+		}
+		u, ok := wrapped.(interface{ NetConn() net.Conn })
+		if !ok {
+			break
+		}
+		wrapped = u.NetConn()
 	}
 	switch a := inner.RemoteAddr().(type) {
 	case *net.TCPAddr:
