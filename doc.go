@@ -3,6 +3,9 @@
 //
 // Packages, from the leaves up (a package imports only those below it):
 //
+//   - [github.com/paduraksa/paduraksa/telemetry]: lock-free counters and
+//     histograms, the per-request record and its observer, the access log
+//     that drops instead of blocking.
 //   - [github.com/paduraksa/paduraksa/proxyproto]: PROXY protocol v1/v2 parser,
 //     reader and trusted-source listener. Usable alone.
 //   - [github.com/paduraksa/paduraksa/connlimit]: the connection stage before
@@ -15,20 +18,27 @@
 //     unknown-SNI policy, ALPN and minimum version per host, client
 //     certificates, session tickets that never resume across policies.
 //   - [github.com/paduraksa/paduraksa/upstream]: runtime state of clusters and
-//     destinations (in-flight counts, health verdicts, available set) and the
-//     registry that keeps it across config publishes.
+//     destinations (in-flight counts, health verdicts, available set, their
+//     counters), the registry that keeps it across config publishes, and the
+//     one outcome vocabulary of an exchange the forwarder and health speak.
 //   - [github.com/paduraksa/paduraksa/balance]: load-balancing policies.
 //   - [github.com/paduraksa/paduraksa/health]: active and passive health.
 //   - [github.com/paduraksa/paduraksa/gate]: the per-request decision pipeline:
 //     client address, host lookup, policies, route match, hand-over.
-//   - [github.com/paduraksa/paduraksa/proxy]: the forwarder to upstreams.
+//   - [github.com/paduraksa/paduraksa/proxy]: the forwarder to upstreams, with
+//     a direct HTTP/1.1 client and net/http's for HTTP/2.
 //   - [github.com/paduraksa/paduraksa/edge]: the listeners assembled: PROXY
 //     protocol, deny list and per-address cap, listener limits, TLS and
 //     net/http on TCP; the QUIC connection stage and HTTP/3 on UDP; one
 //     handler, one graceful shutdown.
 //   - [github.com/paduraksa/paduraksa/snapshot]: the config document, its
 //     validation and compilation into an immutable snapshot, the store and the
-//     single-writer publisher.
+//     single-writer publisher with its history of outcomes.
+//   - [github.com/paduraksa/paduraksa/simulate]: what a request would get and
+//     why, over the real connection stage, TLS selection and gate, for the
+//     live, a kept or a draft config; what-if diffs; a test helper.
+//   - [github.com/paduraksa/paduraksa/admin]: the admin API (config push with
+//     compare-and-swap, revisions, health) and the Prometheus collector.
 //
 // The reference daemon is examples/paduraksad. Benchmarks sit beside the code
 // they measure, each beside a peer measured in the same run (go-proxyproto,

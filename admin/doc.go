@@ -13,6 +13,18 @@
 //	...
 //	go http.Serve(adminListener, h)
 //
+// # Metrics
+//
+// [NewMetrics] is a prometheus.Collector over the gateway's own lock-free
+// counters (package telemetry, the gate's route and policy metrics, the
+// destinations' counters, the publisher's, the edge's connection counts):
+// a scrape reads them, a request copies nothing. Register it in a
+// registry of one's own, or serve [Metrics.Handler] (the Prometheus text
+// format, OpenMetrics when asked, with the Go runtime's and the process's
+// metrics) as Config.Metrics. The series walk the serving snapshot, so a
+// host, route, upstream or destination a publish removed has none; every
+// label value comes from the config.
+//
 // # Endpoints
 //
 //	GET  /config     the serving document as published (YAML or JSON;
