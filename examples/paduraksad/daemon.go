@@ -59,6 +59,11 @@ func run(ctx context.Context, args []string, opt options) error {
 	if err != nil {
 		return err
 	}
+	if *acmeDir != "" && *listen == "" {
+		// HTTP-01 is answered on the plain HTTP listener: without one,
+		// no certificate could ever be obtained.
+		return errors.New("-acme-directory needs -http: the ACME server checks HTTP-01 challenges on the plain HTTP listener")
+	}
 	log := opt.logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(opt.stderr, nil))

@@ -235,3 +235,15 @@ func TestDaemonProxyProtocolAndDenyList(t *testing.T) {
 	b, _ = io.ReadAll(c)
 	assert.Empty(t, b, "a denied address is closed before anything is read")
 }
+
+// TestDaemonRefusesACMEWithoutHTTP: ACME's HTTP-01 challenges are
+// answered on the plain HTTP listener, so -acme-directory without -http
+// is refused at start rather than ordering certificates that can never
+// be validated.
+func TestDaemonRefusesACMEWithoutHTTP(t *testing.T) {
+	var out, logs syncBuffer
+	err := run(context.Background(), []string{"-http", "", "-https", "127.0.0.1:0", "-admin", "off", "-acme-directory", "https://127.0.0.1:1/dir"}, options{stdout: &out, stderr: &logs})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "-acme-directory needs -http")
+	assert.Empty(t, out.String(), "nothing was served")
+}
