@@ -88,7 +88,8 @@ var (
 	dApplySum   = desc("config_apply_seconds_total", "Time spent applying publishes, all applied ones together (divide by config_applies_total).")
 	dApplyTotal = desc("config_applies_total", "Applied publishes, the count config_apply_seconds_total is over.")
 
-	dOpen      = desc("connections_open", "Connections open now, by listener.", "listener")
+	dOpen      = desc("connections_open", "Connections open now, by listener, parked ones included.", "listener")
+	dParked    = desc("connections_parked", "Idle HTTP/1.1 keep-alive connections parked now, holding no server goroutine.")
 	dRefused   = desc("connections_refused_total", "Connections refused before any request, by stage and reason.", "stage", "reason")
 	dHandshake = desc("tls_handshake_failures_total", "TLS handshakes over TCP that failed.")
 	dTLSDef    = desc("tls_default_certificate_total", "Handshakes served the default certificate, by reason (noSni, unknownSni).", "reason")
@@ -99,7 +100,7 @@ var (
 var allDescs = []*prometheus.Desc{
 	dRequests, dDuration, dGate, dBytesIn, dBytesOut, dInFlight, dPolicy, dGateCounter,
 	dUpRequests, dUpRetries, dExchanges, dTTFB, dDestFlight, dAvailable, dHealth, dChanges, dProbe, dProbeFail, dPanic,
-	dRevision, dPublish, dApply, dApplySum, dApplyTotal, dOpen, dRefused, dHandshake, dTLSDef, dAccessLog,
+	dRevision, dPublish, dApply, dApplySum, dApplyTotal, dOpen, dParked, dRefused, dHandshake, dTLSDef, dAccessLog,
 }
 
 // Describe sends every series' description.
@@ -257,6 +258,7 @@ func (c collector) edge(e *edge.Server) {
 			c.gauge(dOpen, float64(n), l)
 		}
 	}
+	c.gauge(dParked, float64(s.Parked))
 	c.counter(dHandshake, s.TLSHandshakeFailures)
 	c.counter(dRefused, s.ProxyProtocol.Untrusted, "proxyProtocol", "untrusted")
 	c.counter(dRefused, s.ProxyProtocol.Invalid, "proxyProtocol", "invalid")

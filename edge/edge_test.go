@@ -336,7 +336,12 @@ func TestIdleConnectionParks(t *testing.T) {
 	}
 	require.Equal(t, "HTTP/1.1 tls=false h3=false peer=127.0.0.1", ask())
 	first := <-infos
-	time.Sleep(25 * release) // idle well past the release, with room for a loaded machine
+	deadline := time.Now().Add(patience)
+	for srv.Stats().Parked != 1 {
+		require.True(t, time.Now().Before(deadline), "the idle connection was never parked")
+		time.Sleep(release / 4) // polling a state: parking has no event to wait on
+	}
+	require.Equal(t, int64(1), srv.Stats().Open["http"], "a parked connection is still open")
 
 	// The parked connection still holds the address's one place.
 	other, err := net.Dial("tcp", addr)

@@ -27,6 +27,9 @@ type Stats struct {
 	// Open counts the connections open now, by listener, parked idle
 	// HTTP/1.1 connections included (listenlimits.Limits.IdleRelease).
 	Open map[string]int64
+	// Parked counts the idle HTTP/1.1 connections parked now
+	// (listenlimits.Limits.IdleRelease); they are among Open.
+	Parked int64
 	// TLSHandshakeFailures counts TLS connections over TCP whose
 	// handshake failed (an unknown name, no shared version or cipher, a
 	// client certificate refused, a client that went away).
@@ -52,7 +55,9 @@ func (s *Server) Stats() Stats {
 		if s.addrs[n] != nil {
 			st.Open[n] = s.counts.open[i].Load()
 			if i < len(s.counts.limits) && s.counts.limits[i] != nil {
-				st.Open[n] += int64(s.counts.limits[i].Parked())
+				p := int64(s.counts.limits[i].Parked())
+				st.Open[n] += p
+				st.Parked += p
 			}
 		}
 	}
