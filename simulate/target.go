@@ -1,8 +1,6 @@
 package simulate
 
 import (
-	"errors"
-	"slices"
 	"strings"
 
 	"github.com/paduraksa/paduraksa/connlimit"
@@ -170,54 +168,21 @@ func (t *Target) resolve() (*resolved, error) {
 			r.live = t.Snapshot
 		}
 	default:
-		doc, decoded := t.Draft, error(nil)
-		if doc == nil {
-			if doc, decoded = snapshot.Decode(t.DraftData); doc == nil {
-				return nil, &DraftRefused{Errors: snapshot.Problems(decoded)}
-			}
+		c := t.Compiler
+		if c == nil {
+			c = new(snapshot.Compiler)
 		}
-		snap, err := compileDraft(t.Compiler, doc, snapshot.Problems(decoded))
+		var snap *snapshot.Snapshot
+		var err error
+		if t.Draft != nil {
+			snap, err = c.Draft(t.Draft)
+		} else {
+			snap, err = c.DraftData(t.DraftData)
+		}
 		if err != nil {
-			return nil, err
+			return nil, &DraftRefused{Errors: snapshot.Problems(err)}
 		}
 		r.snap, r.kind = snap, kindDraft
 	}
 	return r, nil
-}
-
-// compileDraft compiles doc as a publish through c would, with runtime
-// state of its own. decoded are the problems of decoding it, if any: the
-// draft is refused with them and with the compile's problems that are
-// not at or under one of their paths (a field that did not decode was
-// left out, and what the compile says of its absence is the same
-// problem), as the publisher refuses a document.
-func compileDraft(c *snapshot.Compiler, doc *snapshot.Document, decoded []*snapshot.ValidationError) (*snapshot.Snapshot, error) {
-	if c == nil {
-		c = new(snapshot.Compiler)
-	}
-	snap, err := c.Draft(doc)
-	if err == nil && decoded == nil {
-		return snap, nil
-	}
-	ps := slices.Clip(decoded)
-	for _, p := range snapshot.Problems(err) {
-		if !under(p.Path, decoded) {
-			ps = append(ps, p)
-		}
-	}
-	if len(ps) == 0 {
-		return nil, errors.Join(errors.New("simulate: the draft does not compile"), err)
-	}
-	return nil, &DraftRefused{Errors: ps}
-}
-
-// under reports whether path is at or under the path of one of ps.
-func under(path string, ps []*snapshot.ValidationError) bool {
-	for _, q := range ps {
-		rest, ok := strings.CutPrefix(path, q.Path)
-		if q.Path != "" && ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
-			return true
-		}
-	}
-	return false
 }

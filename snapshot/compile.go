@@ -227,6 +227,22 @@ func (c *Compiler) Draft(doc *Document) (*Snapshot, error) {
 	return draft.compileDocument(doc)
 }
 
+// DraftData is [Compiler.Draft] for a document in bytes, as
+// [Publisher.PublishData] takes it: a document that decodes only in part
+// is compiled all the same, and the error holds exactly the problems a
+// publish of data would be refused with.
+func (c *Compiler) DraftData(data []byte) (*Snapshot, error) {
+	doc, decoded := Decode(data)
+	if doc == nil {
+		return nil, decoded
+	}
+	snap, err := c.Draft(doc)
+	if err == nil && decoded == nil {
+		return snap, nil
+	}
+	return nil, joinProblems(refusal(decoded, err))
+}
+
 // Validate returns every problem of a decoded document with the built-in
 // names only, each with a stable Code and a Path, in document order; nil
 // means the document is valid. It never modifies doc and never panics. Use

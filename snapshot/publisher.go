@@ -288,10 +288,7 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 		}
 	}
 	refuse := func(err error) *Snapshot {
-		r.outcome.Status, r.outcome.Errors = Refused, uncovered(Problems(decoded), Problems(err))
-		if len(r.outcome.Errors) == 0 {
-			r.outcome.Errors = []*ValidationError{{Code: CodeCompileInternal, Msg: err.Error()}}
-		}
+		r.outcome.Status, r.outcome.Errors = Refused, refusal(decoded, err)
 		return nil
 	}
 	c := &p.cfg.Compiler
@@ -329,6 +326,17 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 // compile that are not at or under the path of a decode problem: a field
 // that did not decode was left out, and what the compile then says about
 // its absence is the same problem again.
+// refusal is the list of problems a document is refused with: those of
+// decoding it (decoded), then those of compiling it (compiled) that the
+// decoding's do not cover; an internal problem when neither says why.
+func refusal(decoded, compiled error) []*ValidationError {
+	ps := uncovered(Problems(decoded), Problems(compiled))
+	if len(ps) == 0 {
+		ps = []*ValidationError{{Code: CodeCompileInternal, Msg: compiled.Error()}}
+	}
+	return ps
+}
+
 func uncovered(decoded, compiled []*ValidationError) []*ValidationError {
 	out := slices.Clip(decoded)
 	for _, p := range compiled {
