@@ -262,9 +262,7 @@ func (g *Gate) finish(rq *Request, r *http.Request) {
 	case rec.Error == "":
 		rec.Error = "dropped"
 	}
-	if rec.BytesOut == 0 {
-		rec.BytesOut = rq.rw.bytes
-	}
+	rec.BytesOut = rq.rw.bytes
 	m := rq.metrics
 	if rq.inFlight {
 		m.InFlight.Add(-1)

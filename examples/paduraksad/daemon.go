@@ -224,11 +224,7 @@ func run(ctx context.Context, args []string, opt options) error {
 	if *https != "" && store.Load().TLS() == nil {
 		return fail(errors.New("-https: the config names no certificate (certificates[] and global.tls.defaultCertificate)"))
 	}
-	mc := admin.MetricsConfig{Store: store, Publisher: pub, Edge: srv}
-	if al != nil {
-		mc.AccessLog = al
-	}
-	adminSet.metrics = admin.NewMetrics(mc).Handler()
+	adminSet.metrics = admin.NewMetrics(admin.MetricsConfig{Store: store, Publisher: pub, Edge: srv, AccessLog: al}).Handler()
 	adminSet.simulate = simulate.NewHandler(simulate.HandlerConfig{
 		Store: store, Compiler: &compiler, Sample: sample,
 		Revision: func(id uint64) *snapshot.Snapshot {
