@@ -12,12 +12,11 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paduraksa/paduraksa/admin"
+	"github.com/paduraksa/paduraksa/internal/promtest"
 	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/paduraksa/paduraksa/telemetry"
 )
@@ -72,48 +71,10 @@ func (g *gateway) get(t *testing.T, host, path string) int {
 // scrape reads the metrics with the Prometheus project's own parser.
 func (g *gateway) scrape(t *testing.T) map[string]*dto.MetricFamily {
 	t.Helper()
-	res, err := g.client.Get(g.metrics)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(res.Body)
-	require.NoError(t, err)
-	return fams
+	return promtest.Scrape(t, g.client, g.metrics)
 }
 
-// value returns the value of the series of name with exactly labels (in
-// any order), and whether there is one.
-func value(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
-	f := fams[name]
-	if f == nil {
-		return 0, false
-	}
-	want := map[string]string{}
-	for i := 0; i+1 < len(labels); i += 2 {
-		want[labels[i]] = labels[i+1]
-	}
-next:
-	for _, m := range f.Metric {
-		if len(m.Label) != len(want) {
-			continue
-		}
-		for _, l := range m.Label {
-			if want[l.GetName()] != l.GetValue() {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue(), true
-		case m.Gauge != nil:
-			return m.Gauge.GetValue(), true
-		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount()), true
-		}
-	}
-	return 0, false
-}
+var value = promtest.Value
 
 func upstreamServer(t *testing.T) *httptest.Server {
 	t.Helper()

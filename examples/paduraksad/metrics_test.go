@@ -9,58 +9,25 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paduraksa/paduraksa/internal/promtest"
 	"github.com/paduraksa/paduraksa/snapshot"
 )
 
 // scrape reads the daemon's /metrics with Prometheus' own parser.
 func (d *daemon) scrape(t *testing.T) map[string]*dto.MetricFamily {
 	t.Helper()
-	c := &http.Client{Transport: d.tr, Timeout: 10 * time.Second}
-	res, err := c.Get("http://" + d.admin + "/metrics")
-	require.NoError(t, err)
-	defer res.Body.Close()
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(res.Body)
-	require.NoError(t, err)
-	return fams
+	return promtest.Scrape(t, &http.Client{Transport: d.tr, Timeout: 10 * time.Second}, "http://"+d.admin+"/metrics")
 }
 
 // metric returns the value of name's series with exactly these labels.
 func metric(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
 	t.Helper()
-	want := map[string]string{}
-	for i := 0; i+1 < len(labels); i += 2 {
-		want[labels[i]] = labels[i+1]
-	}
-	f := fams[name]
-	require.NotNil(t, f, "no %s", name)
-next:
-	for _, m := range f.Metric {
-		if len(m.Label) != len(want) {
-			continue
-		}
-		for _, l := range m.Label {
-			if want[l.GetName()] != l.GetValue() {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue()
-		case m.Gauge != nil:
-			return m.Gauge.GetValue()
-		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount())
-		}
-	}
-	t.Fatalf("no %s%v", name, labels)
-	return 0
+	v, ok := promtest.Value(fams, name, labels...)
+	require.True(t, ok, "no %s%v", name, labels)
+	return v
 }
 
 // TestDaemonMetrics: real requests through the daemon, then a scrape of
