@@ -3,6 +3,7 @@ package gate
 import (
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/paduraksa/paduraksa/telemetry"
@@ -246,6 +247,17 @@ func sinceEpoch() time.Duration { return time.Since(epoch) }
 // Record.TTFB from there to the response header.
 func (rq *Request) Elapsed() time.Duration { return sinceEpoch() - rq.start }
 
+// sentPath is the request target as the client sent it, without the
+// query: what a log must show, since r.URL.Path is decoded ("/%2e%2e/x"
+// reads "/../x", "%0a" a line break). No allocation.
+func sentPath(r *http.Request) string {
+	if r.RequestURI == "" {
+		return r.URL.EscapedPath() // a request made in the process
+	}
+	p, _, _ := strings.Cut(r.RequestURI, "?")
+	return p
+}
+
 // finish completes the request's record, counts it in its metrics, hands
 // it to the observers and releases the request. It runs deferred, also
 // when the handler panics (a drop or an abort: http.ErrAbortHandler).
@@ -279,7 +291,7 @@ func (g *Gate) finish(rq *Request, r *http.Request) {
 	}
 	rec.Start = epoch.Add(rq.start)
 	rec.Client, rec.Peer = rq.Client, rq.Peer
-	rec.Method, rec.Host, rec.Path, rec.Proto = r.Method, r.Host, r.URL.Path, r.Proto
+	rec.Method, rec.Host, rec.Path, rec.Proto = r.Method, r.Host, sentPath(r), r.Proto
 	if r.TLS != nil {
 		rec.TLSVersion, rec.SNI = r.TLS.Version, r.TLS.ServerName
 	} else if c := rq.Conn; c != nil {
