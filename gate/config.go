@@ -163,7 +163,8 @@ type Host struct {
 	Routes []Route
 	// Server overrides Config.Server.
 	Server string
-	// TLS is re-checked per request (421 when the connection is weaker).
+	// TLS is re-checked per request, client certificate included (421
+	// when the connection does not satisfy it).
 	TLS TLSPolicy
 	// HSTS is sent on HTTPS answers; the zero value sends none.
 	HSTS HSTS
@@ -184,23 +185,24 @@ type Host struct {
 	// (they still count in the metrics and reach Config.Observer).
 	NoAccessLog bool
 
-	metrics   *RouteMetrics // requests outside the routes
-	server    []string
-	answers   *answerSet // the gate's own answers, with this host's headers
-	fixed     *answer
-	chain     chain
-	altSvc    []string
-	hsts      []string
-	robots    *Page
-	scopeKey  uint64
-	httpsLoc  map[string]*location // exact names
-	httpsPort string               // ":8443" or ""
-	rootLoc   []string             // a HostRedirect's Location for "/"
-	dropLoc   []string             // a DropPath HostRedirect's Location
-	httpsPage *Page
-	redirPage *Page
-	firstName string
-	owned     []string // headers the host's policies set for the upstream
+	metrics     *RouteMetrics       // requests outside the routes
+	clientRoots map[string]struct{} // DER of TLS.ClientCAs; nil: no client certificate check
+	server      []string
+	answers     *answerSet // the gate's own answers, with this host's headers
+	fixed       *answer
+	chain       chain
+	altSvc      []string
+	hsts        []string
+	robots      *Page
+	scopeKey    uint64
+	httpsLoc    map[string]*location // exact names
+	httpsPort   string               // ":8443" or ""
+	rootLoc     []string             // a HostRedirect's Location for "/"
+	dropLoc     []string             // a DropPath HostRedirect's Location
+	httpsPage   *Page
+	redirPage   *Page
+	firstName   string
+	owned       []string // headers the host's policies set for the upstream
 }
 
 // HSTS configures Strict-Transport-Security. It is sent only when the
