@@ -23,7 +23,6 @@ import (
 	"github.com/quic-go/quic-go/http3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/net/http2"
 
 	"github.com/paduraksa/paduraksa/internal/testcert"
 	"github.com/paduraksa/paduraksa/snapshot"
@@ -211,18 +210,25 @@ func TestTLSPolicyClientCertificatePerRequest(t *testing.T) {
 	// of b, and :scheme http, are refused on the stream.
 	h2 := func(t *testing.T, url, authority string) int {
 		t.Helper()
-		c := m.dial(t, "a.test", nil, "h2")
-		require.Equal(t, "h2", c.ConnectionState().NegotiatedProtocol)
-		cc, err := (&http2.Transport{}).NewClientConn(c)
-		require.NoError(t, err)
+		var protos http.Protocols
+		protos.SetHTTP2(true)
+		tr := &http.Transport{Protocols: &protos, DialTLSContext: func(context.Context, string, string) (net.Conn, error) {
+			c := m.dial(t, "a.test", nil, "h2")
+			require.Equal(t, "h2", c.ConnectionState().NegotiatedProtocol)
+			return c, nil
+		}}
 		ctx, cancel := context.WithTimeout(context.Background(), wireTimeout)
 		defer cancel()
+		cc, err := tr.NewClientConn(ctx, "https", "a.test:443")
+		require.NoError(t, err)
+		defer cc.Close()
 		req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 		require.NoError(t, err)
 		req.Host = authority
 		res, err := cc.RoundTrip(req)
 		require.NoError(t, err)
 		defer res.Body.Close()
+		assert.Equal(t, 2, res.ProtoMajor)
 		_, err = io.Copy(io.Discard, res.Body)
 		require.NoError(t, err)
 		return res.StatusCode
