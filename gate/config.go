@@ -185,24 +185,27 @@ type Host struct {
 	// (they still count in the metrics and reach Config.Observer).
 	NoAccessLog bool
 
-	metrics     *RouteMetrics       // requests outside the routes
-	clientRoots map[string]struct{} // DER of TLS.ClientCAs; nil: no client certificate check
-	server      []string
-	answers     *answerSet // the gate's own answers, with this host's headers
-	fixed       *answer
-	chain       chain
-	altSvc      []string
-	hsts        []string
-	robots      *Page
-	scopeKey    uint64
-	httpsLoc    map[string]*location // exact names
-	httpsPort   string               // ":8443" or ""
-	rootLoc     []string             // a HostRedirect's Location for "/"
-	dropLoc     []string             // a DropPath HostRedirect's Location
-	httpsPage   *Page
-	redirPage   *Page
-	firstName   string
-	owned       []string // headers the host's policies set for the upstream
+	metrics   *RouteMetrics // requests outside the routes
+	server    []string
+	answers   *answerSet // the gate's own answers, with this host's headers
+	fixed     *answer
+	chain     chain
+	altSvc    []string
+	hsts      []string
+	robots    *Page
+	scopeKey  uint64
+	httpsLoc  map[string]*location // exact names
+	httpsPort string               // ":8443" or ""
+	rootLoc   []string             // a HostRedirect's Location for "/"
+	dropLoc   []string             // a DropPath HostRedirect's Location
+	httpsPage *Page
+	redirPage *Page
+	firstName string
+	owned     []string // headers the host's policies set for the upstream
+
+	// clientRoots holds the DER of TLS.ClientCAs; nil: no client
+	// certificate check.
+	clientRoots map[string]struct{}
 }
 
 // HSTS configures Strict-Transport-Security. It is sent only when the
