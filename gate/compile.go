@@ -219,6 +219,7 @@ func (h *Host) compileCommon(errs *problem.List, at string) {
 			errs.Add(CodeHostTLSAltSvcInvalid, at+".tls.altSvc", "not a valid header value")
 		}
 	}
+	h.compileClientCAs(errs, at)
 	if h.TLS.HTTP3 {
 		h.altSvc = headerValue(cmpOr(h.TLS.AltSvc, DefaultAltSvc))
 	}

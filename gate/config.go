@@ -163,7 +163,8 @@ type Host struct {
 	Routes []Route
 	// Server overrides Config.Server.
 	Server string
-	// TLS is re-checked per request (421 when the connection is weaker).
+	// TLS is re-checked per request, client certificate included (421
+	// when the connection does not satisfy it).
 	TLS TLSPolicy
 	// HSTS is sent on HTTPS answers; the zero value sends none.
 	HSTS HSTS
@@ -201,6 +202,10 @@ type Host struct {
 	redirPage *Page
 	firstName string
 	owned     []string // headers the host's policies set for the upstream
+
+	// clientRoots holds the DER of TLS.ClientCAs; nil: no client
+	// certificate check.
+	clientRoots map[string]struct{}
 }
 
 // HSTS configures Strict-Transport-Security. It is sent only when the

@@ -47,9 +47,15 @@
 //     token falls through.
 //  3. Host lookup without allocation: exact names, then wildcard parents;
 //     port stripped, case folded. An unknown host gets the default answer.
-//  4. Response headers stage 1 (Server); the TLS re-check ([TLSPolicy]:
-//     421 for HTTP/2 or HTTP/3 to a host that refuses it, or a TLS version
-//     below its minimum); stage 2 (Alt-Svc on TCP HTTPS for HTTP/3 hosts,
+//  4. Response headers stage 1 (Server); the TLS re-check ([TLSPolicy]):
+//     a request is served only when the connection it came on satisfies
+//     the host it is for, whatever name the handshake was made for, else
+//     421 Misdirected Request: HTTP/2 or HTTP/3 to a host that refuses it,
+//     a TLS version below its minimum, or a client certificate the host
+//     requires and the connection did not present, or presented without a
+//     verified chain ending in one of the host's own roots; plain HTTP to
+//     a host that requires a certificate, unless its HTTPS redirect
+//     answers it. Then stage 2 (Alt-Svc on TCP HTTPS for HTTP/3 hosts,
 //     HSTS when the trusted scheme is HTTPS and the name is no IP literal
 //     or loopback name).
 //  5. The host's policy chain; the host's request [Limits] (414, 431); the

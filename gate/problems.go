@@ -35,6 +35,7 @@ type ValidationError = problem.Error
 //	gate.host.redirect.status.invalid     hosts[i].redirect.status              not 301, 302, 303, 307 or 308
 //	gate.host.tls.minVersion.invalid      hosts[i].tls.minVersion               not 0 or a version of TLSVersionNames
 //	gate.host.tls.altSvc.invalid          hosts[i].tls.altSvc                   without HTTP3 (it would never be sent), or not a valid header value
+//	gate.host.tls.clientCAs.missing       hosts[i].tls.clientCAs[k]             RequireClientCert without ClientCAs; a nil or unparsed certificate
 //	gate.host.hsts.maxAge.invalid         hosts[i].hsts.maxAge                  negative, or under a second (browsers would read max-age=0: forget HSTS)
 //	gate.host.httpsRedirect.status.invalid hosts[i].httpsRedirect.status        not 301, 302, 307 or 308
 //	gate.host.httpsRedirect.port.invalid  hosts[i].httpsRedirect.port           not 0 to 65535
@@ -78,6 +79,7 @@ const (
 	CodeHostRedirectStatusInvalid      = "gate.host.redirect.status.invalid"
 	CodeHostTLSMinVersionInvalid       = "gate.host.tls.minVersion.invalid"
 	CodeHostTLSAltSvcInvalid           = "gate.host.tls.altSvc.invalid"
+	CodeHostTLSClientCAsMissing        = "gate.host.tls.clientCAs.missing"
 	CodeHostHSTSMaxAgeInvalid          = "gate.host.hsts.maxAge.invalid"
 	CodeHostHTTPSRedirectStatusInvalid = "gate.host.httpsRedirect.status.invalid"
 	CodeHostHTTPSRedirectPortInvalid   = "gate.host.httpsRedirect.port.invalid"

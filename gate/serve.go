@@ -78,7 +78,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 	hdr := w.Header()
 	hdr["Server"] = h.server
 
-	if reason := tlsCheck(&h.TLS, r, rq.Conn); reason != "" {
+	if reason := tlsCheck(h, r, rq); reason != "" {
 		if tr != nil {
 			tr.OnStep(Step{Kind: StepTLS, Status: http.StatusMisdirectedRequest, Reason: reason})
 		}

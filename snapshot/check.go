@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"crypto/x509"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,10 @@ type run struct {
 	doc   *Document
 	probs problem.List
 	warns problem.List
+	// hostCAs are the client CA roots read for each document host (by
+	// index), for the TLS table and the gate's per-request re-check
+	// alike.
+	hostCAs [][]*x509.Certificate
 }
 
 // add records a document-level problem. Paths and messages are built by

@@ -12,6 +12,7 @@ import (
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/proxy"
+	"github.com/paduraksa/paduraksa/tlsselect"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -348,8 +349,20 @@ func codeCases() []codeCase {
 			addPolicies(d)
 			d.Hosts[0].Policies = []string{"waf", "nope"}
 		}},
-		{code: gate.CodeHostTLSMinVersionInvalid, path: "hosts[0].tls.minVersion", change: func(d *Document) { d.Hosts[0].TLS = &HostTLS{MinVersion: "1.1"} }},
-		{code: gate.CodeHostTLSAltSvcInvalid, path: "hosts[0].tls.altSvc", change: func(d *Document) { d.Hosts[0].TLS = &HostTLS{AltSvc: `h3=":443"`} }},
+		// tlsselect reads the minimum version for the handshake before the
+		// gate reads it for the re-check: its code is the one reported.
+		{code: tlsselect.CodeMinVersionInvalid, path: "hosts[0].tls.minVersion", change: func(d *Document) {
+			withHostCertificate(d)
+			d.Hosts[0].TLS = &HostTLS{MinVersion: "1.1"}
+		}},
+		{code: gate.CodeHostTLSAltSvcInvalid, path: "hosts[0].tls.altSvc", change: func(d *Document) {
+			withHostCertificate(d)
+			d.Hosts[0].TLS = &HostTLS{AltSvc: `h3=":443"`}
+		}},
+		{code: CodeHostTLSUnused, path: "hosts[0].tls", change: func(d *Document) {
+			withCertificate(d) // served to no host
+			d.Hosts[0].TLS = &HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/cert.pem"}
+		}},
 		{code: gate.CodeHostHSTSMaxAgeInvalid, path: "hosts[0].hsts.maxAge", change: func(d *Document) { d.Hosts[0].HSTS = &HSTS{MaxAge: "10ms"} }},
 		{code: CodeHostHSTSMaxAgeMissing, path: "hosts[0].hsts.maxAge", change: func(d *Document) { d.Hosts[0].HSTS = &HSTS{Preload: true} }},
 		{code: gate.CodeHostHTTPSRedirectStatusInvalid, path: "hosts[0].httpsRedirect.status", change: func(d *Document) {

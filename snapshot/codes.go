@@ -38,6 +38,7 @@ package snapshot
 //	host.hsts.maxAge.missing              hosts[i].hsts.maxAge                        an hsts block without a max-age (it would send nothing)
 //	certificate.source.missing            certificates[i], certificates[i].acme       no files, no acme and no source of the gateway's own; acme without Compiler.ACME, or beside files
 //	host.tls.clientCAs.unreadable         hosts[i].tls.clientCAs                      the client CA file cannot be read or holds no PEM certificate
+//	host.tls.unused                       hosts[i].tls                                a tls block on a host without a certificate when there is no default certificate: no handshake is made for it
 //	route.id.invalid                      hosts[i].routes[j].id                       not 1-128 of [A-Za-z0-9._-]
 //	route.id.duplicate                    hosts[i].routes[j].id                       the same ID earlier in the host
 //	route.allowInPath.duplicate           hosts[i].routes[j].allowInPath[k]           a name listed twice
@@ -85,6 +86,7 @@ const (
 	CodeHostAccessListUnknown  = "host.accessList.unknown"
 	CodeHostPolicyUnknown      = "host.policy.unknown"
 	CodeHostHSTSMaxAgeMissing  = "host.hsts.maxAge.missing"
+	CodeHostTLSUnused          = "host.tls.unused"
 
 	CodeRouteIDInvalid            = "route.id.invalid"
 	CodeRouteIDDuplicate          = "route.id.duplicate"
@@ -130,6 +132,7 @@ var allCodes = [...]string{
 	CodeHostRedirectMissing, CodeHostRedirectUnexpected, CodeHostFixedMissing, CodeHostFixedUnexpected,
 	CodeHostRoutesEmpty, CodeHostRoutesUnexpected, CodeHostForwardingUnused, CodeHostAccessListUnknown,
 	CodeHostPolicyUnknown, CodeHostHSTSMaxAgeMissing, CodeCertificateSourceMissing, CodeHostClientCAsUnreadable,
+	CodeHostTLSUnused,
 	CodeRouteIDInvalid, CodeRouteIDDuplicate, CodeRouteAllowInPathDuplicate, CodeRouteUpstreamMissing,
 	CodeRouteUpstreamUnknown, CodeRoutePolicyUnknown,
 	CodeUpstreamIDMissing, CodeUpstreamIDInvalid, CodeUpstreamIDDuplicate,

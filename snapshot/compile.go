@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -321,6 +322,13 @@ func (r *run) build(form canonForm, prev *Snapshot) *Snapshot {
 		gc.Default = answer(a)
 	}
 	reuse := c.reusableHosts(doc, s, prev)
+	for i, h := range reuse {
+		// A client CA file read again may hold other roots: the host's
+		// re-check must take them.
+		if h != nil && !sameCerts(h.TLS.ClientCAs, r.casOf(i)) {
+			reuse[i] = nil
+		}
+	}
 	compiled := len(doc.Hosts)
 	for _, h := range reuse {
 		if h != nil {
@@ -476,6 +484,12 @@ func (c *Compiler) reusableHosts(doc *Document, s, prev *Snapshot) []*gate.Host 
 		}
 	}
 	return reuse
+}
+
+// sameCerts reports whether a and b hold the same certificates in the
+// same order, compared by their DER bytes.
+func sameCerts(a, b []*x509.Certificate) bool {
+	return slices.EqualFunc(a, b, func(x, y *x509.Certificate) bool { return x.Equal(y) })
 }
 
 // sameClusters reports whether every route of h leads to the same compiled

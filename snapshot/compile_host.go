@@ -1,8 +1,11 @@
 package snapshot
 
 import (
+	"crypto/x509"
+
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/proxy"
+	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
 // host maps hosts[i] onto the gate's host and the proxy's site and
@@ -47,9 +50,23 @@ func (r *run) host(i int, h *Host, s *Snapshot, upstreams map[string]bool, pols 
 	}
 	gh.Policies = r.chain(gh.Policies, h.Policies, pols, CodeHostPolicyUnknown, func(k int) string { return hostPath(i, index(".policies", k)) })
 
-	if t := h.TLS; t != nil {
+	if t := h.TLS; t != nil && h.Certificate == "" && r.doc.Global.TLS.DefaultCertificate == "" {
+		// No handshake is ever made for the host: its policy could
+		// neither be asked of clients nor re-checked against a
+		// handshake of its own.
+		r.add(CodeHostTLSUnused, at(".tls")(), "a tls block on a host served over plain HTTP only (no certificate, and no global.tls.defaultCertificate)")
+	} else if t != nil {
 		gh.TLS = gate.TLSPolicy{HTTP1Only: t.HTTP1Only, HTTP3: t.HTTP3, AltSvc: t.AltSvc}
 		gh.TLS.MinVersion = name(r, at(".tls.minVersion"), t.MinVersion, gate.ParseTLSVersion, gate.TLSVersionNames(), gate.CodeHostTLSMinVersionInvalid)
+		// The names are tlsselect's; the roots are the ones its
+		// handshake verifies against, so that a request is checked
+		// against its own host's pool whatever connection it came on.
+		switch tlsselect.ClientAuth(t.ClientAuth) {
+		case tlsselect.ClientAuthRequired:
+			gh.TLS.RequireClientCert, gh.TLS.ClientCAs = true, r.casOf(i)
+		case tlsselect.ClientAuthOptional:
+			gh.TLS.ClientCAs = r.casOf(i)
+		}
 	}
 	if hs := h.HSTS; hs != nil {
 		gh.HSTS = gate.HSTS{MaxAge: r.duration(at(".hsts.maxAge"), hs.MaxAge), IncludeSubdomains: hs.IncludeSubdomains, Preload: hs.Preload}
@@ -80,6 +97,14 @@ func (r *run) host(i int, h *Host, s *Snapshot, upstreams map[string]bool, pols 
 		}
 	}
 	return gh
+}
+
+// casOf returns the client CA roots read for hosts[i], or nil.
+func (r *run) casOf(i int) []*x509.Certificate {
+	if i < len(r.hostCAs) {
+		return r.hostCAs[i]
+	}
+	return nil
 }
 
 // chain resolves policy IDs onto uses after head; an unknown ID is

@@ -88,6 +88,12 @@ func (r *run) tlsTable(prev *Snapshot) (*tlsselect.Table, *tlsInputs) {
 	// A handshake that names no host is served over HTTP/3 too when some
 	// host is.
 	cfg.DefaultTLS.HTTP3 = anyHTTP3
+	// The gate re-checks each request's client certificate against the
+	// roots the handshake of its host would have used.
+	r.hostCAs = make([][]*x509.Certificate, len(doc.Hosts))
+	for k, i := range in.hosts {
+		r.hostCAs[i] = cfg.Hosts[k].TLS.ClientCAs
+	}
 	if len(r.probs) > 0 {
 		return nil, nil
 	}

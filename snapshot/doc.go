@@ -104,11 +104,18 @@
 // The document's certificates, hosts' certificate and tls blocks and
 // global.tls compile into a tlsselect table, one per snapshot, served by
 // [Store.TLS] to TCP and QUIC handshakes; the gate re-checks each request
-// against its host's policy (421). Certificate files are read when a
+// against its host's policy (421), the client certificate included:
+// clientAuth and the roots of clientCAs map onto both, so a request is
+// checked against its own host's roots whatever name its connection's
+// handshake was for. A host served over plain HTTP only (no certificate
+// and no global.tls.defaultCertificate) takes no tls block
+// (host.tls.unused). Certificate files are read when a
 // document compiles and again by any publish after they changed on disk
 // (size or modification time), with an unchanged document too; a table
 // of file certificates only is reused while nothing changed. Certificates
 // from a source (ACME, or the embedder's) are asked each publish;
 // [Publisher.RefreshTLS] rebuilds the table when a source has something
-// new.
+// new. A client CA file is read by every publish, and a host whose roots
+// changed is compiled again, so open connections are re-checked against
+// the new roots too.
 package snapshot

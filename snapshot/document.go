@@ -109,8 +109,10 @@ type Host struct {
 	// Policies names the host's policies by ID (access lists, rule sets,
 	// rate limits, forward auths), evaluated in order after AccessList.
 	Policies []string `json:"policies,omitempty"`
-	// TLS is re-checked per request; absent means HTTP/1.1 and HTTP/2
-	// over any TLS version, no HTTP/3.
+	// TLS is asked of the host's handshakes and re-checked per request;
+	// absent means HTTP/1.1 and HTTP/2 over any TLS version, no HTTP/3,
+	// no client certificates. Only a host with a certificate (its own or
+	// global.tls.defaultCertificate) takes one.
 	TLS *HostTLS `json:"tls,omitempty"`
 	// HSTS, when present, sends Strict-Transport-Security on HTTPS.
 	HSTS *HSTS `json:"hsts,omitempty"`
@@ -191,7 +193,12 @@ type HostTLS struct {
 	AltSvc string `json:"altSvc,omitempty"`
 	// ClientAuth asks TLS clients for a certificate: "off" (default),
 	// "optional" or "required" (tlsselect.ClientAuthNames), verified
-	// against ClientCAs offline.
+	// against ClientCAs offline. Each request is re-checked against this
+	// host's ClientCAs whatever name its connection was made for: 421
+	// when the host requires a certificate and the connection has none
+	// verified against them, or when it presented one verified against
+	// another host's roots; plain HTTP only passes an "optional" host, or
+	// a "required" one's HTTPS redirect.
 	ClientAuth string `json:"clientAuth,omitempty"`
 	// ClientCAs is a PEM file of the roots client certificates are
 	// verified against; needed with clientAuth optional or required.

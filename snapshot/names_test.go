@@ -106,6 +106,7 @@ func builtinNames() map[string]struct {
 			d.Hosts[0].Routes[0].Policies = []string{"rl"}
 		}}},
 		"gate.TLSVersionNames": {gate.TLSVersionNames(), builtin{set: func(d *Document, n string) {
+			withHostCertificate(d)
 			d.Hosts[0].TLS = &HostTLS{MinVersion: n}
 		}}},
 		"gate.PathAllowNames": {gate.PathAllowNames(), builtin{set: func(d *Document, n string) {

@@ -37,7 +37,13 @@
 // OCSP) are per policy. The handshake only sees the name it was made for,
 // and clients reuse a connection for every name its certificate covers,
 // so the request gate re-checks the host's policy per request (421
-// Misdirected Request).
+// Misdirected Request), the client certificate included: a request for a
+// host with client CAs is served only when the connection presented no
+// certificate and the host does not require one, or when one of its
+// verified chains ends in one of that host's own roots, whatever pool the
+// handshake verified it against. The snapshot package maps a document's
+// policy onto both (gate.TLSPolicy's ClientCAs and RequireClientCert);
+// a resumed session carries the chains it was verified with.
 //
 // # Session tickets
 //

@@ -1,4 +1,6 @@
-// Package testcert makes throwaway self-signed TLS certificates for the
-// library's tests: real crypto/tls listeners on loopback need one, and
-// every package that tests TLS needs the same one.
+// Package testcert makes throwaway TLS certificates for the library's
+// tests: self-signed server certificates ([New]), which real crypto/tls
+// listeners on loopback need, and a certificate authority issuing client
+// certificates ([NewCA]), for the tests of client certificate checks.
+// Every package that tests TLS needs the same ones.
 package testcert
