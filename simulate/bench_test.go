@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -50,7 +51,7 @@ func BenchmarkRunDraft2000(b *testing.B) {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			r, err := runResolved(&target, res, rq)
+			r, err := runResolved(context.Background(), &target, res, rq)
 			if err != nil || r.Outcome.Kind != Forwarded || r.Outcome.Upstream.ID != "u49" {
 				b.Fatal(err, r)
 			}

@@ -27,7 +27,10 @@ type Probe struct {
 	// Host comes from URL: a Host here is refused. A Content-Length (at
 	// most [MaxProbeBody]) sends a body of that many bytes, and
 	// Transfer-Encoding: chunked (HTTP/1.1 only) an empty chunked body
-	// after it, so body limits are simulated too.
+	// after it, so body limits are simulated too. The body is generated
+	// as the server reads it, so a length costs what the server reads
+	// (at most about 256 KiB over HTTP/1.1, a flow-control window over
+	// HTTP/2 and HTTP/3), not what it declares.
 	Header http.Header
 	// Peer is the address the connection comes from: the client itself
 	// when it connects directly, the proxy's or load balancer's when one
@@ -66,8 +69,10 @@ type TLS struct {
 	Version uint16
 }
 
-// MaxProbeBody bounds the body a probe's Content-Length asks for.
-const MaxProbeBody = 16 << 20
+// MaxProbeBody bounds the body a probe's Content-Length asks for: 1 TiB,
+// above any body limit worth simulating. The bytes are generated only as
+// the server reads them (see [Probe.Header]).
+const MaxProbeBody = 1 << 40
 
 // DefaultPeer is the peer of a probe without one: an outside client
 // (TEST-NET-1), connecting directly.
@@ -91,6 +96,8 @@ const (
 	CodeProbeProxyHTTP3         = "simulate.probe.proxyProtocol.http3" // proxyProtocol: HTTP/3 runs over UDP, where no PROXY header is read
 	CodeProbePeerInvalid        = "simulate.probe.peer.invalid"        // peer: an address with a zone
 	CodeProbeBodyInvalid        = "simulate.probe.body.invalid"        // header[Content-Length], header[Transfer-Encoding]: not a length up to MaxProbeBody, not chunked, or chunked over HTTP/2 or HTTP/3
+
+	CodeDeadline = "simulate.deadline" // the caller's deadline passed before the simulation finished ([RunContext])
 
 	CodeTargetNone     = "simulate.target.none"     // no store, snapshot or draft given
 	CodeTargetMany     = "simulate.target.many"     // more than one of them given
@@ -157,7 +164,7 @@ func (p *Probe) check() (*request, error) {
 	if v, ok := rq.header["Content-Length"]; ok {
 		n, err := strconv.ParseInt(strings.TrimSpace(v[0]), 10, 64)
 		if len(v) != 1 || err != nil || n < 0 || n > MaxProbeBody {
-			errs.Add(CodeProbeBodyInvalid, "header[Content-Length]", "one length of 0 to "+strconv.Itoa(MaxProbeBody)+" bytes")
+			errs.Add(CodeProbeBodyInvalid, "header[Content-Length]", "one length of 0 to "+strconv.FormatInt(MaxProbeBody, 10)+" bytes")
 		}
 		rq.body = n
 	}

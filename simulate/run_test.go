@@ -340,7 +340,7 @@ func TestRunProbeRefused(t *testing.T) {
 		{Probe{URL: "https://app.test/", TLS: &TLS{SNI: "a", NoSNI: true, Version: 7}}, []string{CodeProbeTLSSNIConflict + " tls.sni", CodeProbeTLSVersionInvalid + " tls.version"}},
 		{Probe{URL: "http://app.test/", Method: "GE T", HTTPVersion: 9}, []string{CodeProbeMethodInvalid + " method", CodeProbeHTTPVersionInvalid + " httpVersion"}},
 		{Probe{URL: "http://app.test/", Header: http.Header{"Content-Length": {"-1"}}}, []string{CodeProbeBodyInvalid + " header[Content-Length]"}},
-		{Probe{URL: "http://app.test/", Header: http.Header{"Content-Length": {"99999999999"}}}, []string{CodeProbeBodyInvalid + " header[Content-Length]"}},
+		{Probe{URL: "http://app.test/", Header: http.Header{"Content-Length": {"1099511627777"}}}, []string{CodeProbeBodyInvalid + " header[Content-Length]"}},
 		{Probe{URL: "https://app.test/", HTTPVersion: 2, Header: http.Header{"Transfer-Encoding": {"chunked"}}}, []string{CodeProbeBodyInvalid + " header[Transfer-Encoding]"}},
 		{Probe{URL: "http://app.test/", Header: http.Header{"Transfer-Encoding": {"gzip"}}}, []string{CodeProbeBodyInvalid + " header[Transfer-Encoding]"}},
 	} {
