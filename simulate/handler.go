@@ -95,8 +95,10 @@ type HandlerConfig struct {
 // keeps its place among MaxConcurrent until the compile ends); for a
 // diff, two simulations per probe, at most MaxProbes of them, each about
 // 0.1 ms of CPU over plain HTTP/1.1, 1 ms with TLS and 2 ms over HTTP/3,
-// whatever body length a probe declares; all of it within Timeout, on
-// about one core. So the API uses at most MaxConcurrent cores, and a
+// whatever body length a probe declares, and a few microseconds more per
+// header line (at most [MaxProbeHeaderLines] a probe); all of it within
+// Timeout, on about one core. Decoding a request of MaxRequestBytes into
+// probes takes about 0.5 s of CPU at worst (millions of header values). So the API uses at most MaxConcurrent cores, and a
 // caller who sends more gets 429 at once.
 //
 // Why 503 at the deadline: the time ran out on this server, in its own

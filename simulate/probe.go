@@ -30,7 +30,8 @@ type Probe struct {
 	// after it, so body limits are simulated too. The body is generated
 	// as the server reads it, so a length costs what the server reads
 	// (at most about 256 KiB over HTTP/1.1, a flow-control window over
-	// HTTP/2 and HTTP/3), not what it declares.
+	// HTTP/2 and HTTP/3), not what it declares. At most
+	// [MaxProbeHeaderLines] values and [MaxProbeHeaderBytes] on the wire.
 	Header http.Header
 	// Peer is the address the connection comes from: the client itself
 	// when it connects directly, the proxy's or load balancer's when one
@@ -74,6 +75,20 @@ type TLS struct {
 // the server reads them (see [Probe.Header]).
 const MaxProbeBody = 1 << 40
 
+// A probe's headers are bounded: their cost is per line (validated,
+// sorted, written, parsed), and a request past a listener's
+// MaxHeaderBytes is answered 431 by net/http whatever it holds beyond it.
+const (
+	// MaxProbeHeaderLines bounds the header values of a probe: one line
+	// each. It is above any header count limit worth simulating (nginx's
+	// and HAProxy's are about 100).
+	MaxProbeHeaderLines = 1000
+	// MaxProbeHeaderBytes bounds a probe's header section as HTTP/1.1
+	// sends it (name, ": ", value and CRLF per line): twice 1 MiB, so
+	// that a listener's MaxHeaderBytes up to 1 MiB can be exceeded.
+	MaxProbeHeaderBytes = 2 << 20
+)
+
 // DefaultPeer is the peer of a probe without one: an outside client
 // (TEST-NET-1), connecting directly.
 var DefaultPeer = netip.MustParseAddrPort("192.0.2.10:50000")
@@ -88,6 +103,7 @@ const (
 	CodeProbeURLInvalid         = "simulate.probe.url.invalid"         // url: not an absolute http or https URL with a host
 	CodeProbeHeaderInvalid      = "simulate.probe.header.invalid"      // header[name]: not a valid name or value
 	CodeProbeHeaderHost         = "simulate.probe.header.host"         // header[Host]: the Host is the URL's
+	CodeProbeHeaderTooLarge     = "simulate.probe.header.tooLarge"     // header: more than MaxProbeHeaderLines values or MaxProbeHeaderBytes
 	CodeProbeHTTPVersionInvalid = "simulate.probe.httpVersion.invalid" // httpVersion: not 0-3
 	CodeProbeHTTPVersionPlain   = "simulate.probe.httpVersion.plain"   // httpVersion: 2 or 3 on an http URL (no h2c, no QUIC without TLS)
 	CodeProbeTLSPlain           = "simulate.probe.tls.plain"           // tls: TLS settings on an http URL would change nothing
@@ -144,8 +160,21 @@ func (p *Probe) check() (*request, error) {
 			u.Path = "/"
 		}
 	}
+	lines, size := 0, 0
+	for _, vs := range p.Header {
+		lines += len(vs)
+	}
+	if lines > MaxProbeHeaderLines {
+		// Said before the lines are looked at, which would cost what
+		// the bound saves.
+		errs.Add(CodeProbeHeaderTooLarge, "header", strconv.Itoa(lines)+" header values; a probe sends at most "+strconv.Itoa(MaxProbeHeaderLines))
+		return nil, errs.Err()
+	}
 	for k, vs := range p.Header {
 		at := "header[" + k + "]"
+		for _, v := range vs {
+			size += len(k) + len(": \r\n") + len(v)
+		}
 		if !httpguts.ValidHeaderFieldName(k) {
 			errs.Add(CodeProbeHeaderInvalid, at, strconv.Quote(k)+" is not a header name")
 			continue
@@ -160,6 +189,9 @@ func (p *Probe) check() (*request, error) {
 			}
 		}
 		rq.header[http.CanonicalHeaderKey(k)] = append(rq.header[http.CanonicalHeaderKey(k)], vs...)
+	}
+	if size > MaxProbeHeaderBytes {
+		errs.Add(CodeProbeHeaderTooLarge, "header", strconv.Itoa(size)+" bytes of headers; a probe sends at most "+strconv.Itoa(MaxProbeHeaderBytes))
 	}
 	if v, ok := rq.header["Content-Length"]; ok {
 		n, err := strconv.ParseInt(strings.TrimSpace(v[0]), 10, 64)
