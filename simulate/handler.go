@@ -98,8 +98,9 @@ type HandlerConfig struct {
 // whatever body length a probe declares, and a few microseconds more per
 // header line (at most [MaxProbeHeaderLines] a probe); all of it within
 // Timeout, on about one core. Decoding a request of MaxRequestBytes into
-// probes takes about 0.5 s of CPU at worst (millions of header values). So the API uses at most MaxConcurrent cores, and a
-// caller who sends more gets 429 at once.
+// probes takes about 0.5 s of CPU at worst (millions of header values).
+// So the API uses at most MaxConcurrent cores, and a caller who sends
+// more gets 429 at once.
 //
 // Why 503 at the deadline: the time ran out on this server, in its own
 // work (a busy machine makes simulations slower), with no upstream waited
