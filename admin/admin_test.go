@@ -19,8 +19,8 @@ import (
 )
 
 func TestNewRefusesEveryProblem(t *testing.T) {
-	_, err := New(Config{MaxDocumentBytes: -1})
-	assert.Equal(t, []string{CodePublisherMissing + " publisher", CodeMaxDocumentInvalid + " maxDocumentBytes"}, problem.CodePaths(err))
+	_, err := New(Config{MaxDocumentBytes: -1, MaxPushes: -1})
+	assert.Equal(t, []string{CodePublisherMissing + " publisher", CodeMaxDocumentInvalid + " maxDocumentBytes", CodeMaxPushesInvalid + " maxPushes"}, problem.CodePaths(err))
 }
 
 func TestPushThenGetConfig(t *testing.T) {
@@ -145,12 +145,12 @@ func TestPushIfMatch(t *testing.T) {
 }
 
 // Pushes racing on one revision: exactly one applies, every other is
-// told it is stale.
+// told it is stale (MaxPushes lets them all in).
 func TestPushIfMatchRace(t *testing.T) {
-	a := newAPI(t, Config{})
+	const n = 6
+	a := newAPI(t, Config{MaxPushes: n})
 	ans, _ := a.push(fixedDoc("app.test", "base"))
 	require.Equal(t, 200, ans.status)
-	const n = 6
 	statuses := make([]int, n)
 	var wg sync.WaitGroup
 	for i := range n {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -69,8 +70,19 @@ var acceptedTypes = map[string]bool{
 }
 
 // putConfig publishes the body as the new document and answers its
-// outcome.
+// outcome, within MaxPushes and ApplyTimeout.
 func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
+	select {
+	case h.pushes <- struct{}{}:
+		defer func() { <-h.pushes }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusTooManyRequests, CodeBusy,
+			strconv.Itoa(h.cfg.MaxPushes)+" pushes are in progress, the most taken at once; this one was not published")
+		return
+	}
+	deadline := time.Now().Add(h.cfg.ApplyTimeout)
+	http.NewResponseController(w).SetReadDeadline(deadline) // a writer without deadlines has the server's
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || !acceptedTypes[mt] {
@@ -90,6 +102,11 @@ func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge,
 			"the document is larger than "+strconv.FormatInt(h.cfg.MaxDocumentBytes, 10)+" bytes")
 		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.Header().Set("Connection", "close") // its read timed out
+		writeError(w, http.StatusRequestTimeout, CodeBodyTimeout,
+			"the document did not arrive within "+h.cfg.ApplyTimeout.String()+"; it was not published")
+		return
 	case err != nil:
 		writeError(w, http.StatusBadRequest, CodeBodyUnreadable, "reading the document: "+err.Error())
 		return
@@ -100,10 +117,17 @@ func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
 
 	// The push goes on when the client goes away: an applied document is
 	// persisted all the same, and pushes persist in revision order.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), h.cfg.ApplyTimeout)
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(r.Context()), deadline)
 	defer cancel()
-	h.push.Lock()
-	defer h.push.Unlock()
+	select {
+	case h.turn <- struct{}{}:
+		defer func() { <-h.turn }()
+	case <-ctx.Done():
+		h.cfg.Logger.Warn("admin: config push waited its whole timeout for the pushes before it", "remote", r.RemoteAddr, "timeout", h.cfg.ApplyTimeout)
+		writeError(w, http.StatusGatewayTimeout, CodeApplyTimeout,
+			"the pushes before this one took the whole "+h.cfg.ApplyTimeout.String()+"; it was not published")
+		return
+	}
 	pub := h.cfg.Publisher
 	var rev *snapshot.Revision
 	if cond.set {

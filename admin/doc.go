@@ -44,7 +44,11 @@
 //	                 compare-and-swap, so two pushes based on one revision
 //	                 never both apply. An applied push is handed to
 //	                 [Config.Persist] to survive a restart; without it, the
-//	                 answer says it lives in memory only.
+//	                 answer says it lives in memory only. 429 with
+//	                 Retry-After when [Config.MaxPushes] pushes are in
+//	                 progress, 408 when the document does not arrive
+//	                 within [Config.ApplyTimeout], 504 when the outcome
+//	                 does not either.
 //	GET  /revisions  the latest outcomes ([Revisions]), newest first, as
 //	                 many as the publisher keeps.
 //	GET  /health     every upstream of the serving config with each
@@ -66,6 +70,35 @@
 //
 // Every field name of the JSON answers is stable; fields are only ever
 // added.
+//
+// # Cost
+//
+// What a request may cost the gateway at most, so that whoever holds the
+// token (or reaches a listener without one) cannot take the traffic's
+// CPU or memory with it:
+//
+//	GET  /config     the serving document as it was published, written
+//	                 from the publisher's history: no copy, at most
+//	                 MaxDocumentBytes.
+//	PUT  /config     at most MaxPushes at once, each holding at most
+//	                 MaxDocumentBytes, within ApplyTimeout from its start;
+//	                 they apply one at a time (the publisher is the
+//	                 single writer), so their decoding and compiling take
+//	                 one core at most: about 35 ms for a YAML document of
+//	                 2000 hosts, 3 s for 90 000 hosts (14 MiB).
+//	GET  /revisions  one outcome per revision the publisher keeps, without
+//	                 the documents.
+//	GET  /health     one entry per destination of the serving config.
+//	GET  /healthz    nothing worth counting.
+//	GET  /metrics    one series per host, route and status code seen, per
+//	                 policy and per destination of the serving config
+//	                 (labels come from the config, never from clients).
+//	*    /simulate   the simulator's own bounds (simulate.NewHandler):
+//	                 its calls at once (429 beyond), each call's deadline
+//	                 (503 past it), the probes of a diff, the bytes of a
+//	                 request; a declared body costs what is read of it.
+//
+// A request without the token costs a SHA-256 of what it sent.
 //
 // # Authentication
 //

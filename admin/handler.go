@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/paduraksa/paduraksa/health"
@@ -22,9 +21,12 @@ import (
 // default.
 const DefaultMaxDocumentBytes = 16 << 20
 
-// DefaultApplyTimeout is how long PUT /config waits for an outcome by
-// default.
+// DefaultApplyTimeout is how long PUT /config takes at most by default.
 const DefaultApplyTimeout = time.Minute
+
+// DefaultMaxPushes is how many PUT /config calls are in progress at once
+// by default.
+const DefaultMaxPushes = 4
 
 // Config configures a [Handler]. Only Publisher is required.
 type Config struct {
@@ -56,11 +58,18 @@ type Config struct {
 	// [DefaultMaxDocumentBytes]. It may not exceed
 	// [snapshot.MaxDocumentSize].
 	MaxDocumentBytes int64
-	// ApplyTimeout bounds how long PUT /config waits for its outcome
-	// (and for Persist); 0 means [DefaultApplyTimeout]. A client that
-	// goes away does not cut it short: an applied push is persisted all
-	// the same.
+	// ApplyTimeout bounds a PUT /config from its start: reading the
+	// document (408 past it), waiting for the pushes before it, the
+	// outcome and Persist (504 past it); 0 means [DefaultApplyTimeout]. A
+	// client that goes away does not cut it short: an applied push is
+	// persisted all the same.
 	ApplyTimeout time.Duration
+	// MaxPushes bounds the PUT /config calls in progress at once, from
+	// reading the document to the answer: pushes apply one at a time, so
+	// all but one wait, each holding its document. One beyond it is
+	// answered 429 with Retry-After at once ([CodeBusy]), never queued.
+	// 0 means [DefaultMaxPushes].
+	MaxPushes int
 	// Logger receives a record of every push; nil discards.
 	Logger *slog.Logger
 }
@@ -75,22 +84,26 @@ const (
 	CodeBodyEmpty          = "admin.body.empty"              // 400: PUT /config without a document
 	CodeBodyTooLarge       = "admin.body.tooLarge"           // 413: more than MaxDocumentBytes
 	CodeBodyUnreadable     = "admin.body.unreadable"         // 400: the body broke off
+	CodeBodyTimeout        = "admin.body.timeout"            // 408: the body did not arrive within ApplyTimeout
+	CodeBusy               = "admin.busy"                    // 429: MaxPushes pushes are in progress
 	CodeContentType        = "admin.contentType.unsupported" // 415: not a JSON or YAML type
 	CodeIfMatchInvalid     = "admin.ifMatch.invalid"         // 400: If-Match is not one revision
 	CodeRevisionStale      = "admin.revision.stale"          // 412: If-Match names another revision than the serving one
 	CodeNoConfig           = "admin.config.none"             // 503: nothing serves yet
-	CodeApplyTimeout       = "admin.apply.timeout"           // 504: no outcome within ApplyTimeout
+	CodeApplyTimeout       = "admin.apply.timeout"           // 504: no outcome within ApplyTimeout, or no turn (then not published)
 	CodePersistFailed      = "admin.persist.failed"          // 500: applied, not saved
 	CodeMaxDocumentInvalid = "admin.maxDocumentBytes.invalid"
+	CodeMaxPushesInvalid   = "admin.maxPushes.invalid"
 	CodePublisherMissing   = "admin.publisher.missing"
 )
 
 // Handler serves the admin API; see the package documentation. It is
 // safe for concurrent use.
 type Handler struct {
-	cfg   Config
-	token [sha256.Size]byte // digest of cfg.Token, compared in constant time
-	push  sync.Mutex        // one PUT at a time: outcomes persist in order
+	cfg    Config
+	token  [sha256.Size]byte // digest of cfg.Token, compared in constant time
+	pushes chan struct{}     // one value per PUT in progress, at most MaxPushes
+	turn   chan struct{}     // held by the PUT applying: outcomes persist in order
 }
 
 // New returns the handler of cfg, or every problem of cfg.
@@ -103,6 +116,9 @@ func New(cfg Config) (*Handler, error) {
 		probs.Add(CodeMaxDocumentInvalid, "maxDocumentBytes",
 			"must be 0 (the default) or 1 to "+strconv.Itoa(snapshot.MaxDocumentSize))
 	}
+	if cfg.MaxPushes < 0 {
+		probs.Add(CodeMaxPushesInvalid, "maxPushes", "must be 0 (the default) or more")
+	}
 	if err := probs.Err(); err != nil {
 		return nil, err
 	}
@@ -112,13 +128,16 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.ApplyTimeout <= 0 {
 		cfg.ApplyTimeout = DefaultApplyTimeout
 	}
+	if cfg.MaxPushes == 0 {
+		cfg.MaxPushes = DefaultMaxPushes
+	}
 	if cfg.Health == nil {
 		cfg.Health = cfg.Publisher.Health()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{cfg: cfg}
+	h := &Handler{cfg: cfg, pushes: make(chan struct{}, cfg.MaxPushes), turn: make(chan struct{}, 1)}
 	if cfg.Token != "" {
 		h.token = sha256.Sum256([]byte(cfg.Token))
 	}

@@ -199,35 +199,64 @@ func mergeAndResolve(p string) string {
 }
 
 // FuzzRouteMatch checks route matching against a reference written from
-// the Route docs: the longest prefix whose segments equal the path's
-// first segments, ASCII letters in any case; "/" matches everything.
+// the Route docs: the longest prefix whose segments equal the first
+// segments of the path view, ASCII letters in any case; "/" matches
+// everything. It goes through the gate's decision (ServeHTTP, with its
+// tracer): the path view the gate reads from the request target, the
+// route it matches and the target it hands over to.
 func FuzzRouteMatch(f *testing.F) {
 	f.Add("/api /API/v1 /a", "/api/V1/x")
 	f.Add("/ /app /apple", "/apple")
 	f.Add("/api", "/apix")
 	f.Add("/café /b", "/CAFé/x")
-	f.Fuzz(func(t *testing.T, prefixes, path string) {
-		if !strings.HasPrefix(path, "/") {
-			return // ReadPath refuses it before any route
+	f.Add("/api /", "/api;v=1/x")   // the view drops segment parameters
+	f.Add("/api /", "/%61pi/x?q=1") // and decodes unreserved escapes
+	f.Add("/secret /", "/secret./x")
+	f.Add("/a /", "/a%2Fb") // refused on the route: 400 after the match
+	f.Fuzz(func(t *testing.T, prefixes, target string) {
+		u, err := url.ParseRequestURI(target)
+		if err != nil || !strings.HasPrefix(target, "/") {
+			return // net/http answers 400 before the gate
 		}
 		var routes []Route
+		ran := ""
 		seen := map[string]bool{}
 		for _, p := range strings.Fields(prefixes) {
 			if CheckPrefix(p) != nil || seen[strings.ToLower(strings.TrimSuffix(p, "/"))] {
 				continue
 			}
 			seen[strings.ToLower(strings.TrimSuffix(p, "/"))] = true
-			routes = append(routes, Route{ID: p, Prefix: p, Target: TargetFunc(func(http.ResponseWriter, *http.Request, *Request) {})})
+			routes = append(routes, Route{ID: p, Prefix: p, Target: TargetFunc(func(w http.ResponseWriter, _ *http.Request, rq *Request) {
+				ran = rq.Route.ID
+				w.WriteHeader(http.StatusNoContent)
+			})})
 		}
-		g, err := New(Config{Hosts: []Host{{Names: []string{"a.test"}, Routes: routes}}})
+		var steps []Step
+		g, err := New(Config{Tracer: &Tracer{OnStep: func(s Step) { steps = append(steps, s) }}, Hosts: []Host{{Names: []string{"a.test"}, Routes: routes}}})
 		if err != nil {
 			t.Fatalf("%q: %v", prefixes, err)
 		}
-		got := matchRoute(g.Host(0).Routes, path)
+		r := &http.Request{Method: http.MethodGet, URL: u, RequestURI: target, Host: "a.test", Header: http.Header{},
+			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, RemoteAddr: "192.0.2.1:1"}
+		w := newNopWriter()
+		g.ServeHTTP(w, r)
+		got, matched := "", false
+		for _, s := range steps {
+			if s.Kind == StepRoute {
+				got, matched = s.Name, s.Route != nil
+			}
+		}
+		view, err := ReadPath(RequestPath(r))
+		if err != nil {
+			if matched || ran != "" || w.status != http.StatusBadRequest {
+				t.Fatalf("%q on %q: the view refuses it (%v), yet route %q, target %q, status %d", target, prefixes, err, got, ran, w.status)
+			}
+			return
+		}
 		want, wantLen := "", -1
 		for _, rt := range routes {
 			pre := strings.Split(strings.TrimSuffix(rt.Prefix, "/"), "/")
-			segs := strings.Split(path, "/")
+			segs := strings.Split(view.Match, "/")
 			ok := len(segs) >= len(pre)
 			for i := 0; ok && i < len(pre); i++ {
 				ok = asciiFold.Replace(segs[i]) == asciiFold.Replace(pre[i])
@@ -237,10 +266,16 @@ func FuzzRouteMatch(f *testing.F) {
 			}
 		}
 		switch {
-		case got == nil && want != "":
-			t.Fatalf("%q on %q: no route, want %q", path, prefixes, want)
-		case got != nil && got.ID != want:
-			t.Fatalf("%q on %q: route %q, want %q", path, prefixes, got.ID, want)
+		case !matched && want != "":
+			t.Fatalf("%q (view %q) on %q: no route, want %q", target, view.Match, prefixes, want)
+		case matched && got != want:
+			t.Fatalf("%q (view %q) on %q: route %q, want %q", target, view.Match, prefixes, got, want)
+		case want == "" && w.status != http.StatusNotFound:
+			t.Fatalf("%q (view %q) on %q: status %d, want 404", target, view.Match, prefixes, w.status)
+		case want != "" && view.Needs == 0 && ran != want:
+			t.Fatalf("%q (view %q) on %q: handed over to %q, want %q", target, view.Match, prefixes, ran, want)
+		case want != "" && view.Needs != 0 && (ran != "" || w.status != http.StatusBadRequest):
+			t.Fatalf("%q (view %q) on %q: needs %v the route does not allow, yet target %q, status %d", target, view.Match, prefixes, view.Needs, ran, w.status)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,6 +48,14 @@ type DiffReport struct {
 // A draft a publish would refuse returns the refusal ([DraftRefused]);
 // the draft is compiled once for all probes.
 func Diff(base, draft Target, probes []Probe) (*DiffReport, error) {
+	return DiffContext(context.Background(), base, draft, probes)
+}
+
+// DiffContext is [Diff] under ctx: when ctx ends, the simulation in
+// progress stops and DiffContext returns the error [RunContext] returns,
+// with no report. Both targets resolve (a draft compiles whole) before
+// ctx is looked at.
+func DiffContext(ctx context.Context, base, draft Target, probes []Probe) (*DiffReport, error) {
 	rb, err := base.resolve()
 	if err != nil {
 		return nil, err
@@ -66,11 +75,11 @@ func Diff(base, draft Target, probes []Probe) (*DiffReport, error) {
 			rep.Refused = append(rep.Refused, probeName(&p)+": "+err.Error())
 			continue
 		}
-		before, err := runResolved(&base, rb, rq)
+		before, err := runResolved(ctx, &base, rb, rq)
 		if err != nil {
 			return nil, err
 		}
-		after, err := runResolved(&draft, rd, rq)
+		after, err := runResolved(ctx, &draft, rd, rq)
 		if err != nil {
 			return nil, err
 		}

@@ -1,22 +1,36 @@
 package simulate
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/snapshot"
 )
 
-// DefaultMaxRequestBytes bounds a request to a [Handler] without
-// HandlerConfig.MaxRequestBytes: room for a draft of a few thousand hosts.
-const DefaultMaxRequestBytes = 16 << 20
+// Defaults of the zero fields of a [HandlerConfig].
+const (
+	// DefaultMaxRequestBytes bounds a request body: room for a draft of
+	// a few thousand hosts (a draft of 90 000 hosts, 14 MiB, compiles in
+	// about 3 s of CPU).
+	DefaultMaxRequestBytes = 16 << 20
+	// DefaultMaxConcurrent is how many calls run at once.
+	DefaultMaxConcurrent = 2
+	// DefaultTimeout is a call's deadline.
+	DefaultTimeout = 10 * time.Second
+	// DefaultMaxProbes is how many probes a diff simulates: the requests
+	// a default [Sample] holds.
+	DefaultMaxProbes = DefaultSampleSize
+)
 
 // HandlerConfig configures [NewHandler].
 type HandlerConfig struct {
@@ -36,6 +50,22 @@ type HandlerConfig struct {
 	// MaxRequestBytes bounds a request body; 0 means
 	// [DefaultMaxRequestBytes].
 	MaxRequestBytes int64
+	// MaxConcurrent bounds the calls served at once, from reading the
+	// request to the end of the work; a call beyond it is answered 429
+	// with Retry-After at once ([CodeBusy]), never queued. 0 means
+	// [DefaultMaxConcurrent].
+	MaxConcurrent int
+	// Timeout is a call's deadline, from its start: reading the request,
+	// compiling a draft, the simulations. A call past it is answered 503
+	// with Retry-After ([CodeDeadline]); writing the answer gets Timeout
+	// again. 0 means [DefaultTimeout].
+	Timeout time.Duration
+	// MaxProbes bounds the probes of a diff: a request with more is
+	// refused with 413 ([CodeDiffProbesTooMany]), and of the Sample only
+	// the newest MaxProbes are replayed (the report says how many were
+	// not). 0 means [DefaultMaxProbes]; more than [DefaultMaxDiffProbes]
+	// is taken as that, which [Diff] simulates at most.
+	MaxProbes int
 }
 
 // NewHandler returns the simulator's HTTP API, for an admin listener to
@@ -50,30 +80,142 @@ type HandlerConfig struct {
 // "url" is required. Without a draft or a revision the live config
 // answers; a diff compares the live config with the draft over the
 // probes, by default the handler's Sample. Problems answer 400 (the
-// request or the probe), 404 (an unknown revision), 422 (a draft a
-// publish would refuse, with every problem) or 503 (nothing published
-// yet), each as {"errors": [{"code", "path", "message"}]}.
+// request or the probe), 404 (an unknown revision), 408 (the request
+// did not arrive within Timeout), 413 (a body over MaxRequestBytes, more
+// probes than MaxProbes), 422 (a draft a publish would refuse, with every
+// problem), 429 (MaxConcurrent calls are running) or 503 (nothing
+// published yet, or the work did not finish within Timeout), each as
+// {"errors": [{"code", "path", "message"}]}; 429 and 503 at the deadline
+// carry Retry-After.
+//
+// # Cost
+//
+// A call costs at most: MaxRequestBytes read and decoded; one draft
+// compiled, whole (a draft is not cut short at the deadline, and the call
+// keeps its place among MaxConcurrent until the compile ends); for a
+// diff, two simulations per probe, at most MaxProbes of them, each about
+// 0.1 ms of CPU over plain HTTP/1.1, 1 ms with TLS and 2 ms over HTTP/3,
+// whatever body length a probe declares, and a few microseconds more per
+// header line (at most [MaxProbeHeaderLines] a probe); all of it within
+// Timeout, on about one core. Decoding a request of MaxRequestBytes into
+// probes takes about 0.5 s of CPU at worst (millions of header values).
+// So the API uses at most MaxConcurrent cores, and a caller who sends
+// more gets 429 at once.
+//
+// Why 503 at the deadline: the time ran out on this server, in its own
+// work (a busy machine makes simulations slower), with no upstream waited
+// for (504) and the request read whole (else 408); Retry-After says when
+// the calls that hold the other places are over, Timeout at most. 429
+// says that the caller, who holds every place, sends more than the API
+// serves at once.
 func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
-	h := &handler{cfg: cfg}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxProbes <= 0 {
+		cfg.MaxProbes = DefaultMaxProbes
+	}
+	cfg.MaxProbes = min(cfg.MaxProbes, DefaultMaxDiffProbes)
+	h := &handler{cfg: cfg, places: make(chan struct{}, cfg.MaxConcurrent)}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /simulate", h.simulate)
-	mux.HandleFunc("POST /simulate/diff", h.diff)
+	mux.HandleFunc("POST /simulate", h.call(h.simulate))
+	mux.HandleFunc("POST /simulate/diff", h.call(h.diff))
 	return mux
 }
 
-type handler struct{ cfg HandlerConfig }
+type handler struct {
+	cfg    HandlerConfig
+	places chan struct{} // one value per call in progress
+}
 
 // Codes of the handler's own refusals.
 const (
-	CodeRequestInvalid   = "simulate.request.invalid"   // the body is not the JSON the endpoint takes
-	CodeRequestTooLarge  = "simulate.request.tooLarge"  // the body is over MaxRequestBytes
-	CodeRevisionUnknown  = "simulate.revision.unknown"  // no kept revision has the number
-	CodeDiffProbesNeeded = "simulate.diff.probes.empty" // no probes and no sample
-	CodeInternal         = "simulate.internal"          // a failure of the simulation itself
+	CodeRequestInvalid    = "simulate.request.invalid"     // the body is not the JSON the endpoint takes
+	CodeRequestTooLarge   = "simulate.request.tooLarge"    // the body is over MaxRequestBytes
+	CodeRevisionUnknown   = "simulate.revision.unknown"    // no kept revision has the number
+	CodeDiffProbesNeeded  = "simulate.diff.probes.empty"   // no probes and no sample
+	CodeDiffProbesTooMany = "simulate.diff.probes.tooMany" // more probes than MaxProbes
+	CodeBusy              = "simulate.busy"                // MaxConcurrent calls are in progress
+	CodeInternal          = "simulate.internal"            // a failure of the simulation itself
 )
+
+// work is what a call computes once its request is read: the answer and
+// the path of the probe it simulates ("" for a diff).
+type work func(ctx context.Context) (answer any, at string, err error)
+
+// call serves one endpoint within the handler's bounds: a place among
+// MaxConcurrent or 429 at once, the deadline for reading the request and
+// for the work, and 503 when it passes. The work runs on a goroutine of
+// its own that holds the place until it returns, so that a compile which
+// outlasts the deadline still counts: the answer is on time, and the
+// work in progress never exceeds MaxConcurrent calls.
+func (h *handler) call(read func(w http.ResponseWriter, r *http.Request) (work, bool)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case h.places <- struct{}{}:
+		default:
+			w.Header().Set("Retry-After", "1")
+			h.fail(w, http.StatusTooManyRequests, &ProbeError{Code: CodeBusy,
+				Msg: strconv.Itoa(h.cfg.MaxConcurrent) + " simulations are in progress, the most served at once"})
+			return
+		}
+		held := true
+		defer func() {
+			if held {
+				<-h.places
+			}
+		}()
+		deadline := time.Now().Add(h.cfg.Timeout)
+		ctx, cancel := context.WithDeadline(r.Context(), deadline)
+		defer cancel()
+		rc := http.NewResponseController(w)
+		rc.SetReadDeadline(deadline) // a writer without deadlines has the server's
+		job, ok := read(w, r)
+		if !ok {
+			return
+		}
+		type result struct {
+			v   any
+			at  string
+			err error
+		}
+		done := make(chan result, 1)
+		held = false
+		go func() {
+			v, at, err := job(ctx)
+			<-h.places // before the answer: a caller who has it finds the place free
+			done <- result{v, at, err}
+		}()
+		var res result
+		select {
+		case res = <-done:
+		case <-ctx.Done():
+			res.err = ended(ctx)
+		}
+		rc.SetWriteDeadline(time.Now().Add(h.cfg.Timeout))
+		switch {
+		case errors.Is(res.err, context.DeadlineExceeded) || errors.Is(res.err, context.Canceled):
+			h.deadline(w)
+		case res.err != nil:
+			h.failRun(w, res.err, res.at)
+		default:
+			writeJSON(w, http.StatusOK, res.v)
+		}
+	}
+}
+
+// deadline answers a call whose work did not finish within Timeout.
+func (h *handler) deadline(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", strconv.Itoa(int((h.cfg.Timeout+time.Second-1)/time.Second)))
+	h.fail(w, http.StatusServiceUnavailable, &ProbeError{Code: CodeDeadline,
+		Msg: "the simulation did not finish within the deadline of " + h.cfg.Timeout.String()})
+}
 
 // wireProbe is a Probe as the API spells it.
 type wireProbe struct {
@@ -131,41 +273,46 @@ type diffRequest struct {
 	Probes []wireProbe     `json:"probes"`
 }
 
-func (h *handler) simulate(w http.ResponseWriter, r *http.Request) {
+// simulate reads a POST /simulate.
+func (h *handler) simulate(w http.ResponseWriter, r *http.Request) (work, bool) {
 	var req simulateRequest
 	if !h.read(w, r, &req) {
-		return
+		return nil, false
 	}
 	if req.Probe == nil {
 		h.fail(w, http.StatusBadRequest, &ProbeError{Code: CodeRequestInvalid, Path: "probe", Msg: "a probe is required"})
-		return
+		return nil, false
 	}
 	var errs problem.List
 	probe := req.Probe.probe(&errs, "probe")
 	if err := errs.Err(); err != nil {
 		h.fail(w, http.StatusBadRequest, err)
-		return
+		return nil, false
 	}
 	target, ok := h.target(w, req.Draft, req.Revision)
 	if !ok {
-		return
+		return nil, false
 	}
-	res, err := Run(target, probe)
-	if err != nil {
-		h.failRun(w, err, "probe")
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	return func(ctx context.Context) (any, string, error) {
+		res, err := RunContext(ctx, target, probe)
+		return res, "probe", err
+	}, true
 }
 
-func (h *handler) diff(w http.ResponseWriter, r *http.Request) {
+// diff reads a POST /simulate/diff.
+func (h *handler) diff(w http.ResponseWriter, r *http.Request) (work, bool) {
 	var req diffRequest
 	if !h.read(w, r, &req) {
-		return
+		return nil, false
 	}
 	if len(req.Draft) == 0 {
 		h.fail(w, http.StatusBadRequest, &ProbeError{Code: CodeRequestInvalid, Path: "draft", Msg: "a diff needs a draft"})
-		return
+		return nil, false
+	}
+	if n := len(req.Probes); n > h.cfg.MaxProbes {
+		h.fail(w, http.StatusRequestEntityTooLarge, &ProbeError{Code: CodeDiffProbesTooMany, Path: "probes",
+			Msg: strconv.Itoa(n) + " probes; a diff takes at most " + strconv.Itoa(h.cfg.MaxProbes)})
+		return nil, false
 	}
 	var probes []Probe
 	var errs problem.List
@@ -174,25 +321,30 @@ func (h *handler) diff(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := errs.Err(); err != nil {
 		h.fail(w, http.StatusBadRequest, err)
-		return
+		return nil, false
 	}
+	older := 0 // sampled requests left out
 	if len(probes) == 0 && h.cfg.Sample != nil {
 		probes = h.cfg.Sample.Probes()
+		if n := len(probes); n > h.cfg.MaxProbes {
+			older, probes = n-h.cfg.MaxProbes, probes[n-h.cfg.MaxProbes:]
+		}
 	}
 	if len(probes) == 0 {
 		h.fail(w, http.StatusBadRequest, &ProbeError{Code: CodeDiffProbesNeeded, Path: "probes", Msg: "no probes given and no recent requests sampled"})
-		return
+		return nil, false
 	}
 	draft, ok := h.target(w, req.Draft, 0)
 	if !ok {
-		return
+		return nil, false
 	}
-	rep, err := Diff(Target{Store: h.cfg.Store, Listener: h.cfg.Listener}, draft, probes)
-	if err != nil {
-		h.failRun(w, err, "")
-		return
-	}
-	writeJSON(w, http.StatusOK, rep)
+	return func(ctx context.Context) (any, string, error) {
+		rep, err := DiffContext(ctx, Target{Store: h.cfg.Store, Listener: h.cfg.Listener}, draft, probes)
+		if err == nil && older > 0 {
+			rep.Refused = append(rep.Refused, strconv.Itoa(older)+" older sampled requests past the limit of "+strconv.Itoa(h.cfg.MaxProbes)+" not simulated")
+		}
+		return rep, "", err
+	}, true
 }
 
 // target returns the target a request names: a draft, a kept revision,
@@ -236,9 +388,16 @@ func (h *handler) read(w http.ResponseWriter, r *http.Request, v any) bool {
 	}
 	if err != nil {
 		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		switch {
+		case errors.As(err, &tooLarge):
 			h.fail(w, http.StatusRequestEntityTooLarge, &ProbeError{Code: CodeRequestTooLarge, Msg: "the body is over " + strconv.FormatInt(h.cfg.MaxRequestBytes, 10) + " bytes"})
-		} else {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The client is slow, not the server: 408, and the
+			// connection, whose read timed out, closes.
+			w.Header().Set("Connection", "close")
+			h.fail(w, http.StatusRequestTimeout, &ProbeError{Code: CodeDeadline,
+				Msg: "the request did not arrive within the deadline of " + h.cfg.Timeout.String()})
+		default:
 			h.fail(w, http.StatusBadRequest, &ProbeError{Code: CodeRequestInvalid, Msg: err.Error()})
 		}
 		return false

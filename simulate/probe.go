@@ -27,7 +27,11 @@ type Probe struct {
 	// Host comes from URL: a Host here is refused. A Content-Length (at
 	// most [MaxProbeBody]) sends a body of that many bytes, and
 	// Transfer-Encoding: chunked (HTTP/1.1 only) an empty chunked body
-	// after it, so body limits are simulated too.
+	// after it, so body limits are simulated too. The body is generated
+	// as the server reads it, so a length costs what the server reads
+	// (at most about 256 KiB over HTTP/1.1, a flow-control window over
+	// HTTP/2 and HTTP/3), not what it declares. At most
+	// [MaxProbeHeaderLines] values and [MaxProbeHeaderBytes] on the wire.
 	Header http.Header
 	// Peer is the address the connection comes from: the client itself
 	// when it connects directly, the proxy's or load balancer's when one
@@ -66,8 +70,24 @@ type TLS struct {
 	Version uint16
 }
 
-// MaxProbeBody bounds the body a probe's Content-Length asks for.
-const MaxProbeBody = 16 << 20
+// MaxProbeBody bounds the body a probe's Content-Length asks for: 1 TiB,
+// above any body limit worth simulating. The bytes are generated only as
+// the server reads them (see [Probe.Header]).
+const MaxProbeBody = 1 << 40
+
+// A probe's headers are bounded: their cost is per line (validated,
+// sorted, written, parsed), and a request past a listener's
+// MaxHeaderBytes is answered 431 by net/http whatever it holds beyond it.
+const (
+	// MaxProbeHeaderLines bounds the header values of a probe: one line
+	// each. It is above any header count limit worth simulating (nginx's
+	// and HAProxy's are about 100).
+	MaxProbeHeaderLines = 1000
+	// MaxProbeHeaderBytes bounds a probe's header section as HTTP/1.1
+	// sends it (name, ": ", value and CRLF per line): twice 1 MiB, so
+	// that a listener's MaxHeaderBytes up to 1 MiB can be exceeded.
+	MaxProbeHeaderBytes = 2 << 20
+)
 
 // DefaultPeer is the peer of a probe without one: an outside client
 // (TEST-NET-1), connecting directly.
@@ -83,6 +103,7 @@ const (
 	CodeProbeURLInvalid         = "simulate.probe.url.invalid"         // url: not an absolute http or https URL with a host
 	CodeProbeHeaderInvalid      = "simulate.probe.header.invalid"      // header[name]: not a valid name or value
 	CodeProbeHeaderHost         = "simulate.probe.header.host"         // header[Host]: the Host is the URL's
+	CodeProbeHeaderTooLarge     = "simulate.probe.header.tooLarge"     // header: more than MaxProbeHeaderLines values or MaxProbeHeaderBytes
 	CodeProbeHTTPVersionInvalid = "simulate.probe.httpVersion.invalid" // httpVersion: not 0-3
 	CodeProbeHTTPVersionPlain   = "simulate.probe.httpVersion.plain"   // httpVersion: 2 or 3 on an http URL (no h2c, no QUIC without TLS)
 	CodeProbeTLSPlain           = "simulate.probe.tls.plain"           // tls: TLS settings on an http URL would change nothing
@@ -91,6 +112,8 @@ const (
 	CodeProbeProxyHTTP3         = "simulate.probe.proxyProtocol.http3" // proxyProtocol: HTTP/3 runs over UDP, where no PROXY header is read
 	CodeProbePeerInvalid        = "simulate.probe.peer.invalid"        // peer: an address with a zone
 	CodeProbeBodyInvalid        = "simulate.probe.body.invalid"        // header[Content-Length], header[Transfer-Encoding]: not a length up to MaxProbeBody, not chunked, or chunked over HTTP/2 or HTTP/3
+
+	CodeDeadline = "simulate.deadline" // the caller's deadline passed before the simulation finished ([RunContext])
 
 	CodeTargetNone     = "simulate.target.none"     // no store, snapshot or draft given
 	CodeTargetMany     = "simulate.target.many"     // more than one of them given
@@ -137,8 +160,21 @@ func (p *Probe) check() (*request, error) {
 			u.Path = "/"
 		}
 	}
+	lines, size := 0, 0
+	for _, vs := range p.Header {
+		lines += len(vs)
+	}
+	if lines > MaxProbeHeaderLines {
+		// Said before the lines are looked at, which would cost what
+		// the bound saves.
+		errs.Add(CodeProbeHeaderTooLarge, "header", strconv.Itoa(lines)+" header values; a probe sends at most "+strconv.Itoa(MaxProbeHeaderLines))
+		return nil, errs.Err()
+	}
 	for k, vs := range p.Header {
 		at := "header[" + k + "]"
+		for _, v := range vs {
+			size += len(k) + len(": \r\n") + len(v)
+		}
 		if !httpguts.ValidHeaderFieldName(k) {
 			errs.Add(CodeProbeHeaderInvalid, at, strconv.Quote(k)+" is not a header name")
 			continue
@@ -154,10 +190,13 @@ func (p *Probe) check() (*request, error) {
 		}
 		rq.header[http.CanonicalHeaderKey(k)] = append(rq.header[http.CanonicalHeaderKey(k)], vs...)
 	}
+	if size > MaxProbeHeaderBytes {
+		errs.Add(CodeProbeHeaderTooLarge, "header", strconv.Itoa(size)+" bytes of headers; a probe sends at most "+strconv.Itoa(MaxProbeHeaderBytes))
+	}
 	if v, ok := rq.header["Content-Length"]; ok {
 		n, err := strconv.ParseInt(strings.TrimSpace(v[0]), 10, 64)
 		if len(v) != 1 || err != nil || n < 0 || n > MaxProbeBody {
-			errs.Add(CodeProbeBodyInvalid, "header[Content-Length]", "one length of 0 to "+strconv.Itoa(MaxProbeBody)+" bytes")
+			errs.Add(CodeProbeBodyInvalid, "header[Content-Length]", "one length of 0 to "+strconv.FormatInt(MaxProbeBody, 10)+" bytes")
 		}
 		rq.body = n
 	}

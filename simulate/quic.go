@@ -28,7 +28,7 @@ type memPacketConn struct {
 
 	closed chan struct{}
 	once   sync.Once
-	dl     readDeadline
+	dl     deadline
 }
 
 func memPacketPair(a, b *net.UDPAddr) (*memPacketConn, *memPacketConn) {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"errors"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
@@ -29,8 +31,8 @@ type Result struct {
 }
 
 // patience bounds each simulation: every stage runs in memory, so only a
-// bug can take this long, and then the simulation fails instead of
-// hanging.
+// bug (or a deadline of the caller's, which comes first) can take this
+// long, and then the simulation fails instead of hanging.
 const patience = 10 * time.Second
 
 // Run simulates probe against target. It runs the real code of every
@@ -45,6 +47,16 @@ const patience = 10 * time.Second
 // ([ProbeError] with a stable code, [DraftRefused] for a draft a publish
 // would refuse). Run is safe for concurrent use.
 func Run(target Target, probe Probe) (*Result, error) {
+	return RunContext(context.Background(), target, probe)
+}
+
+// RunContext is [Run] under ctx: the simulation's connections and
+// handshakes take ctx's deadline, and a simulation that ctx ended returns
+// no result but an error in which errors.Is finds ctx's error and, when
+// the deadline passed, errors.As a [ProbeError] of code [CodeDeadline]. A
+// draft compiles whole before ctx is looked at: the compile is not cut
+// short.
+func RunContext(ctx context.Context, target Target, probe Probe) (*Result, error) {
 	rq, err := probe.check()
 	if err != nil {
 		return nil, err
@@ -53,17 +65,50 @@ func Run(target Target, probe Probe) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runResolved(&target, res, rq)
+	return runResolved(ctx, &target, res, rq)
 }
 
-// runResolved runs a checked probe against a resolved target.
-func runResolved(target *Target, res *resolved, rq *request) (*Result, error) {
+// runResolved runs a checked probe against a resolved target. An answer
+// found while ctx ended is not one: the closed connections may have made
+// it, so it is never returned.
+func runResolved(ctx context.Context, target *Target, res *resolved, rq *request) (*Result, error) {
+	if err := ended(ctx); err != nil {
+		return nil, err
+	}
 	s := &sim{rq: rq, t: target, res: res, g: res.snap.Gate(), table: res.snap.TLS()}
-	if err := s.run(); err != nil {
+	err := s.run(ctx)
+	if err := ended(ctx); err != nil {
+		return nil, err
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &s.result, nil
 }
+
+// ended returns nil while ctx lasts, and then the error of a simulation
+// that ctx stopped.
+func ended(ctx context.Context) error {
+	switch err := ctx.Err(); {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return &stopped{problem: &ProbeError{Code: CodeDeadline, Msg: "the simulation reached its deadline"}, cause: err}
+	default:
+		return fmt.Errorf("simulate: %w", err)
+	}
+}
+
+// stopped is the error of a simulation whose deadline passed: its problem
+// for errors.As and the problem lists, the context's error for errors.Is.
+type stopped struct {
+	problem *ProbeError
+	cause   error
+}
+
+func (e *stopped) Error() string        { return e.problem.Error() }
+func (e *stopped) Unwrap() error        { return e.problem }
+func (e *stopped) Is(target error) bool { return errors.Is(e.cause, target) }
 
 // sim is one simulation.
 type sim struct {
@@ -96,9 +141,9 @@ func (s *sim) refuse(kind Kind, stage, reason string) {
 	s.mu.Unlock()
 }
 
-func (s *sim) run() error {
+func (s *sim) run(ctx context.Context) error {
 	rq := s.rq
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	ctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 
 	if rq.version == 3 {
@@ -118,7 +163,8 @@ func (s *sim) run() error {
 	cliEnd, srvEnd := memPipe()
 	defer cliEnd.Close()
 	defer srvEnd.Close()
-	cliEnd.SetDeadline(time.Now().Add(patience))
+	dl, _ := ctx.Deadline() // the caller's, or patience
+	cliEnd.SetDeadline(dl)
 	srvConn := &pipeConn{Conn: srvEnd, local: net.TCPAddrFromAddrPort(local), remote: net.TCPAddrFromAddrPort(rq.peer)}
 
 	// The server side: the listener stack of the edge package, in its
@@ -231,7 +277,7 @@ func (s *sim) run() error {
 		if negotiated == "h2" {
 			resp, err = s.roundTripH2(ctx, cli)
 		} else {
-			resp, err = s.roundTripH1(cli)
+			resp, err = s.roundTripH1(cli, &wg)
 		}
 	}
 	if err != nil {
@@ -378,14 +424,17 @@ func (s *sim) newRequest() *http.Request {
 	if rq.body > 0 {
 		delete(r.Header, "Content-Length") // the client sends it from ContentLength
 		r.ContentLength = rq.body
-		r.Body = io.NopCloser(strings.NewReader(strings.Repeat("x", int(rq.body))))
+		r.Body = io.NopCloser(&bodyReader{left: rq.body})
 	}
 	return r
 }
 
 // roundTripH1 writes the request as HTTP/1.1 bytes, exactly the probe's
-// headers, and reads the answer.
-func (s *sim) roundTripH1(c net.Conn) (*http.Response, error) {
+// headers, and reads the answer. The request is written by a goroutine of
+// its own (in wg), as a client's socket sends while the server answers:
+// a server that answers before it has read it all (a 431, a 413) is read
+// at once, and the writer waits for room or for the connection to close.
+func (s *sim) roundTripH1(c net.Conn, wg *sync.WaitGroup) (*http.Response, error) {
 	rq := s.rq
 	var b strings.Builder
 	b.WriteString(rq.method + " " + rq.url.RequestURI() + " HTTP/1.1\r\nHost: " + rq.host + "\r\n")
@@ -400,17 +449,13 @@ func (s *sim) roundTripH1(c net.Conn) (*http.Response, error) {
 		}
 	}
 	b.WriteString("\r\n")
-	body := strings.Repeat("x", int(rq.body))
-	if rq.chunked {
-		if rq.body > 0 {
-			body = strconv.FormatInt(rq.body, 16) + "\r\n" + body + "\r\n"
+	head, body := b.String(), wireBody(rq.body, rq.chunked)
+	wg.Go(func() {
+		// An error here is the connection's, which the reader meets too.
+		if _, err := io.WriteString(c, head); err == nil && body != nil {
+			io.Copy(c, body)
 		}
-		body += "0\r\n\r\n"
-	}
-	b.WriteString(body)
-	if _, err := io.WriteString(c, b.String()); err != nil {
-		return nil, err
-	}
+	})
 	return http.ReadResponse(bufio.NewReader(c), &http.Request{Method: rq.method})
 }
 

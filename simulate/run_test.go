@@ -129,6 +129,8 @@ func TestRunOutcomes(t *testing.T) {
 			Outcome{Kind: Redirected, Stage: "redirect", Status: 308, Location: "https://h3.test/a?b=c", Protocol: "HTTP/1.1"}, nil},
 		{"host redirect", Probe{URL: "http://old.test/x"},
 			Outcome{Kind: Redirected, Stage: "redirect", Status: 301, Location: "https://new.test/x", Protocol: "HTTP/1.1"}, nil},
+		{"host redirect over HTTP/2, not followed", Probe{URL: "https://old.test/x", HTTPVersion: 2},
+			Outcome{Kind: Redirected, Stage: "redirect", Status: 301, Location: "https://new.test/x", Protocol: "HTTP/2.0"}, nil},
 		{"fixed host", Probe{URL: "http://fixed.test/"},
 			Outcome{Kind: Answered, Stage: "answer", Status: 503, Protocol: "HTTP/1.1"}, nil},
 		{"http3", Probe{URL: "https://h3.test/", HTTPVersion: 3},
@@ -340,9 +342,15 @@ func TestRunProbeRefused(t *testing.T) {
 		{Probe{URL: "https://app.test/", TLS: &TLS{SNI: "a", NoSNI: true, Version: 7}}, []string{CodeProbeTLSSNIConflict + " tls.sni", CodeProbeTLSVersionInvalid + " tls.version"}},
 		{Probe{URL: "http://app.test/", Method: "GE T", HTTPVersion: 9}, []string{CodeProbeMethodInvalid + " method", CodeProbeHTTPVersionInvalid + " httpVersion"}},
 		{Probe{URL: "http://app.test/", Header: http.Header{"Content-Length": {"-1"}}}, []string{CodeProbeBodyInvalid + " header[Content-Length]"}},
-		{Probe{URL: "http://app.test/", Header: http.Header{"Content-Length": {"99999999999"}}}, []string{CodeProbeBodyInvalid + " header[Content-Length]"}},
+		{Probe{URL: "http://app.test/", Header: http.Header{"Content-Length": {"1099511627777"}}}, []string{CodeProbeBodyInvalid + " header[Content-Length]"}},
 		{Probe{URL: "https://app.test/", HTTPVersion: 2, Header: http.Header{"Transfer-Encoding": {"chunked"}}}, []string{CodeProbeBodyInvalid + " header[Transfer-Encoding]"}},
 		{Probe{URL: "http://app.test/", Header: http.Header{"Transfer-Encoding": {"gzip"}}}, []string{CodeProbeBodyInvalid + " header[Transfer-Encoding]"}},
+		// Headers are bounded by their lines and bytes; at the bounds
+		// the probe runs (and net/http or the gate answers 431).
+		{Probe{URL: "http://app.test/", Header: http.Header{"X-A": make([]string, MaxProbeHeaderLines), "X-B": {""}}}, []string{CodeProbeHeaderTooLarge + " header"}},
+		{Probe{URL: "http://app.test/", Header: http.Header{"X-A": make([]string, MaxProbeHeaderLines)}}, nil},
+		{Probe{URL: "http://app.test/", Header: http.Header{"X-A": {strings.Repeat("a", MaxProbeHeaderBytes-len("X-A: \r\n")+1)}}}, []string{CodeProbeHeaderTooLarge + " header"}},
+		{Probe{URL: "http://app.test/", Header: http.Header{"X-A": {strings.Repeat("a", MaxProbeHeaderBytes-len("X-A: \r\n"))}}}, nil},
 	} {
 		_, err := Run(LiveTarget(store), tc.probe)
 		assert.Equal(t, tc.codes, problem.CodePaths(err), "%+v", tc.probe)

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"context"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -74,7 +75,7 @@ func (x *Tester) Expect(probe Probe, want Want) *Result {
 	}
 	var res *Result
 	if err == nil {
-		res, err = runResolved(&x.target, target, rq)
+		res, err = runResolved(context.Background(), &x.target, target, rq)
 	}
 	if err != nil {
 		x.t.Errorf("%s: %v", name, err)

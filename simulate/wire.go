@@ -112,53 +112,81 @@ func (w *recorder) Write(b []byte) (int, error) {
 // Unwrap gives http.ResponseController the server's writer.
 func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// memPipe returns the two ends of an in-memory connection. Unlike
-// net.Pipe a write never waits for the reader, as on a socket with room
-// in its buffers: a server that answers before it has read everything
-// (an HTTP 400, a TLS alert) cannot deadlock with a client still writing.
-// Reads honour deadlines, which net/http uses to interrupt them.
+// memPipe returns the two ends of an in-memory connection: the client's
+// and the server's. A write from the server never waits for the reader,
+// as on a socket with room in its buffers: a server that answers before
+// it has read everything (an HTTP 400, a TLS alert) cannot deadlock with
+// a client still reading. A write from the client waits while
+// [pipeWindow] bytes are unread, as on a socket whose buffers are full:
+// a request body costs what the server reads of it (plus the window), not
+// what its Content-Length declares. Reads and writes honour deadlines,
+// which net/http uses to interrupt them.
 func memPipe() (*memConn, *memConn) {
-	a, b := newHalf(), newHalf()
+	a, b := newHalf(0), newHalf(pipeWindow)
 	return &memConn{r: a, w: b}, &memConn{r: b, w: a}
 }
+
+// pipeWindow is how many unread bytes the client's direction of a
+// memPipe holds before a write waits: a socket's buffers, about.
+const pipeWindow = 64 << 10
 
 // half is one direction of a memPipe.
 type half struct {
 	mu         sync.Mutex
-	buf        []byte
+	buf        []byte // unread bytes: buf[off:]
+	off        int
 	eof        bool          // the writing end closed
 	readerGone bool          // the reading end closed
 	ready      chan struct{} // closed when buf, eof or readerGone change
+	window     int           // unread bytes before a write waits; 0: never waits
 }
 
-func newHalf() *half { return &half{ready: make(chan struct{})} }
+// room makes space for n more bytes after the unread ones: it moves them
+// to the front of buf, so a buffer a reader drains slowly is not
+// reallocated on every write, and grows a buffer with a window to the
+// window at once once it holds more than a request head; h.mu must be
+// held.
+func (h *half) room(n int) {
+	if len(h.buf)+n <= cap(h.buf) {
+		return
+	}
+	if h.off > 0 {
+		h.buf = h.buf[:copy(h.buf, h.buf[h.off:])]
+		h.off = 0
+	}
+	if need := len(h.buf) + n; h.window > 0 && need > cap(h.buf) && need > 4<<10 {
+		h.buf = append(make([]byte, 0, max(h.window, need)), h.buf...)
+	}
+}
 
-// signal wakes the readers; h.mu must be held.
+func newHalf(window int) *half { return &half{ready: make(chan struct{}), window: window} }
+
+// signal wakes the readers and the waiting writers; h.mu must be held.
 func (h *half) signal() {
 	close(h.ready)
 	h.ready = make(chan struct{})
 }
 
 type memConn struct {
-	r, w *half
-	dl   readDeadline
+	r, w   *half
+	dl, wd deadline // for reads, for writes
 
 	mu     sync.Mutex
 	closed bool
 }
 
-// readDeadline is a read deadline that wakes a blocked read when it
+// deadline is a read or write deadline that wakes a blocked call when it
 // passes or changes (net/http and quic-go interrupt reads by moving it
 // into the past).
-type readDeadline struct {
+type deadline struct {
 	mu      sync.Mutex
 	passed  chan struct{} // closed once the deadline passed; nil: none
 	changed chan struct{} // closed and replaced on every change
 	timer   *time.Timer
 }
 
-// get returns the channels a read waits on.
-func (d *readDeadline) get() (passed, changed <-chan struct{}) {
+// get returns the channels a call waits on.
+func (d *deadline) get() (passed, changed <-chan struct{}) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.changed == nil {
@@ -167,7 +195,7 @@ func (d *readDeadline) get() (passed, changed <-chan struct{}) {
 	return d.passed, d.changed
 }
 
-func (d *readDeadline) set(t time.Time) {
+func (d *deadline) set(t time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.timer != nil {
@@ -192,7 +220,7 @@ func (d *readDeadline) set(t time.Time) {
 	d.changed = make(chan struct{})
 }
 
-func (d *readDeadline) stop() {
+func (d *deadline) stop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.timer != nil {
@@ -200,19 +228,29 @@ func (d *readDeadline) stop() {
 	}
 }
 
+func (c *memConn) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
 func (c *memConn) Read(b []byte) (int, error) {
 	for {
-		c.mu.Lock()
-		closed := c.closed
-		c.mu.Unlock()
-		deadline, changed := c.dl.get()
+		closed := c.isClosed()
+		passed, changed := c.dl.get()
 		if closed {
 			return 0, net.ErrClosed
 		}
 		c.r.mu.Lock()
-		if len(c.r.buf) > 0 {
-			n := copy(b, c.r.buf)
-			c.r.buf = c.r.buf[n:]
+		if c.r.off < len(c.r.buf) {
+			n := copy(b, c.r.buf[c.r.off:])
+			c.r.off += n
+			if c.r.off == len(c.r.buf) {
+				c.r.buf, c.r.off = c.r.buf[:0], 0
+			}
+			if c.r.window > 0 {
+				c.r.signal() // room for a waiting writer
+			}
 			c.r.mu.Unlock()
 			return n, nil
 		}
@@ -225,27 +263,51 @@ func (c *memConn) Read(b []byte) (int, error) {
 		select {
 		case <-ready:
 		case <-changed:
-		case <-deadline:
+		case <-passed:
 			return 0, os.ErrDeadlineExceeded
 		}
 	}
 }
 
+// Write appends b for the reader; on a direction with a window it waits
+// for room, and returns early when the reader or this end closes or the
+// write deadline passes.
 func (c *memConn) Write(b []byte) (int, error) {
-	c.mu.Lock()
-	closed := c.closed
-	c.mu.Unlock()
-	if closed {
-		return 0, net.ErrClosed
+	n := 0
+	for {
+		closed := c.isClosed()
+		passed, changed := c.wd.get()
+		if closed {
+			return n, net.ErrClosed
+		}
+		c.w.mu.Lock()
+		if c.w.readerGone {
+			c.w.mu.Unlock()
+			return n, io.ErrClosedPipe
+		}
+		room := len(b) - n
+		if c.w.window > 0 {
+			room = min(room, c.w.window-(len(c.w.buf)-c.w.off))
+		}
+		if room > 0 {
+			c.w.room(room)
+			c.w.buf = append(c.w.buf, b[n:n+room]...)
+			n += room
+			c.w.signal()
+		}
+		if n == len(b) {
+			c.w.mu.Unlock()
+			return n, nil
+		}
+		ready := c.w.ready
+		c.w.mu.Unlock()
+		select {
+		case <-ready:
+		case <-changed:
+		case <-passed:
+			return n, os.ErrDeadlineExceeded
+		}
 	}
-	c.w.mu.Lock()
-	defer c.w.mu.Unlock()
-	if c.w.readerGone {
-		return 0, io.ErrClosedPipe
-	}
-	c.w.buf = append(c.w.buf, b...)
-	c.w.signal()
-	return len(b), nil
 }
 
 func (c *memConn) Close() error {
@@ -257,12 +319,13 @@ func (c *memConn) Close() error {
 	c.closed = true
 	c.mu.Unlock()
 	c.dl.stop()
+	c.wd.stop()
 	c.w.mu.Lock()
 	c.w.eof = true
 	c.w.signal()
 	c.w.mu.Unlock()
 	c.r.mu.Lock()
-	c.r.readerGone, c.r.buf = true, nil
+	c.r.readerGone, c.r.buf, c.r.off = true, nil, 0
 	c.r.signal()
 	c.r.mu.Unlock()
 	return nil
@@ -273,10 +336,16 @@ func (c *memConn) SetReadDeadline(t time.Time) error {
 	return nil
 }
 
-// SetWriteDeadline does nothing: writes never wait.
-func (c *memConn) SetWriteDeadline(time.Time) error { return nil }
+func (c *memConn) SetWriteDeadline(t time.Time) error {
+	c.wd.set(t)
+	return nil
+}
 
-func (c *memConn) SetDeadline(t time.Time) error { return c.SetReadDeadline(t) }
+func (c *memConn) SetDeadline(t time.Time) error {
+	c.dl.set(t)
+	c.wd.set(t)
+	return nil
+}
 
 func (c *memConn) LocalAddr() net.Addr  { return memAddr{} }
 func (c *memConn) RemoteAddr() net.Addr { return memAddr{} }

@@ -228,6 +228,8 @@ func TestAdminAddressChecksAtStart(t *testing.T) {
 		{[]string{"-admin", ":9901"}, "-admin :9901 is not a loopback address"},
 		{[]string{"-admin", "[::]:9901"}, "is not a loopback address"},
 		{[]string{"-admin", "192.0.2.1:9901"}, "give a bearer token with -admin-token-file"},
+		{[]string{"-admin", "localhost.example:9901"}, "-admin localhost.example:9901 is not a loopback address"},
+		{[]string{"-admin", "localhostx:9901"}, "-admin localhostx:9901 is not a loopback address"},
 		{[]string{"-admin", "127.0.0.1"}, "-admin \"127.0.0.1\""},
 		{[]string{"-admin", "0.0.0.0:9901", "-admin-token-file", empty}, "is empty"},
 		{[]string{"-admin-token-file", filepath.Join(t.TempDir(), "missing")}, "-admin-token-file"},
@@ -265,6 +267,11 @@ func TestAdminSettings(t *testing.T) {
 		{"admin.example:9901", "", adminSettings{}, "not a loopback address"},
 		{"[::ffff:127.0.0.1]:9901", "", adminSettings{addr: "[::ffff:127.0.0.1]:9901"}, ""},
 		{"[fe80::1%eth0]:9901", "", adminSettings{}, "not a loopback address"},
+		// Only the name localhost itself, in any case, is loopback: a
+		// name that starts with it resolves wherever its DNS says.
+		{"LOCALHOST:9901", "", adminSettings{addr: "LOCALHOST:9901"}, ""},
+		{"localhost.example:9901", "", adminSettings{}, "not a loopback address"},
+		{"localhost.example:9901", tokenFile, adminSettings{addr: "localhost.example:9901", token: "tok"}, ""},
 	} {
 		addr, file := tc.addr, tc.tokenFile
 		got, err := adminFlags{addr: &addr, tokenFile: &file}.settings()
