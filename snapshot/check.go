@@ -21,6 +21,7 @@ const maxIDLen = 128
 type run struct {
 	c     *Compiler
 	doc   *Document
+	files *fileSet // the files doc names, read ahead
 	probs problem.List
 	warns problem.List
 }

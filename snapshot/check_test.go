@@ -12,6 +12,7 @@ import (
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/proxy"
+	"github.com/paduraksa/paduraksa/tlsselect"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -157,6 +158,15 @@ func codeCases() []codeCase {
 			d.Certificates = []Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}}
 			d.Hosts[0].Certificate = "main"
 			d.Hosts[0].TLS = &HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/missing.pem"}
+		}},
+		{code: tlsselect.CodeFileNotRegular, path: "hosts[0].tls.clientCAs", change: func(d *Document) {
+			d.Certificates = []Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}}
+			d.Hosts[0].Certificate = "main"
+			d.Hosts[0].TLS = &HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls"}
+		}},
+		{code: tlsselect.CodeFileNotRegular, path: "certificates[0].keyFile", change: func(d *Document) {
+			d.Certificates = []Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata"}}
+			d.Hosts[0].Certificate = "main"
 		}},
 		{code: gate.CodeServerInvalid, path: "hosts[0].server", change: func(d *Document) { d.Hosts[0].Server = "a\rb" }},
 

@@ -24,14 +24,15 @@
 //     ReadAll together may not pass Reader.MaxTotal, so a document that
 //     names thousands of different files cannot add up what no single cap
 //     stops.
-//   - The reads of one ReadAll run on one goroutine, one file after the
-//     other, and the caller waits at most Reader.Timeout for all of them.
-//     What is not read by then is refused ([CodeTimeout]): the file being
-//     read, and the ones after it. A read cannot be interrupted, so the
-//     goroutine is abandoned and ends when the kernel returns. At most
-//     maxAbandoned such goroutines are tolerated in the process; beyond
-//     that a ReadAll is refused at once ([CodeBusy]) rather than park one
-//     more goroutine on a hung file system.
+//   - The reads of one ReadAll run on at most four goroutines of its own,
+//     which take the files in order, so one file that hangs holds up no
+//     other; the caller waits at most Reader.Timeout for all of them.
+//     What is not read by then is refused ([CodeTimeout]): the files
+//     being read, and those no goroutine reached. A read cannot be
+//     interrupted, so its goroutine is abandoned and ends when the kernel
+//     returns. At most maxAbandoned such goroutines are tolerated in the
+//     process; beyond that a ReadAll is refused at once ([CodeBusy])
+//     rather than park more goroutines on a hung file system.
 //
 // Other failures (no such file, permission denied, an I/O error) are the
 // file system's own errors, as os returns them: callers tell a missing

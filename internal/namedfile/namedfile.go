@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
 // Codes of the reader's refusals. They are the same at every path that
@@ -90,21 +92,21 @@ func (r Reader) Read(name string, max int64) ([]byte, error) {
 	return res[0].Data, res[0].Err
 }
 
-// ReadAll reads the files of reqs, in order, on a goroutine of its own,
-// and returns their results, one per request, within Timeout. prev, when
-// not nil, returns the result of an earlier read of a name: a file whose
-// stat equals that result's stamp gives the same result without being
-// read again.
+// ReadAll reads the files of reqs on a few goroutines of its own
+// (readers), and returns their results, one per request, within Timeout.
+// prev, when not nil, returns the result of an earlier read of a name: a
+// file whose stat equals that result's stamp gives the same result
+// without being read again.
 func (r Reader) ReadAll(reqs []Request, prev func(name string) (Result, bool)) []Result {
-	out := make([]Result, len(reqs))
 	if len(reqs) == 0 {
-		return out
+		return nil
 	}
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
 	if n := abandoned.count(); n >= maxAbandoned {
+		out := make([]Result, len(reqs))
 		for i, q := range reqs {
 			out[i].Err = &Error{Code: CodeBusy, Name: q.Name,
 				Msg: q.Name + ": not read: " + strconv.Itoa(n) + " earlier reads of named files have not returned (a hung file system?)"}
@@ -115,94 +117,141 @@ func (r Reader) ReadAll(reqs []Request, prev func(name string) (Result, bool)) [
 	if total <= 0 {
 		total = DefaultMaxTotal
 	}
-	w := &worker{reqs: reqs, prev: prev, total: total, left: total, res: make([]Result, len(reqs)), done: make(chan struct{})}
-	go w.run()
+	b := &batch{reqs: reqs, prev: prev, total: total, left: total,
+		res: make([]Result, len(reqs)), state: make([]uint8, len(reqs)), done: make(chan struct{})}
+	for range min(len(reqs), readers) {
+		go b.read()
+	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
-	case <-w.done:
-		return w.res
+	case <-b.done:
+		return b.res
 	case <-t.C:
 	}
-	w.mu.Lock()
-	if w.finished {
-		w.mu.Unlock()
-		return w.res
+	return b.stop(timeout)
+}
+
+// readers is how many goroutines read the files of one ReadAll, so that
+// a file that hangs holds up the others only when as many hang.
+const readers = 4
+
+// The states of a request of a batch.
+const (
+	unstarted uint8 = iota
+	reading
+	finished
+)
+
+// batch is one ReadAll: its readers take the requests in order. The
+// caller may stop waiting at any time: from then on a reader stores
+// nothing and ends after the read it is in.
+type batch struct {
+	reqs  []Request
+	prev  func(string) (Result, bool)
+	total int64 // MaxTotal
+	done  chan struct{}
+
+	mu      sync.Mutex
+	left    int64    // what the files read so far left of total
+	res     []Result // final where state is finished
+	state   []uint8
+	next    int // the first unstarted request
+	count   int // the finished ones
+	stopped bool
+}
+
+// read is a reader: it reads requests until none is left or the caller
+// stopped waiting.
+func (b *batch) read() {
+	for {
+		b.mu.Lock()
+		if b.stopped || b.next == len(b.reqs) {
+			b.mu.Unlock()
+			return
+		}
+		i := b.next
+		b.next++
+		b.state[i] = reading
+		b.mu.Unlock()
+
+		r := b.one(b.reqs[i])
+
+		b.mu.Lock()
+		if b.stopped {
+			b.mu.Unlock()
+			abandoned.add(-1) // stop counted this read as abandoned
+			return
+		}
+		b.res[i], b.state[i] = r, finished
+		b.count++
+		all := b.count == len(b.reqs)
+		b.mu.Unlock()
+		if all {
+			close(b.done)
+		}
 	}
-	w.stopped = true
-	n := w.next
-	abandoned.add(1)
-	w.mu.Unlock()
-	copy(out, w.res[:n])
-	stuck := reqs[n].Name
-	out[n].Err = &Error{Code: CodeTimeout, Name: stuck, Msg: stuck + ": not read within " + timeout.String()}
-	for i := n + 1; i < len(reqs); i++ {
-		out[i].Err = &Error{Code: CodeTimeout, Name: reqs[i].Name,
-			Msg: reqs[i].Name + ": not read: " + stuck + " had not been read within " + timeout.String()}
+}
+
+// stop ends the wait at the deadline: the results so far stand, the
+// reads under way are abandoned, and every file not read is refused.
+func (b *batch) stop(timeout time.Duration) []Result {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.count == len(b.reqs) {
+		return b.res
+	}
+	b.stopped = true
+	out := make([]Result, len(b.reqs))
+	stuck := ""
+	for i, q := range b.reqs {
+		switch b.state[i] {
+		case finished:
+			out[i] = b.res[i]
+		case reading:
+			abandoned.add(1)
+			out[i].Err = &Error{Code: CodeTimeout, Name: q.Name, Msg: q.Name + ": not read within " + timeout.String()}
+			if stuck == "" {
+				stuck = q.Name
+			}
+		}
+	}
+	for i, q := range b.reqs {
+		if b.state[i] == unstarted {
+			out[i].Err = &Error{Code: CodeTimeout, Name: q.Name,
+				Msg: q.Name + ": not read: " + stuck + " had not been read within " + timeout.String()}
+		}
 	}
 	return out
 }
 
-// worker reads the files of one ReadAll, one after the other. The caller
-// may stop waiting at any time: from then on the worker stores nothing
-// and ends after the read it is in.
-type worker struct {
-	reqs  []Request
-	prev  func(string) (Result, bool)
-	total int64 // MaxTotal
-	left  int64 // what the files read so far left of it
-	done  chan struct{}
-
-	mu       sync.Mutex
-	res      []Result // res[:next] are final; the caller reads them once it stopped
-	next     int
-	finished bool
-	stopped  bool
-}
-
-func (w *worker) run() {
-	for i, q := range w.reqs {
-		r := w.one(q)
-		w.mu.Lock()
-		if w.stopped {
-			w.mu.Unlock()
-			abandoned.add(-1)
-			return
-		}
-		w.res[i] = r
-		w.next = i + 1
-		w.mu.Unlock()
+// reserve takes n bytes of what is left of total, and reports whether
+// there were.
+func (b *batch) reserve(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n > b.left {
+		return false
 	}
-	w.mu.Lock()
-	w.finished = true
-	w.mu.Unlock()
-	close(w.done)
+	b.left -= n
+	return true
 }
 
 // one reads one file, or reuses an earlier read of it.
-func (w *worker) one(q Request) Result {
-	var r Result
+func (b *batch) one(q Request) Result {
 	if open := intercepted(q.Name); open != nil {
-		r = w.readOpened(q, q.Name, func() (File, error) { return open(q.Name) })
-	} else {
-		if w.prev != nil {
-			if p, ok := w.prev(q.Name); ok && p.Err == nil && int64(len(p.Data)) <= min(q.Max, w.left) {
-				if fi, err := os.Stat(q.Name); err == nil && fi.Mode().IsRegular() && stampOf(fi) == p.Stamp {
-					w.left -= int64(len(p.Data))
-					return p
+		return b.readOpened(q, q.Name, func() (File, error) { return open(q.Name) })
+	}
+	if b.prev != nil {
+		if p, ok := b.prev(q.Name); ok && p.Err == nil && int64(len(p.Data)) <= q.Max {
+			if fi, err := os.Stat(q.Name); err == nil && fi.Mode().IsRegular() && stampOf(fi) == p.Stamp {
+				if !b.reserve(int64(len(p.Data))) {
+					return Result{Err: b.tooLarge(q, int64(len(p.Data)), "is "+strconv.Itoa(len(p.Data))+" bytes")}
 				}
+				return p
 			}
 		}
-		r = w.read(q)
 	}
-	if r.Err == nil {
-		w.left -= int64(len(r.Data))
-	}
-	return r
-}
-
-// read reads a file of the file system: resolve, stat, open, read.
-func (w *worker) read(q Request) Result {
 	resolved, err := filepath.EvalSymlinks(q.Name)
 	if err != nil {
 		return Result{Err: err}
@@ -214,13 +263,13 @@ func (w *worker) read(q Request) Result {
 	if !fi.Mode().IsRegular() {
 		return Result{Err: notRegular(q.Name, resolved, fi.Mode())}
 	}
-	return w.readOpened(q, resolved, func() (File, error) {
+	return b.readOpened(q, resolved, func() (File, error) {
 		return os.OpenFile(resolved, os.O_RDONLY|openFlags, 0)
 	})
 }
 
 // readOpened opens a file, checks it on its descriptor and reads it.
-func (w *worker) readOpened(q Request, resolved string, open func() (File, error)) Result {
+func (b *batch) readOpened(q Request, resolved string, open func() (File, error)) Result {
 	f, err := open()
 	if err != nil {
 		return Result{Err: err}
@@ -233,26 +282,33 @@ func (w *worker) readOpened(q Request, resolved string, open func() (File, error
 	if !fi.Mode().IsRegular() {
 		return Result{Err: notRegular(q.Name, resolved, fi.Mode())}
 	}
-	limit := min(q.Max, w.left)
-	if fi.Size() > limit {
-		return Result{Err: w.tooLarge(q, fi.Size(), "is "+strconv.FormatInt(fi.Size(), 10)+" bytes")}
+	size := fi.Size()
+	if size > q.Max {
+		return Result{Err: b.tooLarge(q, size, "is "+strconv.FormatInt(size, 10)+" bytes")}
 	}
-	data, err := readAtMost(f, fi.Size(), limit)
+	if !b.reserve(size) {
+		return Result{Err: b.tooLarge(q, size, "is "+strconv.FormatInt(size, 10)+" bytes")}
+	}
+	data, err := readAtMost(f, size, q.Max)
 	if err != nil {
+		b.reserve(-size)
 		return Result{Err: &fs.PathError{Op: "read", Path: q.Name, Err: err}}
 	}
-	if int64(len(data)) > limit {
-		return Result{Err: w.tooLarge(q, int64(len(data)), "holds more than its size said")}
+	if n := int64(len(data)); n > q.Max || n > size && !b.reserve(n-size) {
+		b.reserve(-size)
+		return Result{Err: b.tooLarge(q, n, "holds more than its size said")}
+	} else if n < size {
+		b.reserve(n - size) // a file that shrank gives back what it did not use
 	}
 	return Result{Data: data, Stamp: stampOf(fi)}
 }
 
 // tooLarge is the refusal of a file of size bytes: over its cap, or over
-// what the files before it left of MaxTotal.
-func (w *worker) tooLarge(q Request, size int64, what string) error {
+// what the other files left of MaxTotal.
+func (b *batch) tooLarge(q Request, size int64, what string) error {
 	msg := q.Name + " " + what + "; at most " + strconv.FormatInt(q.Max, 10) + " are read"
 	if size <= q.Max {
-		msg = q.Name + " " + what + ": with the files named before it, more than the " + strconv.FormatInt(w.total, 10) + " bytes read at most together"
+		msg = q.Name + " " + what + ": with the other files named with it, more than the " + strconv.FormatInt(b.total, 10) + " bytes read at most together"
 	}
 	return &Error{Code: CodeTooLarge, Name: q.Name, Msg: msg}
 }
@@ -336,4 +392,16 @@ func (a *abandonedReads) watch() (int, <-chan struct{}) {
 		a.changed = make(chan struct{})
 	}
 	return a.n, a.changed
+}
+
+// Problem returns err as the library's problem type, with its code and
+// no path, when it is a refusal of the reader, and err itself otherwise
+// (nil for nil): the error of a function that reads one file for a
+// caller who has no document path to put in front.
+func Problem(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return &problem.Error{Code: e.Code, Msg: e.Msg}
+	}
+	return err
 }

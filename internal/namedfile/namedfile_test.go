@@ -132,10 +132,15 @@ func TestRefusesWhatTheFilesTogetherPass(t *testing.T) {
 		reqs = append(reqs, namedfile.Request{Name: name, Max: 500})
 	}
 	res := namedfile.Reader{MaxTotal: 1000}.ReadAll(reqs, nil)
-	require.NoError(t, res[0].Err)
-	require.NoError(t, res[1].Err)
-	assert.Equal(t, namedfile.CodeTooLarge, code(res[2].Err))
-	assert.Contains(t, res[2].Err.Error(), "with the files named before it, more than the 1000 bytes")
+	var refused []error
+	for _, r := range res {
+		if r.Err != nil {
+			refused = append(refused, r.Err)
+		}
+	}
+	require.Len(t, refused, 1, "two of 400 bytes fit in 1000, the third does not")
+	assert.Equal(t, namedfile.CodeTooLarge, code(refused[0]))
+	assert.Contains(t, refused[0].Error(), "is 400 bytes: with the other files named with it, more than the 1000 bytes read at most together")
 }
 
 func TestMissingIsTheFileSystemsError(t *testing.T) {
@@ -161,9 +166,9 @@ func waitAbandoned(t *testing.T, n int) {
 	}
 }
 
-// TestTimeout: a file whose open hangs is refused at the deadline with
-// the files after it, which were never started; the read goes on in the
-// kernel, counted, until it returns.
+// TestTimeout: a file whose open hangs is refused at the deadline; the
+// files the other readers took are read; the reads are abandoned,
+// counted, until they return.
 func TestTimeout(t *testing.T) {
 	waitAbandoned(t, 0)
 	dir := t.TempDir()
@@ -178,10 +183,39 @@ func TestTimeout(t *testing.T) {
 	assert.Less(t, took, 5*time.Second)
 	assert.Equal(t, namedfile.CodeTimeout, code(res[0].Err))
 	assert.Equal(t, stuck+": not read within 200ms", res[0].Err.Error())
-	assert.Equal(t, namedfile.CodeTimeout, code(res[1].Err))
-	assert.Equal(t, after+": not read: "+stuck+" had not been read within 200ms", res[1].Err.Error())
+	require.NoError(t, res[1].Err, "a file after the one that hangs")
+	assert.Equal(t, "x", string(res[1].Data))
 	waitAbandoned(t, 1)
 	release()
+	waitAbandoned(t, 0)
+}
+
+// TestTimeoutUnreached: with every reader stuck, the files no reader
+// reached are refused too, naming the file that holds them up.
+func TestTimeoutUnreached(t *testing.T) {
+	waitAbandoned(t, 0)
+	dir := t.TempDir()
+	var reqs []namedfile.Request
+	var releases []func()
+	for i := range 4 {
+		name := filepath.Join(dir, "stuck"+string(rune('a'+i)))
+		_, release := namedfiletest.Hang(t, name, nil)
+		releases = append(releases, release)
+		reqs = append(reqs, namedfile.Request{Name: name, Max: 10})
+	}
+	after := filepath.Join(dir, "after")
+	require.NoError(t, os.WriteFile(after, []byte("x"), 0o600))
+	reqs = append(reqs, namedfile.Request{Name: after, Max: 10})
+	res := namedfile.Reader{Timeout: time.Second}.ReadAll(reqs, nil)
+	for i := range 4 {
+		assert.Equal(t, reqs[i].Name+": not read within 1s", res[i].Err.Error())
+	}
+	assert.Equal(t, namedfile.CodeTimeout, code(res[4].Err))
+	assert.Equal(t, after+": not read: "+reqs[0].Name+" had not been read within 1s", res[4].Err.Error())
+	waitAbandoned(t, 4)
+	for _, release := range releases {
+		release()
+	}
 	waitAbandoned(t, 0)
 }
 
