@@ -99,17 +99,20 @@ func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// The push goes on when the client goes away: an applied document is
-	// persisted all the same, and pushes persist in revision order.
+	// persisted all the same, and pushes persist in revision order. The
+	// files the document names are read before the lock, so a file that
+	// takes long holds up this push alone.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), h.cfg.ApplyTimeout)
 	defer cancel()
+	pub := h.cfg.Publisher
+	prepared := pub.Prepare(data)
 	h.push.Lock()
 	defer h.push.Unlock()
-	pub := h.cfg.Publisher
 	var rev *snapshot.Revision
 	if cond.set {
-		rev = pub.PublishDataIf(data, cond.rev)
+		rev = pub.PublishPreparedIf(prepared, cond.rev)
 	} else {
-		rev = pub.PublishData(data)
+		rev = pub.PublishPrepared(prepared)
 	}
 	o, err := rev.Wait(ctx)
 	if err != nil {
