@@ -20,6 +20,10 @@ type fileSet struct {
 	byName map[string]*namedEntry
 }
 
+// noFiles is the set of a document that names no file, shared: a set
+// does not change.
+var noFiles = &fileSet{}
+
 // namedEntry is one file of a set; an applied snapshot's entries are
 // taken over by the next set for every file whose stat did not change,
 // with the client CAs parsed from it.
@@ -32,7 +36,9 @@ type namedEntry struct {
 }
 
 // documentFiles returns the files doc names, once each, in document
-// order.
+// order. Every field of the document that names a file is listed here,
+// so that it is read by the rules and ahead of the compile: a field
+// added later that names one is added here too.
 func documentFiles(doc *Document) []namedfile.Request {
 	var reqs []namedfile.Request
 	seen := make(map[string]bool)
@@ -63,10 +69,10 @@ func documentFiles(doc *Document) []namedfile.Request {
 // publisher compiles.
 func (c *Compiler) readFiles(doc *Document, prev *fileSet) *fileSet {
 	reqs := documentFiles(doc)
-	set := &fileSet{byName: make(map[string]*namedEntry, len(reqs))}
 	if len(reqs) == 0 {
-		return set
+		return noFiles
 	}
+	set := &fileSet{byName: make(map[string]*namedEntry, len(reqs))}
 	var old func(string) (namedfile.Result, bool)
 	if prev != nil {
 		old = func(name string) (namedfile.Result, bool) {

@@ -56,15 +56,19 @@ func TestDaemonFlagFilesReadByTheRules(t *testing.T) {
 
 	for _, f := range append(namedfiletest.Special(t), namedfiletest.Refused{What: "config over the cap", Path: huge, Code: tlsselect.CodeFileTooLarge}) {
 		if f.What != "over the cap" { // 1 MiB is a fine config
-			err := runQuickly(t, "-config", f.Path, "-listen", "127.0.0.1:0", "-admin", "off")
-			require.Error(t, err, f.What)
-			assert.Contains(t, err.Error(), "("+f.Code+")", "-config %s", f.What)
+			t.Run("-config/"+f.What, func(t *testing.T) {
+				err := runQuickly(t, "-config", f.Path, "-listen", "127.0.0.1:0", "-admin", "off")
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "("+f.Code+")")
+			})
 		}
 		if f.What != "config over the cap" {
-			err := runQuickly(t, "-admin-token-file", f.Path, "-listen", "127.0.0.1:0")
-			require.Error(t, err, f.What)
-			assert.Contains(t, err.Error(), "-admin-token-file: ", f.What)
-			assert.Contains(t, err.Error(), "("+f.Code+")", "-admin-token-file %s", f.What)
+			t.Run("-admin-token-file/"+f.What, func(t *testing.T) {
+				err := runQuickly(t, "-admin-token-file", f.Path, "-listen", "127.0.0.1:0")
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "-admin-token-file: ")
+				assert.Contains(t, err.Error(), "("+f.Code+")")
+			})
 		}
 	}
 }
