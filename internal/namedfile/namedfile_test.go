@@ -268,7 +268,7 @@ func TestReuse(t *testing.T) {
 
 	again := r.ReadAll(reqs, prev)[0]
 	require.NoError(t, again.Err)
-	assert.Equal(t, unsafe.SliceData(first.Data), unsafe.SliceData(again.Data), "the bytes of the first read")
+	assert.True(t, unsafe.SliceData(first.Data) == unsafe.SliceData(again.Data), "the file was read again")
 
 	tmp := filepath.Join(dir, "tmp")
 	require.NoError(t, os.WriteFile(tmp, []byte("two"), 0o600))
