@@ -153,6 +153,7 @@ func TestPublisherNeverWaitsOnASlowFile(t *testing.T) {
 			assert.Greater(t, a.Revision, o.Revision, "A is queued once its files are read, after C")
 			assert.Equal(t, "c\n", store.Load().Document().Hosts[0].Fixed.Body, "C keeps serving")
 			assert.Equal(t, want, codePaths(Problems(receive(t, draftDone, 10*time.Second))), "the draft")
+			assert.Less(t, time.Since(start), deadline+time.Second, "the draft's deadline is its compiler's FileTimeout")
 		})
 	}
 }
