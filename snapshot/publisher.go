@@ -233,10 +233,10 @@ type Prepared struct {
 // (certificates, keys, client CAs), on the caller's goroutine and within
 // Compiler.FileTimeout, for [Publisher.PublishPrepared]. Files whose stat
 // has not changed since the serving snapshot read them are not read
-// again. A file refused by the rules of tlsselect.MaxFileSize and
-// tlsselect.FileTimeout (a device, a FIFO, a directory, a socket, a file
-// too large, a read that hangs) refuses the document when it is
-// published, with the file's code at the field's path. The publisher
+// again. A file the file rules refuse (see tlsselect.MaxFileSize: a
+// device, a FIFO, a directory, a socket, a file too large, a read that
+// hangs) refuses the document when it is published, with the rule's code
+// at the field's path. The publisher
 // never waits on a file: a caller that serialises its publishes under a
 // lock of its own prepares before taking it, so that a file that takes
 // long holds up that caller alone. Prepare is safe for concurrent use.
