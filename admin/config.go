@@ -116,9 +116,13 @@ func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// The push goes on when the client goes away: an applied document is
-	// persisted all the same, and pushes persist in revision order.
+	// persisted all the same, and pushes persist in revision order. The
+	// files the document names are read before waiting for the turn, so
+	// a file that takes long holds up this push alone.
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(r.Context()), deadline)
 	defer cancel()
+	pub := h.cfg.Publisher
+	prepared := pub.Prepare(data)
 	select {
 	case h.turn <- struct{}{}:
 		defer func() { <-h.turn }()
@@ -128,12 +132,11 @@ func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
 			"the pushes before this one took the whole "+h.cfg.ApplyTimeout.String()+"; it was not published")
 		return
 	}
-	pub := h.cfg.Publisher
 	var rev *snapshot.Revision
 	if cond.set {
-		rev = pub.PublishDataIf(data, cond.rev)
+		rev = pub.PublishPreparedIf(prepared, cond.rev)
 	} else {
-		rev = pub.PublishData(data)
+		rev = pub.PublishPrepared(prepared)
 	}
 	o, err := rev.Wait(ctx)
 	if err != nil {

@@ -112,5 +112,8 @@
 //
 // A Handler is safe for concurrent use. Pushes are processed one at a
 // time (the publisher is the single writer, and Persist is called in
-// revision order); reads copy what they answer from the publisher.
+// revision order); a push reads the files its document names before its
+// turn ([snapshot.Publisher.Prepare]), so a file that takes long (up to
+// the compiler's FileTimeout) holds up that push alone, never another
+// push or a read. Reads copy what they answer from the publisher.
 package admin

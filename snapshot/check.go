@@ -22,6 +22,7 @@ const maxIDLen = 128
 type run struct {
 	c     *Compiler
 	doc   *Document
+	files *fileSet // the files doc names, read ahead
 	probs problem.List
 	warns problem.List
 	// hostCAs are the client CA roots read for each document host (by

@@ -159,6 +159,15 @@ func codeCases() []codeCase {
 			d.Hosts[0].Certificate = "main"
 			d.Hosts[0].TLS = &HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/missing.pem"}
 		}},
+		{code: tlsselect.CodeFileNotRegular, path: "hosts[0].tls.clientCAs", change: func(d *Document) {
+			d.Certificates = []Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}}
+			d.Hosts[0].Certificate = "main"
+			d.Hosts[0].TLS = &HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls"}
+		}},
+		{code: tlsselect.CodeFileNotRegular, path: "certificates[0].keyFile", change: func(d *Document) {
+			d.Certificates = []Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata"}}
+			d.Hosts[0].Certificate = "main"
+		}},
 		{code: gate.CodeServerInvalid, path: "hosts[0].server", change: func(d *Document) { d.Hosts[0].Server = "a\rb" }},
 
 		{code: CodeRouteIDInvalid, path: "hosts[0].routes[0].id", change: func(d *Document) { d.Hosts[0].Routes[0].ID = "api v2" }},

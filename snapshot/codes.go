@@ -11,7 +11,14 @@ package snapshot
 // "hosts[0].routes[1].headers.request[0].name". A name the document does
 // not know (a policy, a mode) is reported with the owner's "unknown" code.
 // The owners list their codes: balance/errors.go, health/errors.go,
-// gate/problems.go, proxy/problems.go.
+// gate/problems.go, proxy/problems.go, tlsselect/config.go. A file the
+// document names (certificates[i].certFile, .keyFile,
+// hosts[i].tls.clientCAs) that the file rules refuse carries tlsselect's
+// file code at that path: file.notRegular (a directory, device, FIFO or
+// socket, after symlinks), file.tooLarge (over tlsselect.MaxFileSize, or
+// the document's files together over 64 MiB), file.timeout (not read
+// within Compiler.FileTimeout), file.busy (refused at once: earlier
+// reads hang in the kernel); see tlsselect/files.go.
 //
 // Codes are stable: tools and tests may branch on them. Paths use the
 // document's JSON names; i, j and k stand for list indexes.
@@ -37,7 +44,7 @@ package snapshot
 //	host.policy.unknown                   hosts[i].policies[j]                        no policy has this ID
 //	host.hsts.maxAge.missing              hosts[i].hsts.maxAge                        an hsts block without a max-age (it would send nothing)
 //	certificate.source.missing            certificates[i], certificates[i].acme       no files, no acme and no source of the gateway's own; acme without Compiler.ACME, or beside files
-//	host.tls.clientCAs.unreadable         hosts[i].tls.clientCAs                      the client CA file cannot be read or holds no PEM certificate
+//	host.tls.clientCAs.unreadable         hosts[i].tls.clientCAs                      the client CA file is missing, cannot be read, or holds no PEM certificate (refused by the file rules: tlsselect's file.* codes)
 //	host.tls.unused                       hosts[i].tls                                a tls block on a host without a certificate when there is no default certificate: no handshake is made for it
 //	route.id.invalid                      hosts[i].routes[j].id                       not 1-128 of [A-Za-z0-9._-]
 //	route.id.duplicate                    hosts[i].routes[j].id                       the same ID earlier in the host

@@ -11,7 +11,8 @@ import (
 
 // ownerCodeFiles are the files where the packages a document maps onto
 // declare their codes.
-var ownerCodeFiles = []string{"../balance/errors.go", "../health/errors.go", "../gate/problems.go", "../proxy/problems.go", "../tlsselect/config.go"}
+var ownerCodeFiles = []string{"../balance/errors.go", "../health/errors.go", "../gate/problems.go", "../proxy/problems.go",
+	"../tlsselect/config.go", "../internal/namedfile/namedfile.go"}
 
 // ownerCodes returns every code the owning packages declare (the string
 // constants named Code*), read from their source, so a test that checks a

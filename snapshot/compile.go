@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/paduraksa/paduraksa/balance"
 	"github.com/paduraksa/paduraksa/gate"
@@ -39,6 +40,7 @@ type Snapshot struct {
 	clusters  map[string]*proxy.Cluster
 	tls       *tlsselect.Table // nil: the document serves no TLS
 	tlsIn     *tlsInputs
+	files     *fileSet // the files the document names, as the compile read them
 
 	// Set by compile, consumed by commit: runtime state not yet visible.
 	plan       *upstream.Plan
@@ -149,6 +151,13 @@ type Compiler struct {
 	// Answer, when not nil, writes the gateway's own answers in place of
 	// the built-in ones (see gate.AnswerFunc).
 	Answer gate.AnswerFunc
+	// FileTimeout bounds the reading of the files a document names
+	// (certificates' certFile and keyFile, hosts' tls.clientCAs), all of
+	// them together, for one publish, check or draft; 0 means
+	// tlsselect.FileTimeout. A file not read by then refuses the
+	// document (file.timeout); the read happens on the goroutine that
+	// publishes, never on the publisher's.
+	FileTimeout time.Duration
 
 	ticketSecret []byte
 	transports   *transports // one per cluster ID, across publishes
@@ -189,7 +198,8 @@ func (c *Compiler) init() {
 // state is prepared but not yet visible, so it cannot serve: only the
 // publisher makes it visible (commit) and stores it. A refused document
 // returns an error joining every *ValidationError. It never panics on any
-// document. Users validate with [Compiler.Check] and serve through a
+// document. It reads the files the document names on the caller's
+// goroutine. Users validate with [Compiler.Check] and serve through a
 // [Publisher].
 func (c *Compiler) compileDocument(doc *Document) (*Snapshot, error) {
 	if doc == nil {
@@ -199,7 +209,7 @@ func (c *Compiler) compileDocument(doc *Document) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.compile(doc, form, nil)
+	return c.compile(doc, form, nil, c.readFiles(doc, nil))
 }
 
 // Check returns every problem of a document, as a publish through this
@@ -209,7 +219,7 @@ func (c *Compiler) compileDocument(doc *Document) (*Snapshot, error) {
 // own, so it changes none of the compiler's (rate-limit buckets,
 // transports, destinations).
 func (c *Compiler) Check(doc *Document) []*ValidationError {
-	probe := Compiler{Countries: c.Countries, Health: c.Health, Policies: c.Policies, AffinityKey: c.AffinityKey}
+	probe := Compiler{Countries: c.Countries, Health: c.Health, Policies: c.Policies, AffinityKey: c.AffinityKey, FileTimeout: c.FileTimeout}
 	_, err := probe.compileDocument(doc)
 	return Problems(err)
 }
@@ -224,7 +234,7 @@ func (c *Compiler) Check(doc *Document) []*ValidationError {
 // simulating; to serve a document, publish it.
 func (c *Compiler) Draft(doc *Document) (*Snapshot, error) {
 	draft := Compiler{Countries: c.Countries, Health: c.Health, Policies: c.Policies, AffinityKey: c.AffinityKey,
-		Certificates: c.Certificates, Challenges: c.Challenges, TicketSecret: c.TicketSecret}
+		Certificates: c.Certificates, Challenges: c.Challenges, TicketSecret: c.TicketSecret, FileTimeout: c.FileTimeout}
 	return draft.compileDocument(doc)
 }
 
@@ -270,16 +280,17 @@ func canonical(doc *Document) (form canonForm, err error) {
 // setting and builds them, collecting every problem: the document's own and
 // each package's, under the document's paths. prev, when not nil, is the
 // snapshot currently applied: hosts and upstreams that did not change since
-// are reused from it, unchecked, since it was valid. A panic is turned into
-// an error.
-func (c *Compiler) compile(doc *Document, form canonForm, prev *Snapshot) (snap *Snapshot, err error) {
+// are reused from it, unchecked, since it was valid. files are the files
+// the document names, read ahead: the compile reads no file. A panic is
+// turned into an error.
+func (c *Compiler) compile(doc *Document, form canonForm, prev *Snapshot, files *fileSet) (snap *Snapshot, err error) {
 	c.init()
 	defer func() {
 		if v := recover(); v != nil {
 			snap, err = nil, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("compiler panic: ", v)}
 		}
 	}()
-	r := &run{c: c, doc: doc}
+	r := &run{c: c, doc: doc, files: files}
 	s := r.build(form, prev)
 	if err := prune(r.probs).Err(); err != nil {
 		return nil, err
@@ -291,7 +302,7 @@ func (c *Compiler) compile(doc *Document, form canonForm, prev *Snapshot) (snap 
 func (r *run) build(form canonForm, prev *Snapshot) *Snapshot {
 	doc, c := r.doc, r.c
 	s := &Snapshot{
-		doc: doc, canon: form,
+		doc: doc, canon: form, files: r.files,
 		clusters:  make(map[string]*proxy.Cluster, len(doc.Upstreams)),
 		upstreams: make(map[string]*compiledUpstream, len(doc.Upstreams)),
 	}

@@ -3,12 +3,10 @@ package snapshot
 import (
 	"crypto/rand"
 	"crypto/x509"
-	"encoding/pem"
-	"os"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/paduraksa/paduraksa/internal/namedfile"
 	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
@@ -24,8 +22,9 @@ const (
 // table holds every host that has a certificate, or every host when
 // global.tls.defaultCertificate names one; a document without
 // certificates has none (nil). prev's table is reused when nothing it was
-// built from changed: the same config, certificate files of the same size
-// and modification time, and no certificate from a source (a source, ACME
+// built from changed: the same config, certificate files of the same
+// stamp (device, inode, size, modification time) as the files read ahead
+// of this compile say, and no certificate from a source (a source, ACME
 // above all, may have something new at any time).
 func (r *run) tlsTable(prev *Snapshot) (*tlsselect.Table, *tlsInputs) {
 	doc, c := r.doc, r.c
@@ -39,7 +38,7 @@ func (r *run) tlsTable(prev *Snapshot) (*tlsselect.Table, *tlsInputs) {
 		TicketSecret:       c.ticketSecret,
 		TicketKeyPeriod:    r.duration(func() string { return "global.tls.ticketKeyPeriod" }, doc.Global.TLS.TicketKeyPeriod),
 	}
-	in := &tlsInputs{reusable: true}
+	in := &tlsInputs{reusable: true, set: r.files}
 	for i := range doc.Certificates {
 		dc := &doc.Certificates[i]
 		ct := tlsselect.Certificate{ID: dc.ID, CertFile: dc.CertFile, KeyFile: dc.KeyFile}
@@ -101,6 +100,7 @@ func (r *run) tlsTable(prev *Snapshot) (*tlsselect.Table, *tlsInputs) {
 	if in.reusable && prev != nil && prev.tlsIn != nil && prev.tlsIn.same(in) {
 		return prev.tls, prev.tlsIn
 	}
+	cfg.ReadFile = r.files.read // the files were read ahead: the compile reads none
 	t, err := tlsselect.New(cfg)
 	r.under("", err, in.docPath)
 	if err != nil {
@@ -112,33 +112,14 @@ func (r *run) tlsTable(prev *Snapshot) (*tlsselect.Table, *tlsInputs) {
 	return t, in
 }
 
-// clientCAs reads a PEM file of client certificate roots.
+// clientCAs returns the client certificate roots of a PEM file, as the
+// files read ahead of the compile hold it.
 func (r *run) clientCAs(path, file string) []*x509.Certificate {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		r.add(CodeHostClientCAsUnreadable, path, err.Error())
-		return nil
+	cas, code, msg := r.files.clientCAs(file)
+	if code != "" {
+		r.add(code, path, msg)
 	}
-	var out []*x509.Certificate
-	for {
-		var b *pem.Block
-		if b, data = pem.Decode(data); b == nil {
-			break
-		}
-		if b.Type != "CERTIFICATE" {
-			continue
-		}
-		ct, err := x509.ParseCertificate(b.Bytes)
-		if err != nil {
-			r.add(CodeHostClientCAsUnreadable, path, file+": "+err.Error())
-			return nil
-		}
-		out = append(out, ct)
-	}
-	if len(out) == 0 {
-		r.add(CodeHostClientCAsUnreadable, path, file+": no PEM certificate")
-	}
-	return out
+	return cas
 }
 
 // tlsInputs is what a TLS table was built from: the config, the files it
@@ -147,21 +128,19 @@ type tlsInputs struct {
 	cfg      tlsselect.Config
 	files    []fileStamp
 	hosts    []int
-	reusable bool // every certificate comes from files
+	reusable bool     // every certificate comes from files
+	set      *fileSet // the files read ahead of the compile
 }
 
 type fileStamp struct {
-	name string
-	size int64
-	mod  time.Time
+	name  string
+	stamp namedfile.Stamp
 }
 
+// stat records the stamp of a file the table is built from, as it was
+// read ahead.
 func (in *tlsInputs) stat(name string) {
-	st := fileStamp{name: name}
-	if fi, err := os.Stat(name); err == nil {
-		st.size, st.mod = fi.Size(), fi.ModTime()
-	}
-	in.files = append(in.files, st)
+	in.files = append(in.files, fileStamp{name: name, stamp: in.set.stamp(name)})
 }
 
 // same reports whether in would build the same table as o: equal configs,
@@ -178,15 +157,11 @@ func (o *tlsInputs) same(in *tlsInputs) bool {
 	return true
 }
 
-// changedOnDisk reports whether a file the table was built from changed
-// since.
-func (o *tlsInputs) changedOnDisk() bool {
-	now := &tlsInputs{}
+// changedIn reports whether a file the table was built from is another
+// in set, files read since: replaced, rewritten, or gone.
+func (o *tlsInputs) changedIn(set *fileSet) bool {
 	for _, f := range o.files {
-		now.stat(f.name)
-	}
-	for i, f := range o.files {
-		if f != now.files[i] {
+		if set.stamp(f.name) != f.stamp {
 			return true
 		}
 	}

@@ -110,6 +110,9 @@ func FuzzDecodeFastEqualsGeneral(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	for _, s := range flowDuplicates {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, gotErr := decode(data, true)
 		want, wantErr := decode(data, false)
@@ -120,4 +123,41 @@ func FuzzDecodeFastEqualsGeneral(f *testing.F) {
 			t.Fatalf("%q:\nfast    %v\ngeneral %v", data, gotErr, wantErr)
 		}
 	})
+}
+
+// flowDuplicates are documents with a key given twice in a YAML flow
+// mapping: at the top (which the decoders read as JSON, since it starts
+// with '{'), in a struct, in a map, nested in lists, quoted.
+var flowDuplicates = []string{
+	"{a: 1, a: 2}",
+	"global: {server: a, server: b}",
+	"global: {\"server\": a, 'server': b}",
+	"upstreams: [{id: u, metadata: {a: 1, a: 2}}]",
+	"upstreams: [{id: u, health: {active: {path: /a, path: /b}}}]",
+	"hosts: [{names: [x], routes: [{upstream: u, path: /a, upstream: v}]}]",
+	"hosts:\n- names: [x]\n  routes:\n  - {upstream: u, upstream: u}\n",
+	"upstreams:\n- id: u\n  metadata: {k: 1, j: 2, k: 3}\n",
+}
+
+// TestDecodeFlowMappingDuplicates: both decoders refuse a key given twice
+// in a flow mapping, with the same code, path and message, and decode
+// the rest the same.
+func TestDecodeFlowMappingDuplicates(t *testing.T) {
+	for _, s := range flowDuplicates {
+		t.Run(s, func(t *testing.T) {
+			fast, fastErr := decode([]byte(s), true)
+			general, generalErr := decode([]byte(s), false)
+			require.Error(t, generalErr)
+			require.Error(t, fastErr, "the fast decoder took the duplicate")
+			want := CodeDocumentFieldDuplicate
+			if s[0] == '{' {
+				want = CodeDocumentSyntax // JSON: keys are quoted
+			}
+			gp, fp := strictProblems(t, generalErr), strictProblems(t, fastErr)
+			require.Len(t, gp, 1)
+			assert.Equal(t, want, gp[0].Code)
+			assert.Equal(t, gp, fp, "the same code, path and message")
+			assert.Equal(t, general, fast, "the same document")
+		})
+	}
 }

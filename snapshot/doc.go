@@ -45,7 +45,9 @@
 // # What to call
 //
 // Serve a [Store] and change what it serves with a [Publisher]: Publish,
-// PublishData or Apply a document, and wait for its [Outcome]. Validate a
+// PublishData or Apply a document, and wait for its [Outcome]; Prepare
+// then PublishPrepared to read a document's files before taking a lock
+// of one's own. Validate a
 // document without serving it with [Validate], or with [Compiler.Check]
 // when the compiler has registered policies, a health monitor or a
 // country lookup. There is no exported compile step: a snapshot only
@@ -111,11 +113,26 @@
 // and no global.tls.defaultCertificate) takes no tls block
 // (host.tls.unused). Certificate files are read when a
 // document compiles and again by any publish after they changed on disk
-// (size or modification time), with an unchanged document too; a table
-// of file certificates only is reused while nothing changed. Certificates
-// from a source (ACME, or the embedder's) are asked each publish;
-// [Publisher.RefreshTLS] rebuilds the table when a source has something
-// new. A client CA file is read by every publish, and a host whose roots
-// changed is compiled again, so open connections are re-checked against
-// the new roots too.
+// (device, inode, size or modification time), with an unchanged document
+// too; a table of file certificates only is reused while nothing
+// changed. Certificates from a source (ACME, or the embedder's) are asked
+// each publish; [Publisher.RefreshTLS] rebuilds the table when a source
+// has something new. A host whose client CA roots changed is compiled
+// again, so open connections are re-checked against the new roots too.
+//
+// # Files
+//
+// The files a document names (certificates' certFile and keyFile, hosts'
+// tls.clientCAs) are read by the goroutine that publishes, checks or
+// drafts it, before the revision is queued ([Publisher.Prepare]), never
+// by the publisher's: a file that takes long holds up its own publish
+// and no other. They are read under tlsselect's rules: a regular file
+// after symlinks (a device, a FIFO, a directory or a socket is refused
+// from its stat, never opened for a read), at most
+// tlsselect.MaxFileSize bytes each, and all of one document within
+// [Compiler.FileTimeout]; a refusal carries the rule's code at the
+// field's path ("file.notRegular" at "hosts[2].tls.clientCAs";
+// file.tooLarge, file.timeout, file.busy). A file whose stat has not
+// changed since the serving snapshot read it is not read again, nor are
+// its client CAs parsed again.
 package snapshot

@@ -173,8 +173,14 @@ func (p *Publisher) Stats() PublishStats {
 // conditional publishes on the same revision never both apply: a
 // compare-and-swap on the revision, for HTTP's If-Match.
 func (p *Publisher) PublishDataIf(data []byte, current uint64) *Revision {
-	data = bytes.Clone(data)
-	return p.enqueue(&Revision{data: data, source: data, ifRev: current, ifSet: true, done: make(chan struct{})})
+	return p.PublishPreparedIf(p.Prepare(data), current)
+}
+
+// PublishPreparedIf is [Publisher.PublishPrepared] on the condition of
+// [Publisher.PublishDataIf]: revision current serving when the prepared
+// document's turn comes.
+func (p *Publisher) PublishPreparedIf(pd *Prepared, current uint64) *Revision {
+	return p.enqueue(&Revision{doc: pd.doc, decoded: pd.decoded, files: pd.files, source: pd.data, ifRev: current, ifSet: true, done: make(chan struct{})})
 }
 
 // ApplyDataIf publishes a document with [Publisher.PublishDataIf] and

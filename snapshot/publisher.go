@@ -59,9 +59,10 @@ type Outcome struct {
 // Revision is a handle on one published document.
 type Revision struct {
 	id      uint64
-	doc     *Document
-	data    []byte
-	tls     bool // rebuild the TLS table even when the document is unchanged
+	doc     *Document // nil: the document did not parse (decoded says why)
+	decoded error     // the problems of decoding the document's bytes
+	files   *fileSet  // the files doc names, read before it was queued
+	tls     bool      // rebuild the TLS table even when the document is unchanged
 	done    chan struct{}
 	outcome Outcome
 
@@ -176,10 +177,18 @@ func (p *Publisher) Close() error {
 	return nil
 }
 
-// Publish queues a document and returns its revision at once. The document
-// must not be modified afterwards.
+// Publish reads the files the document names, on the caller's goroutine
+// and within Compiler.FileTimeout (see [Publisher.Prepare]), then queues
+// the document and returns its revision. The document must not be
+// modified afterwards.
 func (p *Publisher) Publish(doc *Document) *Revision {
-	return p.enqueue(&Revision{doc: doc, done: make(chan struct{})})
+	r := &Revision{doc: doc, done: make(chan struct{})}
+	if doc == nil {
+		_, r.decoded = Decode(nil) // refused as an empty document
+	} else {
+		r.files = p.readFiles(doc)
+	}
+	return p.enqueue(r)
 }
 
 // RefreshTLS queues the current document again with its TLS table
@@ -198,14 +207,63 @@ func (p *Publisher) RefreshTLS() *Revision {
 	p.mu.Lock()
 	src := p.hist.cur.Source
 	p.mu.Unlock()
-	return p.enqueue(&Revision{doc: cur.doc, tls: true, source: src, done: make(chan struct{})})
+	return p.enqueue(&Revision{doc: cur.doc, tls: true, source: src, files: p.readFiles(cur.doc), done: make(chan struct{})})
 }
 
-// PublishData queues a document in JSON or YAML; a document that does not
-// decode is refused with its errors like an invalid one.
+// PublishData prepares a document in JSON or YAML ([Publisher.Prepare])
+// and queues it; a document that does not decode is refused with its
+// errors like an invalid one.
 func (p *Publisher) PublishData(data []byte) *Revision {
+	return p.PublishPrepared(p.Prepare(data))
+}
+
+// Prepared is a document in JSON or YAML made ready to publish by
+// [Publisher.Prepare]: decoded, and with the files it names read.
+// Publishing it queues it at once, and the publisher reads no file for
+// it. A Prepared does not change: published twice, it publishes the
+// files as they were when it was prepared.
+type Prepared struct {
+	doc     *Document
+	decoded error
+	data    []byte
+	files   *fileSet
+}
+
+// Prepare decodes data and reads the files the document names
+// (certificates, keys, client CAs), on the caller's goroutine and within
+// Compiler.FileTimeout, for [Publisher.PublishPrepared]. Files whose stat
+// has not changed since the serving snapshot read them are not read
+// again. A file the file rules refuse (see tlsselect.MaxFileSize: a
+// device, a FIFO, a directory, a socket, a file too large, a read that
+// hangs) refuses the document when it is published, with the rule's code
+// at the field's path. The publisher
+// never waits on a file: a caller that serialises its publishes under a
+// lock of its own prepares before taking it, so that a file that takes
+// long holds up that caller alone. Prepare is safe for concurrent use.
+func (p *Publisher) Prepare(data []byte) *Prepared {
 	data = bytes.Clone(data)
-	return p.enqueue(&Revision{data: data, source: data, done: make(chan struct{})})
+	pd := &Prepared{data: data}
+	pd.doc, pd.decoded = Decode(data)
+	if pd.doc != nil {
+		pd.files = p.readFiles(pd.doc)
+	}
+	return pd
+}
+
+// PublishPrepared queues a prepared document and returns its revision at
+// once.
+func (p *Publisher) PublishPrepared(pd *Prepared) *Revision {
+	return p.enqueue(&Revision{doc: pd.doc, decoded: pd.decoded, files: pd.files, source: pd.data, done: make(chan struct{})})
+}
+
+// readFiles reads the files doc names on the caller's goroutine, taking
+// those unchanged since from the serving snapshot.
+func (p *Publisher) readFiles(doc *Document) *fileSet {
+	var prev *fileSet
+	if cur := p.cfg.Store.Load(); cur != nil {
+		prev = cur.files
+	}
+	return p.cfg.Compiler.readFiles(doc, prev)
 }
 
 func (p *Publisher) enqueue(r *Revision) *Revision {
@@ -276,16 +334,12 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 			return nil
 		}
 	}
-	doc := r.doc
-	var decoded error
+	// A document that parsed is compiled even when some fields did not
+	// decode, so that every problem comes back in one refusal.
+	doc, decoded := r.doc, r.decoded
 	if doc == nil {
-		// A document that parsed is compiled even when some fields did
-		// not decode, so that every problem comes back in one refusal.
-		doc, decoded = Decode(r.data)
-		if doc == nil {
-			r.outcome.Status, r.outcome.Errors = Refused, Problems(decoded)
-			return nil
-		}
+		r.outcome.Status, r.outcome.Errors = Refused, Problems(decoded)
+		return nil
 	}
 	refuse := func(err error) *Snapshot {
 		r.outcome.Status, r.outcome.Errors = Refused, refusal(decoded, err)
@@ -300,11 +354,11 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 		return refuse(err)
 	}
 	cur := p.cfg.Store.Load()
-	if decoded == nil && cur != nil && bytes.Equal(form.bytes, cur.canon.bytes) && !r.tls && (cur.tlsIn == nil || !cur.tlsIn.changedOnDisk()) {
+	if decoded == nil && cur != nil && bytes.Equal(form.bytes, cur.canon.bytes) && !r.tls && (cur.tlsIn == nil || !cur.tlsIn.changedIn(r.files)) {
 		r.outcome.Status, r.outcome.Took = Unchanged, time.Since(start)
 		return nil
 	}
-	snap, err := c.compile(doc, form, cur)
+	snap, err := c.compile(doc, form, cur, r.files)
 	if err != nil || decoded != nil {
 		return refuse(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/crypto/acme"
 
 	"github.com/paduraksa/paduraksa/internal/hostname"
+	"github.com/paduraksa/paduraksa/internal/namedfile"
 )
 
 // ChallengeStore publishes the key authorizations of ACME HTTP-01
@@ -172,9 +173,9 @@ type ACMEStatus struct {
 // ordered (a Config ID is one certificate with every name of the hosts
 // that use it).
 //
-// Certificate never waits for a CA. The first time it is asked for an
-// ID, it serves the certificate from CacheDir, or returns [ErrPending]
-// and has one ordered; when the certificate has come the manager calls
+// Certificate never waits for a CA, nor reads a file. The first time it
+// is asked for an ID, it serves the certificate NewACME read from
+// CacheDir, or returns [ErrPending] and has one ordered; when the certificate has come the manager calls
 // OnReady, and the next Table serves it. A certificate is renewed when
 // RenewBefore of it is left, and ordered again when the names asked for
 // are more than it covers; meanwhile the one there is stays served. A
@@ -209,8 +210,9 @@ type ACME struct {
 	// obtain runs one order; tests replace it.
 	obtain func(ctx context.Context, names []string) (*tls.Certificate, error)
 
-	mu    sync.Mutex
-	certs map[string]*acmeCert
+	mu     sync.Mutex
+	certs  map[string]*acmeCert
+	cached map[string]namedfile.Result // the cache's files as NewACME read them, by name, until first asked for
 
 	kick chan struct{} // wakes the scheduler; capacity 1
 	jobs chan acmeJob
@@ -280,7 +282,11 @@ func (c ACMEConfig) check(p *problems) {
 }
 
 // NewACME checks cfg, creates its cache directory and reads the account
-// key from it, or makes and writes one. It returns every problem at once,
+// key from it, or makes and writes one, and reads the cached
+// certificates, so that Certificate never reads the disk. Those files
+// are read under the rules of MaxFileSize and FileTimeout: a cached
+// certificate they refuse is logged and ordered again, like a damaged
+// one. It returns every problem at once,
 // each a *ValidationError, joined with errors.Join. It talks to no CA:
 // the account is registered before the first order.
 func NewACME(cfg ACMEConfig) (*ACME, error) {
@@ -308,6 +314,10 @@ func NewACME(cfg ACMEConfig) (*ACME, error) {
 	if err != nil {
 		return nil, &ValidationError{Code: CodeACMECacheDirUnusable, Path: "cacheDir", Msg: err.Error()}
 	}
+	cached, err := readCache(dir)
+	if err != nil {
+		return nil, &ValidationError{Code: CodeACMECacheDirUnusable, Path: "cacheDir", Msg: err.Error()}
+	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12}
 	m := &ACME{
@@ -322,9 +332,10 @@ func NewACME(cfg ACMEConfig) (*ACME, error) {
 			HTTPClient:   &http.Client{Transport: tr},
 			UserAgent:    "paduraksa-tlsselect",
 		},
-		certs: make(map[string]*acmeCert),
-		kick:  make(chan struct{}, 1),
-		jobs:  make(chan acmeJob),
+		certs:  make(map[string]*acmeCert),
+		cached: cached,
+		kick:   make(chan struct{}, 1),
+		jobs:   make(chan acmeJob),
 	}
 	m.obtain = m.order
 	return m, nil
@@ -344,7 +355,7 @@ func (m *ACME) Certificate(r SourceRequest) (*tls.Certificate, error) {
 	c := m.certs[r.ID]
 	if c == nil {
 		c = &acmeCert{id: r.ID}
-		if cert, err := loadCached(m.dir, r.ID); err != nil {
+		if cert, err := m.fromCache(r.ID); err != nil {
 			m.log.Warn("tlsselect: acme: cached certificate not used", "id", r.ID, "err", err)
 		} else if cert != nil {
 			c.cert, c.renewAt = cert, m.renewAt(cert)
@@ -373,6 +384,23 @@ func (m *ACME) Certificate(r SourceRequest) (*tls.Certificate, error) {
 		return nil, pending
 	}
 	return cert, nil
+}
+
+// fromCache returns the certificate of id that NewACME read from the
+// cache, nil when there was none, or an error when its file was not a
+// usable certificate; m.mu is held. It reads no file: Certificate runs
+// while a Table is built, on a publisher that must not wait on one.
+func (m *ACME) fromCache(id string) (*tls.Certificate, error) {
+	name := cachedName(id)
+	res, ok := m.cached[name]
+	if !ok {
+		return nil, nil
+	}
+	delete(m.cached, name) // asked for once: the manager keeps what it serves
+	if res.Err != nil {
+		return nil, res.Err
+	}
+	return parseCached(res.Data)
 }
 
 // describe tells what the manager is doing about c, for an ErrPending.

@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/paduraksa/paduraksa/internal/namedfile"
 )
 
 const (
@@ -48,7 +50,7 @@ func escapeFileName(s string) string {
 
 // certFile returns the cache file of certificate id.
 func certFile(dir, id string) string {
-	return filepath.Join(dir, certsDir, escapeFileName(id)+".pem")
+	return filepath.Join(dir, certsDir, cachedName(id))
 }
 
 // loadAccountKey reads the account key of the CA directory dir, or makes
@@ -58,7 +60,7 @@ func loadAccountKey(dir string) (crypto.Signer, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, accountKeyFile)
-	b, err := os.ReadFile(path)
+	b, err := namedfile.Reader{}.Read(path, MaxFileSize)
 	switch {
 	case err == nil:
 		key, err := parseKey(b)
@@ -83,16 +85,48 @@ func loadAccountKey(dir string) (crypto.Signer, error) {
 	return key, nil
 }
 
-// loadCached returns the cached certificate of id, nil when there is
-// none, or an error when the file is there but not a usable certificate.
+// readCache reads every certificate file of the CA directory dir, by
+// file name, so that Certificate, which runs while a Table is built,
+// never reads the disk.
+func readCache(dir string) (map[string]namedfile.Result, error) {
+	entries, err := os.ReadDir(filepath.Join(dir, certsDir))
+	if err != nil {
+		return nil, err
+	}
+	var reqs []namedfile.Request
+	for _, e := range entries {
+		if n := e.Name(); strings.HasSuffix(n, ".pem") && !strings.HasPrefix(n, ".") {
+			reqs = append(reqs, namedfile.Request{Name: filepath.Join(dir, certsDir, n), Max: MaxFileSize})
+		}
+	}
+	res := namedfile.Reader{}.ReadAll(reqs, nil)
+	out := make(map[string]namedfile.Result, len(reqs))
+	for i, q := range reqs {
+		out[filepath.Base(q.Name)] = res[i]
+	}
+	return out, nil
+}
+
+// cachedName is the name of id's file in the cache's certificate
+// directory.
+func cachedName(id string) string { return escapeFileName(id) + ".pem" }
+
+// loadCached reads and parses the cached certificate of id; see
+// parseCached.
 func loadCached(dir, id string) (*tls.Certificate, error) {
-	b, err := os.ReadFile(certFile(dir, id))
+	b, err := namedfile.Reader{}.Read(certFile(dir, id), MaxFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	return parseCached(b)
+}
+
+// parseCached returns the certificate of a cache file, or an error when
+// it is not a usable certificate.
+func parseCached(b []byte) (*tls.Certificate, error) {
 	key, err := parseKey(b)
 	if err != nil {
 		return nil, err

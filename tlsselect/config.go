@@ -151,6 +151,17 @@ type Config struct {
 	// Clock tells the time for certificate validity, client certificate
 	// verification and ticket key periods. Nil means time.Now.
 	Clock func() time.Time
+
+	// ReadFile, when set, is how New gets the contents of the
+	// certificates' CertFile and KeyFile, in place of reading them
+	// itself: a caller that read them ahead passes what it read (the
+	// snapshot publisher does, so that building a Table on its goroutine
+	// never waits on a file). An error wrapping fs.ErrNotExist refuses
+	// the file as missing (CodeCertificateFileMissing), one of the
+	// library's file rules with its code (CodeFileNotRegular, ...), any
+	// other as unreadable. Nil means New reads them, under the rules of
+	// MaxFileSize and FileTimeout.
+	ReadFile func(name string) ([]byte, error)
 }
 
 // Certificate is a certificate chain and its private key, named by ID.

@@ -72,6 +72,15 @@
 // replaced on disk is read by the next New: publishing that Table serves
 // it to new handshakes, and open connections are untouched.
 //
+// Files are read under one set of rules (see [MaxFileSize]): a regular
+// file after symlinks, at most MaxFileSize bytes, every file of one New
+// within [FileTimeout] on a goroutine of its own; a device, a FIFO, a
+// directory or a socket is refused from its stat without being opened
+// for a read ([CodeFileNotRegular]), a larger file without reading more
+// than the cap ([CodeFileTooLarge]), a read that hangs at the deadline
+// ([CodeFileTimeout]). [Config.ReadFile] gives New contents read ahead
+// instead, so that a caller's goroutine, not New's, waits on the disk.
+//
 // A Source that has no certificate yet returns [ErrPending]: New does not
 // refuse the Config for it but warns, and the hosts that use it get the
 // default certificate under their own policy (or the refusal
@@ -99,5 +108,7 @@
 // the Selector's Table once; Select and GetConfigForClient allocate
 // nothing. A Source is called only from New. The package starts no
 // goroutines but for [ACME.Start]'s scheduler and order workers, which
-// [ACME.Close] ends; a handshake never reaches them.
+// [ACME.Close] ends (a handshake never reaches them), and the one on
+// which New and NewACME read their files, which ends with the read (with
+// a read that hangs, when the kernel returns).
 package tlsselect

@@ -10,10 +10,8 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
-	"io/fs"
 	"math/big"
 	"net"
-	"os"
 	"strings"
 	"time"
 )
@@ -55,7 +53,7 @@ type SourceRequest struct {
 // loadCertificate loads and checks certificates[i], adding its problems to
 // p; it returns nil when the certificate cannot be served, which is a
 // refusal unless the Source said it is pending.
-func loadCertificate(p *problems, i int, ct *Certificate, names []string, now time.Time) *tls.Certificate {
+func loadCertificate(p *problems, i int, ct *Certificate, names []string, now time.Time, read func(string) ([]byte, error)) *tls.Certificate {
 	path := index("certificates", i)
 	if ct.Source != nil {
 		cert, err := ct.Source.Certificate(SourceRequest{ID: ct.ID, Names: names})
@@ -85,8 +83,8 @@ func loadCertificate(p *problems, i int, ct *Certificate, names []string, now ti
 		}
 		return &c
 	}
-	certPEM, ok := readFile(p, path+".certFile", ct.CertFile)
-	keyPEM, keyOK := readFile(p, path+".keyFile", ct.KeyFile)
+	certPEM, ok := readFile(p, path+".certFile", ct.CertFile, read)
+	keyPEM, keyOK := readFile(p, path+".keyFile", ct.KeyFile, read)
 	if !ok || !keyOK {
 		return nil
 	}
@@ -105,17 +103,6 @@ func loadCertificate(p *problems, i int, ct *Certificate, names []string, now ti
 		return nil
 	}
 	return &tls.Certificate{Certificate: chain, PrivateKey: key, Leaf: leaf}
-}
-
-func readFile(p *problems, path, name string) ([]byte, bool) {
-	b, err := os.ReadFile(name)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		p.add(CodeCertificateFileMissing, path, "%s does not exist", name)
-	case err != nil:
-		p.add(CodeCertificateFileUnreadable, path, "%v", err)
-	}
-	return b, err == nil
 }
 
 // parseChain returns the DER of every CERTIFICATE block of a PEM file and

@@ -46,7 +46,8 @@ func TestCertificateRefusals(t *testing.T) {
 	}{
 		{"cert file missing", Certificate{CertFile: filepath.Join(dir, "nope.crt"), KeyFile: goodKey}, CodeCertificateFileMissing, "certificates[0].certFile"},
 		{"key file missing", Certificate{CertFile: goodCert, KeyFile: filepath.Join(dir, "nope.key")}, CodeCertificateFileMissing, "certificates[0].keyFile"},
-		{"cert file unreadable", Certificate{CertFile: dir, KeyFile: goodKey}, CodeCertificateFileUnreadable, "certificates[0].certFile"},
+		{"cert file unreadable", Certificate{CertFile: filepath.Join(goodKey, "x"), KeyFile: goodKey}, CodeCertificateFileUnreadable, "certificates[0].certFile"},
+		{"cert file a directory", Certificate{CertFile: dir, KeyFile: goodKey}, CodeFileNotRegular, "certificates[0].certFile"},
 		{"cert not PEM", Certificate{CertFile: garbage, KeyFile: goodKey}, CodeCertificateInvalid, "certificates[0].certFile"},
 		{"key not PEM", Certificate{CertFile: goodCert, KeyFile: garbage}, CodeCertificateKeyInvalid, "certificates[0].keyFile"},
 		{"key not matching", Certificate{CertFile: goodCert, KeyFile: otherKey}, CodeCertificateKeyMismatch, "certificates[0].keyFile"},

@@ -177,12 +177,17 @@ func New(cfg Config) (*Table, error) {
 		}
 	}
 	certs := make([]*tls.Certificate, len(cfg.Certificates))
+	wrong := func(i int) bool { return p.has(index("certificates", i)) } // its entry is wrong already: nothing to load
+	read := cfg.ReadFile
+	if read == nil {
+		read = readAhead(cfg.Certificates, wrong)
+	}
 	for i := range cfg.Certificates {
-		if p.has(index("certificates", i)) {
-			continue // its entry is wrong already: nothing to load
+		if wrong(i) {
+			continue
 		}
 		ct := &cfg.Certificates[i]
-		certs[i] = loadCertificate(&p, i, ct, byCert[ct.ID], now)
+		certs[i] = loadCertificate(&p, i, ct, byCert[ct.ID], now, read)
 	}
 	if len(p.errs) > 0 {
 		return nil, errors.Join(p.errs...)

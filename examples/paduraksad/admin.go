@@ -54,12 +54,8 @@ func (f adminFlags) settings() (adminSettings, error) {
 		return s, fmt.Errorf("-admin %q: %w", s.addr, err)
 	}
 	if *f.tokenFile != "" {
-		b, err := os.ReadFile(*f.tokenFile)
-		if err != nil {
+		if s.token, err = admin.ReadTokenFile(*f.tokenFile); err != nil {
 			return s, fmt.Errorf("-admin-token-file: %w", err)
-		}
-		if s.token = strings.TrimSpace(string(b)); s.token == "" {
-			return s, fmt.Errorf("-admin-token-file: %s is empty", *f.tokenFile)
 		}
 	}
 	if s.token == "" && !loopbackHost(host) {

@@ -208,7 +208,7 @@ func run(ctx context.Context, args []string, opt options) error {
 		source = func() ([]byte, error) { return doc, nil }
 	} else {
 		path := *configPath
-		source = func() ([]byte, error) { return os.ReadFile(path) }
+		source = func() ([]byte, error) { return snapshot.ReadDocument(path, admin.DefaultMaxDocumentBytes) }
 	}
 	data, err := source()
 	if err != nil {

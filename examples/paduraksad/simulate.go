@@ -10,10 +10,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/paduraksa/paduraksa/admin"
 	"github.com/paduraksa/paduraksa/connlimit"
 	"github.com/paduraksa/paduraksa/edge"
 	"github.com/paduraksa/paduraksa/proxyproto"
@@ -127,7 +127,7 @@ func simulationTarget(path string) (simulate.Target, error) {
 		data = bytes.ReplaceAll(data, []byte("{{HTTPS_PORT}}"), []byte("8443"))
 	} else {
 		var err error
-		if data, err = os.ReadFile(path); err != nil {
+		if data, err = snapshot.ReadDocument(path, admin.DefaultMaxDocumentBytes); err != nil {
 			return simulate.Target{}, err
 		}
 	}
