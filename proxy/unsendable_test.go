@@ -172,6 +172,13 @@ func TestUpgradesAnHTTP2ClusterCannotCarry(t *testing.T) {
 		assert.Equal(t, http.StatusBadGateway, res.StatusCode)
 		assert.Equal(t, []upstream.Outcome{upstream.ResponseHeaderError}, obs.outcomes())
 	})
+	t.Run("an h2c destination that refuses the connection is blamed", func(t *testing.T) {
+		obs := new(recorder)
+		addr, _ := setup{observer: obs, client: upstreamPaths[2].client}.start(t, refusedAddr(t))
+		res, _, _ := exchange(t, addr, ws, false)
+		assert.Equal(t, http.StatusBadGateway, res.StatusCode)
+		assert.Equal(t, []upstream.Outcome{upstream.ConnectError}, obs.outcomes(), "the dial failed before any refusal of the client's")
+	})
 }
 
 // closingUpstream reads each request head and closes the connection
