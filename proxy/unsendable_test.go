@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"io"
 	"log"
 	"net"
@@ -172,6 +173,15 @@ func TestUpgradesAnHTTP2ClusterCannotCarry(t *testing.T) {
 		assert.Equal(t, http.StatusBadGateway, res.StatusCode)
 		assert.Equal(t, []upstream.Outcome{upstream.ResponseHeaderError}, obs.outcomes())
 	})
+	t.Run("a TLS destination that drops a websocket upgrade is blamed", func(t *testing.T) {
+		// net/http speaks HTTP/1.1 for it, which can carry it.
+		obs := new(recorder)
+		p := upstreamPaths[3]
+		addr, _ := setup{scheme: p.scheme, client: p.client, observer: obs}.start(t, closingTLSUpstream(t))
+		res, _, _ := exchange(t, addr, ws, false)
+		assert.Equal(t, http.StatusBadGateway, res.StatusCode)
+		assert.Equal(t, []upstream.Outcome{upstream.ResponseHeaderError}, obs.outcomes())
+	})
 	t.Run("an h2c destination that refuses the connection is blamed", func(t *testing.T) {
 		obs := new(recorder)
 		addr, _ := setup{observer: obs, client: upstreamPaths[2].client}.start(t, refusedAddr(t))
@@ -186,6 +196,30 @@ func TestUpgradesAnHTTP2ClusterCannotCarry(t *testing.T) {
 func closingUpstream(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(patience))
+				http.ReadRequest(bufio.NewReader(c))
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// closingTLSUpstream is closingUpstream over TLS, offering h2 and
+// http/1.1.
+func closingTLSUpstream(t *testing.T) string {
+	t.Helper()
+	cert, _ := selfSigned(t, "app.test")
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}})
 	require.NoError(t, err)
 	t.Cleanup(func() { ln.Close() })
 	go func() {
