@@ -32,8 +32,12 @@ const (
 // token. It allocates nothing and reads the trailer names only when there
 // are some.
 func unsendable(r *http.Request) string {
-	if !isToken(r.Method) {
-		return reasonMethod
+	switch r.Method {
+	case http.MethodGet, http.MethodPost, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodOptions, http.MethodPatch:
+	default:
+		if !isToken(r.Method) {
+			return reasonMethod
+		}
 	}
 	if u := r.URL; u != nil {
 		q := u.RawQuery
@@ -43,9 +47,11 @@ func unsendable(r *http.Request) string {
 			}
 		}
 	}
-	for k := range r.Trailer {
-		if !isToken(k) {
-			return reasonTrailer
+	if len(r.Trailer) > 0 {
+		for k := range r.Trailer {
+			if !isToken(k) {
+				return reasonTrailer
+			}
 		}
 	}
 	return ""

@@ -119,3 +119,15 @@ func FuzzUnsendable(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkUnsendable is the request check of BenchmarkGateDecide's
+// request alone: what it adds to every decision.
+func BenchmarkUnsendable(b *testing.B) {
+	r := readRequest(b, "GET /api/users?id=1 HTTP/1.1\r\nHost: App.Example:8080\r\nUser-Agent: curl/8\r\nAccept: */*\r\n\r\n", "192.0.2.10:5000")
+	b.ReportAllocs()
+	for b.Loop() {
+		if unsendable(r) != "" {
+			b.Fatal("refused")
+		}
+	}
+}
