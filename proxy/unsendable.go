@@ -11,8 +11,9 @@ import (
 //
 // A request that the clients toward upstreams refuse before a byte of it
 // is sent, for what the request itself holds, is the client's doing: it
-// is answered 400 ([upstream.RequestInvalid]), counted, and never
-// observed against the destination, which never saw it. Otherwise any
+// is answered 400 (431 for too many header bytes), counted as
+// [upstream.RequestInvalid], and never observed against the destination,
+// which never saw it. Otherwise any
 // client could take every destination out of rotation with a handful of
 // requests no upstream would ever have received.
 //
@@ -74,8 +75,9 @@ import (
 //     COMPRESSION_ERROR for a field longer than its limit,
 //     PROTOCOL_ERROR for a block over twice that. The same refusal, one
 //     step later, answered the same way when the request's header list
-//     is at least [minHeaderLimit] (no server's default limit is
-//     smaller): an upstream that fails so on a shorter one is blamed.
+//     is at least [minHeaderLimit], below the default limit of every
+//     common server: an upstream that fails so on a shorter one is
+//     blamed.
 //
 // The forwarder reads a request again only after its round trip failed
 // with what would otherwise be a response header error: the refusals
@@ -84,9 +86,10 @@ import (
 // negotiate either version over TLS (HTTP2 with VersionOrLower) is read
 // against both clients' rules.
 
-// refusal returns the status for a round trip to d that failed with err
-// because the outgoing client refused what req holds, or 0 when the
-// failure may be the destination's. Only a [Transport]'s clients are
+// refusal returns the status for a round trip of req to a destination of
+// scheme that failed with err because the outgoing client (or, for its
+// size, the upstream's HTTP/2 server) refused what req holds, or 0 when
+// the failure may be the destination's. Only a [Transport]'s clients are
 // known: a round tripper of one's own names its refusals with an Outcome
 // method (see [upstream.ClassifyRoundTrip]).
 func (rt *Route) refusal(req *http.Request, scheme string, err error) int {
