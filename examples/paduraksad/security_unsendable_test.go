@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -174,9 +175,11 @@ func startCounting(t *testing.T, mode string) *countingUpstream {
 // TestSecurityUnsendable: every spelling, over HTTP/1.1, HTTP/2 and
 // HTTP/3, toward an upstream over the direct HTTP/1.1 client, net/http's
 // HTTP/1.1 client, h2c and HTTP/2 over TLS (versionPolicy exact), is
-// stopped where its row says, reaches no upstream and counts against no
-// destination: each is sent more often than the passive check needs to
-// eject one, and every destination still serves after all of them.
+// stopped where its row says, reaches no upstream's handler (a header
+// list over an HTTP/1.1 upstream's limit gets its server's own 431) and
+// counts against no destination: each is sent more often than the
+// passive check needs to eject one, and every destination still serves
+// after all of them.
 func TestSecurityUnsendable(t *testing.T) {
 	t.Parallel()
 	ups := map[string]*countingUpstream{"direct": startCounting(t, "h1"), "h2c": startCounting(t, "h2c"), "h2tls": startCounting(t, "tls")}
@@ -212,7 +215,7 @@ func TestSecurityUnsendable(t *testing.T) {
 	refused, large := map[string]int{}, map[string]int{}
 	for _, w := range waysOut {
 		for _, sp := range spellings {
-			if len(sp.only) > 0 && !contains(sp.only, w.name) {
+			if len(sp.only) > 0 && !slices.Contains(sp.only, w.name) {
 				continue
 			}
 			for proto, want := range sp.want {
@@ -260,15 +263,6 @@ func TestSecurityUnsendable(t *testing.T) {
 		assert.Equal(t, http.StatusOK, r.status, "%s still serves: %s", w.host, r.body)
 		assert.Equal(t, int32(1), ups[w.upstream].n.Load(), w.upstream)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // sendSpelling sends sp on a new connection in protocol proto (0, 1, 2:
