@@ -16,8 +16,8 @@ import "net/http"
 // policy runs. What the servers refuse themselves (field names and values,
 // control characters in the target, an empty method) and what the host
 // table already refuses (a Host that is no host name) is not read again;
-// the proxy package's doc lists every refusal of its clients and where
-// each is closed.
+// the proxy package's unsendable.go lists every refusal of its clients
+// and where each is closed.
 
 // Reasons of the request check, for the trace.
 const (
