@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/quic-go/qpack"
@@ -42,7 +43,7 @@ type Answer struct {
 	// Reset reports that the server refused the request without a
 	// response: it reset the stream, or closed the connection. Code is
 	// its error code (HTTP/2's RST_STREAM or GOAWAY code, HTTP/3's
-	// stream or application error code).
+	// stream or application error code), 0 for a bare close.
 	Reset bool
 	Code  uint64
 }
@@ -61,22 +62,21 @@ func H2(ctx context.Context, c net.Conn, req Request) (Answer, error) {
 	if err := fr.WriteSettings(); err != nil {
 		return Answer{}, err
 	}
+	// A server that refuses the request may close the connection before
+	// we are done writing: its GOAWAY, or the close, is read below.
 	end := req.Body == nil && len(req.Trailers) == 0
-	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hpackBlock(req.Fields), EndStream: end, EndHeaders: true}); err != nil {
-		return Answer{}, err
+	err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hpackBlock(req.Fields), EndStream: end, EndHeaders: true})
+	if err == nil && req.Body != nil {
+		err = fr.WriteData(1, len(req.Trailers) == 0, req.Body)
 	}
-	if req.Body != nil {
-		if err := fr.WriteData(1, len(req.Trailers) == 0, req.Body); err != nil {
-			return Answer{}, err
-		}
-	}
-	if len(req.Trailers) > 0 {
-		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hpackBlock(req.Trailers), EndStream: true, EndHeaders: true}); err != nil {
-			return Answer{}, err
-		}
+	if err == nil && len(req.Trailers) > 0 {
+		fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hpackBlock(req.Trailers), EndStream: true, EndHeaders: true})
 	}
 	for {
 		f, err := fr.ReadFrame()
+		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+			return Answer{Reset: true}, nil // closed without an answer
+		}
 		if err != nil {
 			return Answer{}, err
 		}
@@ -166,11 +166,10 @@ func H3(ctx context.Context, conn *quic.Conn, req Request) (Answer, error) {
 	if len(req.Trailers) > 0 {
 		b = appendFrame(b, h3Headers, qpackBlock(req.Trailers))
 	}
-	if _, err := str.Write(b); err != nil {
-		return refused(err)
-	}
-	if err := str.Close(); err != nil {
-		return refused(err)
+	// A server that refuses the request may stop our sending side before
+	// we are done: the reason is read below, as the reset of its side.
+	if _, err := str.Write(b); err == nil {
+		str.Close()
 	}
 	r := quicvarint.NewReader(str)
 	for {
