@@ -23,11 +23,13 @@ import (
 // forwarder (net/http's HTTP/1.1 and HTTP/2 servers, quic-go's HTTP/3
 // server), and where it is closed:
 //
-//   - A method that is not a token (validMethod; HTTP/1.1 and HTTP/2
-//     alike, in Transport.roundTrip): HTTP/2's server takes any non-empty
-//     :method ("GET /x", "GE(T", "GET\t"); HTTP/1.1's and HTTP/3's refuse
-//     it. The gate answers 400. An empty method is refused by all three
-//     servers (and would be sent as GET).
+//   - A method that is not a token (validMethod, in Transport.roundTrip:
+//     HTTP/1.1 and h2c; over TLS only until a pooled HTTP/2 connection
+//     exists, which then takes the request before the check and sends any
+//     method): HTTP/2's server takes any non-empty :method ("GET /x",
+//     "GE(T", "GET\t"); HTTP/1.1's and HTTP/3's refuse it. The gate
+//     answers 400. An empty method is refused by all three servers (and
+//     would be sent as GET).
 //   - A field name that is not a token, or a value with a control
 //     character other than HTAB (ValidHeaderFieldName/Value, on the
 //     header and the trailer): all three servers refuse such a field
