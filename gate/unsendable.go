@@ -8,11 +8,12 @@ import "net/http"
 // servers (HTTP/1.1, HTTP/2, quic-go's HTTP/3) take the names a Trailer
 // field declares without checking them; HTTP/2 and HTTP/3 take a raw space
 // in the query. The clients toward upstreams refuse the first two before a
-// byte is sent (net/http's Transport checks the method and every header
-// and trailer name of HTTP/1.1 and HTTP/2 requests alike), and an
-// HTTP/1.1 request line cannot carry the third. A forwarder that tried
-// would blame the destination for the client's request: a handful of them
-// would take it out of rotation. The gate refuses them with 400 before any
+// byte is sent (net/http's Transport checks every header and trailer
+// name, and the method too but over a pooled HTTP/2 connection over TLS,
+// which sends it as it is), and an HTTP/1.1 request line cannot carry the
+// third. A forwarder that tried would blame the destination for the
+// client's request, a handful of which would take it out of rotation, or
+// hand the upstream a request line no HTTP/1.1 client could have sent. The gate refuses them with 400 before any
 // policy runs. What the servers refuse themselves (field names and values,
 // control characters in the target, an empty method) and what the host
 // table already refuses (a Host that is no host name) is not read again;
