@@ -58,7 +58,11 @@
 //     answers it. Then stage 2 (Alt-Svc on TCP HTTPS for HTTP/3 hosts,
 //     HSTS when the trusted scheme is HTTPS and the name is no IP literal
 //     or loopback name).
-//  5. The host's policy chain; the host's request [Limits] (414, 431); the
+//  5. The request check: 400 for what no client toward upstreams could
+//     send (a method that is not an RFC 9110 token, which HTTP/2's server
+//     lets through; a raw space in the query; a declared trailer whose
+//     name is not a token), then the path view ([ReadPath], 400). The
+//     host's policy chain; the host's request [Limits] (414, 431); the
 //     HTTPS redirect; managed robots.txt; redirect and fixed-answer hosts.
 //  6. Route match on the canonical path view ([CanonicalPath]), most
 //     specific prefix first (404 if none); the route's chain; the body limit

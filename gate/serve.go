@@ -90,6 +90,13 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 	}
 	g.responseHeaders(hdr, r, rq, h, key)
 
+	if reason := unsendable(r); reason != "" {
+		if tr != nil {
+			tr.OnStep(Step{Kind: StepRequest, Status: http.StatusBadRequest, Reason: reason})
+		}
+		g.answer(w, r, rq, http.StatusBadRequest)
+		return
+	}
 	view, err := readRequestPath(r)
 	if err != nil {
 		if tr != nil {

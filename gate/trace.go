@@ -23,11 +23,12 @@ const (
 	StepLimits                   // request limits (414, 431) or body limit (413)
 	StepDrop                     // the connection is closed without an answer
 	StepPath                     // the path was refused (400)
+	StepRequest                  // the method, query or a declared trailer was refused (400)
 )
 
 var stepNames = [...]string{
 	"client", "host", "redirect", "route", "hand-over", "answer", "forward",
-	"acme", "tls", "headers", "policy", "limits", "drop", "path",
+	"acme", "tls", "headers", "policy", "limits", "drop", "path", "request",
 }
 
 // String returns the step's name.

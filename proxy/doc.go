@@ -71,7 +71,11 @@
 //     is a client-side outcome ([upstream.ClientAbort],
 //     [upstream.ClientBodyError]): counted, reported to the tracer as 499,
 //     never a 502 and never an observation, so it never counts against
-//     the destination.
+//     the destination. So is a request the outgoing client refused to
+//     send for what it holds ([upstream.RequestInvalid], answered 400, or
+//     431 for a header list over an HTTP/2 upstream's limit): unsendable.go
+//     lists every such refusal of the clients and where each is closed,
+//     most of them by the gate before the request gets here.
 //
 // The proxy's own answers (502, 503, 504, 404, 400) are the gate's, written
 // by [gate.Request.Answer] with the host's headers, the request ID and the
@@ -93,8 +97,10 @@
 // available destination 503. A failed round trip is classified by
 // [upstream.ClassifyRoundTrip], as health's probes are (connect, TLS, a
 // pin mismatch and a server name past [MaxServerNames] included, timeout,
-// response header, client abort); a response body that broke off is a
-// body error; a failure after the idle timeout fired is a timeout.
+// response header, client abort); a response header error that the
+// request's own content explains (the clients' refusals) is
+// [upstream.RequestInvalid]; a response body that broke off is a body
+// error; a failure after the idle timeout fired is a timeout.
 //
 // # Retries
 //

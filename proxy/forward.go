@@ -19,9 +19,13 @@ import (
 // client failed to deliver (malformed or cut chunks, shorter than its
 // Content-Length, below the minimum rate, over the body limit) is answered
 // 400, 408 or 413 with the connection closed, and never held against the
-// destination. A client that went away is a client abort: the destination
-// is not blamed and the handler aborts (http.ErrAbortHandler), so net/http
-// never completes the exchange with an answer of its own.
+// destination. A request the outgoing client refuses to send for what it
+// holds (an upgrade HTTP/2 cannot carry, more header bytes than the
+// upstream takes, and the rest unsendable.go lists) is answered 400 or
+// 431 and never held against the destination either. A client that went
+// away is a client abort: the destination is not blamed and the handler
+// aborts (http.ErrAbortHandler), so net/http never completes the exchange
+// with an answer of its own.
 func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Request) {
 	c := rt.cluster
 	rec := &rq.Record
@@ -148,6 +152,20 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 			return
 		}
 		out := upstream.ClassifyRoundTrip(r.Context(), err)
+		if out == upstream.ResponseHeaderError {
+			if status := rt.refusal(&o.req, d.Scheme(), err); status != 0 {
+				// The outgoing client refused what the request holds:
+				// the destination never saw it, and no other would.
+				o.info.done()
+				o.idle.stop()
+				rb.count(rec)
+				rt.requestRefused(w, r, rq, status)
+				if rb == nil && r.Trailer == nil {
+					o.release()
+				}
+				return
+			}
+		}
 		if o.idle.hasFired() {
 			out = upstream.Timeout
 		}
@@ -253,6 +271,15 @@ func (rt *Route) failed(w http.ResponseWriter, r *http.Request, rq *gate.Request
 	default:
 		rt.answer(w, r, rq, http.StatusBadGateway)
 	}
+}
+
+// requestRefused answers a request the outgoing client refused to send
+// (see unsendable.go): 400, or 431 for a header list over the upstream's
+// limit. It is counted as [upstream.RequestInvalid], never observed.
+func (rt *Route) requestRefused(w http.ResponseWriter, r *http.Request, rq *gate.Request, status int) {
+	rt.cluster.Stats.add(upstream.RequestInvalid)
+	rq.Record.Error = upstream.RequestInvalid.String()
+	rt.answer(w, r, rq, status)
 }
 
 // clientBodyFailed answers a request whose body the client failed to

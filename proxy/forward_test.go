@@ -229,7 +229,12 @@ func TestUpgradeH2CIsNeverForwarded(t *testing.T) {
 // closed (when not nil) once the tunnel's far end has gone.
 func wsUpstream(t *testing.T, closed chan<- struct{}) string {
 	t.Helper()
-	return listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return listen(t, wsHandler(closed))
+}
+
+// wsHandler is wsUpstream's handler.
+func wsHandler(closed chan<- struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") != "websocket" {
 			http.Error(w, "no upgrade", 400)
 			return
@@ -253,7 +258,7 @@ func wsUpstream(t *testing.T, closed chan<- struct{}) string {
 			brw.WriteString("echo " + line)
 			brw.Flush()
 		}
-	}))
+	})
 }
 
 // dialUpgrade opens a websocket tunnel through the proxy at addr and checks

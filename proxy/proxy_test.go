@@ -57,6 +57,7 @@ type setup struct {
 	stats    *proxy.Stats
 	h2c      bool           // the gateway also serves h2c
 	policy   balance.Policy // default FirstAlphabetical
+	bare     bool           // serve the route itself, with no gate before it
 }
 
 func (s setup) start(t testing.TB, addrs ...string) (string, *proxy.Cluster) {
@@ -103,10 +104,16 @@ func (s setup) start(t testing.TB, addrs ...string) (string, *proxy.Cluster) {
 	cfg.Hosts = append(cfg.Hosts, gate.Host{Names: []string{"app.test"}, Policies: s.policies, Routes: []gate.Route{{Prefix: prefix, Target: route, PathAllow: s.allow, MaxBodyBytes: s.maxBody}}})
 	g, err := gate.New(cfg)
 	require.NoError(t, err)
-	if s.h2c {
-		return listenH2C(t, g), cl
+	var h http.Handler = g
+	if s.bare {
+		// A hand-built gateway: what the gate would refuse reaches the
+		// forwarder.
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { route.Forward(w, r, new(gate.Request)) })
 	}
-	return listen(t, g), cl
+	if s.h2c {
+		return listenH2C(t, h), cl
+	}
+	return listen(t, h), cl
 }
 
 // listenH2C serves h on loopback with HTTP/1.1 and h2c.

@@ -129,7 +129,7 @@ func dropped(out upstream.Outcome, err error) bool {
 // retryable reports whether a failed attempt may be sent again.
 func retryable(out upstream.Outcome, bodyTouched, replayable, idem bool) bool {
 	switch out {
-	case upstream.Success, upstream.ClientAbort, upstream.ClientBodyError:
+	case upstream.Success, upstream.ClientAbort, upstream.ClientBodyError, upstream.RequestInvalid:
 		return false
 	case upstream.ConnectError, upstream.TLSError:
 		if !bodyTouched {

@@ -9,7 +9,7 @@ import (
 // Stats counts a cluster's outcomes with lock-free counters. The zero value
 // is ready; it is safe for concurrent use.
 type Stats struct {
-	outcomes [upstream.ClientBodyError + 1]atomic.Uint64 // one per outcome
+	outcomes [upstream.NumOutcomes]atomic.Uint64 // one per outcome
 	retries  atomic.Uint64
 }
 

@@ -42,8 +42,8 @@ type Outcome struct {
 	Kind Kind `json:"kind"`
 	// Stage names the step that decided: "proxyProtocol",
 	// "connections", "handshake", "server", or a gate step ("policy",
-	// "tls", "route", "limits", "path", "acme", "host", "redirect",
-	// "answer", "hand-over").
+	// "tls", "route", "limits", "path", "request", "acme", "host",
+	// "redirect", "answer", "hand-over").
 	Stage string `json:"stage"`
 	// Reason is that step's own reason.
 	Reason string `json:"reason,omitempty"`

@@ -106,7 +106,7 @@ func gateStep(s *gate.Step) Step {
 		if s.Mode == gate.Shadow && s.Verdict != gate.Continue {
 			out.Summary += " (shadowed: the request goes on)"
 		}
-	case gate.StepLimits, gate.StepPath, gate.StepAnswer, gate.StepDrop:
+	case gate.StepLimits, gate.StepPath, gate.StepRequest, gate.StepAnswer, gate.StepDrop:
 		out.Summary = s.Reason
 		if s.Status != 0 {
 			out.Summary = strings.TrimSpace(strconv.Itoa(s.Status) + " " + s.Reason)

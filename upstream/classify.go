@@ -24,7 +24,10 @@ import (
 // [tls.AlertError], [*tls.CertificateVerificationError] and the x509
 // verification errors) are TLSError; a failed dial is ConnectError; any
 // other context.Canceled is ClientAbort; and everything else is a broken or
-// malformed response, ResponseHeaderError.
+// malformed response, ResponseHeaderError. It has only the error: the
+// proxy's forwarder reads a ResponseHeaderError again against the request
+// and makes it RequestInvalid when the outgoing client refused what the
+// request holds.
 func ClassifyRoundTrip(ctx context.Context, err error) Outcome {
 	if err == nil {
 		return Success

@@ -145,8 +145,9 @@ func peer(t *testing.T, f func(net.Conn)) string {
 // a success, a transport failure and a client-side end.
 func TestOutcomeNames(t *testing.T) {
 	names := upstream.OutcomeNames()
-	assert.Equal(t, []string{"success", "connectError", "tlsError", "timeout", "responseHeaderError", "bodyError", "clientAbort", "clientBodyError"}, names)
-	require.Equal(t, int(upstream.ClientBodyError)+1, len(names), "ClientBodyError is the last outcome")
+	assert.Equal(t, []string{"success", "connectError", "tlsError", "timeout", "responseHeaderError", "bodyError", "clientAbort", "clientBodyError", "requestInvalid"}, names)
+	require.Equal(t, int(upstream.RequestInvalid)+1, len(names), "RequestInvalid is the last outcome")
+	require.Equal(t, upstream.NumOutcomes, len(names))
 	for i, n := range names {
 		o := upstream.Outcome(i)
 		assert.Equal(t, n, o.String())
@@ -160,6 +161,8 @@ func TestOutcomeNames(t *testing.T) {
 	}
 	assert.True(t, upstream.BodyError.TransportFailure())
 	assert.True(t, upstream.ClientBodyError.ClientSide())
+	assert.True(t, upstream.RequestInvalid.ClientSide())
+	assert.False(t, upstream.RequestInvalid.TransportFailure())
 	assert.False(t, upstream.ClientAbort.TransportFailure())
-	assert.Equal(t, "invalid(8)", upstream.Outcome(len(names)).String())
+	assert.Equal(t, "invalid(9)", upstream.Outcome(len(names)).String())
 }

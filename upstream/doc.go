@@ -45,9 +45,10 @@
 // [Observation.Status] is 500 or more, which only a policy that asks for it
 // counts. ConnectError, TLSError, Timeout, ResponseHeaderError and
 // BodyError are transport failures ([Outcome.TransportFailure]), the
-// destination's. ClientAbort and ClientBodyError are client-side
-// ([Outcome.ClientSide]): the client went away or its request body failed,
-// and they never count against a destination.
+// destination's. ClientAbort, ClientBodyError and RequestInvalid are
+// client-side ([Outcome.ClientSide]): the client went away, its request
+// body failed, or the outgoing client refused to send what the request
+// holds; they never count against a destination.
 //
 // [ClassifyRoundTrip] is the one classifier of a round trip's error, used
 // by the forwarder and by health's probes. The forwarder tells an

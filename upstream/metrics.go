@@ -3,7 +3,7 @@ package upstream
 import "github.com/paduraksa/paduraksa/telemetry"
 
 // NumOutcomes is the number of [Outcome] values.
-const NumOutcomes = int(ClientBodyError) + 1
+const NumOutcomes = int(RequestInvalid) + 1
 
 // Metrics count a destination's exchanges and health checks. They live
 // on the long-lived Destination, so they survive publishes that keep it

@@ -11,10 +11,11 @@ import "github.com/paduraksa/paduraksa/internal/enum"
 // [Observation.Status] of 500 or more, and only a policy that asks for it
 // (health's FailureRateWith5xx) holds it against the destination. The
 // transport failures, ConnectError to BodyError ([Outcome.TransportFailure]),
-// are the destination's. The client-side ends, ClientAbort and
-// ClientBodyError ([Outcome.ClientSide]), are the client's doing and never
-// count against a destination, in any policy: the forwarder does not report
-// them to an [Observer], and health ignores them if it is told.
+// are the destination's. The client-side ends, ClientAbort,
+// ClientBodyError and RequestInvalid ([Outcome.ClientSide]), are the
+// client's doing and never count against a destination, in any policy: the
+// forwarder does not report them to an [Observer], and health ignores them
+// if it is told.
 type Outcome uint8
 
 const (
@@ -45,11 +46,18 @@ const (
 	// chunks, shorter than its Content-Length, too slow, over a limit).
 	// Client-side: never counted against the destination.
 	ClientBodyError
+	// RequestInvalid: the outgoing client refused the request before any
+	// of it was sent, for what the request itself holds (its method, a
+	// field name or value, its Host or target, a trailer, an upgrade the
+	// upstream's protocol cannot carry, more header bytes than the
+	// upstream takes). Client-side: the destination never saw it.
+	RequestInvalid
 )
 
 var outcomeNames = enum.Names[Outcome]{
 	"success", "connectError", "tlsError", "timeout",
 	"responseHeaderError", "bodyError", "clientAbort", "clientBodyError",
+	"requestInvalid",
 }
 
 // String returns the outcome's name, one of [OutcomeNames].
@@ -65,9 +73,10 @@ func OutcomeNames() []string { return outcomeNames }
 // BodyError.
 func (o Outcome) TransportFailure() bool { return o >= ConnectError && o <= BodyError }
 
-// ClientSide reports whether the client ended the exchange (ClientAbort,
-// ClientBodyError): such an outcome never counts against the destination.
-func (o Outcome) ClientSide() bool { return o == ClientAbort || o == ClientBodyError }
+// ClientSide reports whether the client ended the exchange or made it
+// impossible (ClientAbort, ClientBodyError, RequestInvalid): such an
+// outcome never counts against the destination.
+func (o Outcome) ClientSide() bool { return o >= ClientAbort && o <= RequestInvalid }
 
 // Observation is the outcome of one exchange with a destination.
 type Observation struct {
