@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -276,20 +278,68 @@ func TestHeaderListOverAnHTTP2UpstreamsLimit(t *testing.T) {
 		assert.Equal(t, []upstream.Outcome{upstream.Success}, obs.outcomes())
 		assert.Equal(t, uint64(12), stats.Count(upstream.RequestInvalid), "the client refused them")
 	})
+	// Before the SETTINGS: an upstream that closes the connection with a
+	// GOAWAY as Go's server does (COMPRESSION_ERROR for a field longer
+	// than its limit), but sends its SETTINGS only once the request's
+	// HEADERS are in, so the client never learns the limit first (Go's
+	// server sends them at once, and which arrives first is a race).
+	goaway := func(t *testing.T) (*atomic.Int32, string, *recorder, *proxy.Stats) {
+		var headers atomic.Int32
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					c.SetDeadline(time.Now().Add(patience))
+					if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
+						return
+					}
+					fr := http2.NewFramer(c, c)
+					for {
+						f, err := fr.ReadFrame()
+						if err != nil {
+							return
+						}
+						if hf, ok := f.(*http2.HeadersFrame); ok {
+							headers.Add(1)
+							fr.WriteSettings(http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: 1 << 10})
+							fr.WriteGoAway(hf.StreamID, http2.ErrCodeCompression, nil) // as Go's server: the stream it failed on
+							// A close with unread bytes would reset the
+							// connection before the client reads the
+							// GOAWAY: half-close, and read until it closes.
+							c.(*net.TCPConn).CloseWrite()
+							io.Copy(io.Discard, c)
+							return
+						}
+					}
+				}()
+			}
+		}()
+		obs, stats := new(recorder), new(proxy.Stats)
+		addr, _ := setup{observer: obs, stats: stats, client: upstreamPaths[2].client}.start(t, ln.Addr().String())
+		return &headers, addr, obs, stats
+	}
 	t.Run("before the SETTINGS", func(t *testing.T) {
-		up, addr, obs, stats := start(t, 1<<10)
-		for range 2 { // each costs the upstream's GOAWAY wait, a second
+		headers, addr, obs, stats := goaway(t)
+		for range 2 {
 			res, _ := do(t, addr, big(4<<10))
 			require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, res.StatusCode)
 		}
-		assert.Zero(t, up.n.Load())
+		assert.Equal(t, int32(2), headers.Load(), "each request reached the upstream, which refused it")
 		assert.Empty(t, obs.outcomes())
 		assert.Equal(t, uint64(2), stats.Count(upstream.RequestInvalid))
 	})
 	t.Run("a short field the upstream cannot decode", func(t *testing.T) {
-		_, addr, obs, _ := start(t, 1) // Go's server takes fields of at most 321 bytes
+		headers, addr, obs, _ := goaway(t)
 		res, _ := do(t, addr, big(600))
 		assert.Equal(t, http.StatusBadGateway, res.StatusCode)
+		assert.Equal(t, int32(1), headers.Load())
 		assert.Equal(t, []upstream.Outcome{upstream.ResponseHeaderError}, obs.outcomes())
 	})
 }
