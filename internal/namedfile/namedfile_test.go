@@ -294,8 +294,10 @@ func TestReusedBytesCount(t *testing.T) {
 	first := r.ReadAll([]namedfile.Request{{Name: a, Max: 1000}}, nil)[0]
 	require.NoError(t, first.Err)
 	res := r.ReadAll([]namedfile.Request{{Name: a, Max: 1000}, {Name: b, Max: 1000}}, func(n string) (namedfile.Result, bool) { return first, n == a })
-	require.NoError(t, res[0].Err)
-	assert.Equal(t, namedfile.CodeTooLarge, code(res[1].Err))
+	// The files are read at once on several goroutines: whichever comes
+	// second is the one over the total, a reused one as well as a read one.
+	codes := []string{code(res[0].Err), code(res[1].Err)}
+	assert.ElementsMatch(t, []string{"", namedfile.CodeTooLarge}, codes, "one of the two is over the total, the reused bytes counted")
 }
 
 func TestReadsRealFilesWhole(t *testing.T) {
