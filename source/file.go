@@ -177,7 +177,7 @@ func (f *File) Reload() {
 // in the same directory, written, synced, renamed over the file, and the
 // directory synced), keeping the file's permissions, and takes it as
 // published, so that Run does not publish it again; a read that began
-// before the write is dropped. It is admin.Config.Persist for a gateway
+// before the write is read again. It is admin.Config.Persist for a gateway
 // served from the file. A file has no versions: a push with an IfVersion
 // is refused with [ErrStale], and the version returned is empty. An error
 // means the file was not replaced.

@@ -308,6 +308,8 @@ func TestFileSave(t *testing.T) {
 	var r recorder
 	poll := func() { t.Helper(); require.NoError(t, f.poll(context.Background(), r.publish)) }
 
+	before, err := os.Stat(path)
+	require.NoError(t, err)
 	pushed := []byte("pushed")
 	version, err := f.Save(context.Background(), Push{Data: pushed})
 	require.NoError(t, err)
@@ -319,6 +321,7 @@ func TestFileSave(t *testing.T) {
 	fi, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o640), fi.Mode().Perm(), "the file keeps its permissions")
+	assert.False(t, os.SameFile(before, fi), "the push is a new file renamed over the old one, never the old one rewritten in place")
 	left, err := filepath.Glob(filepath.Join(dir, ".*tmp*"))
 	require.NoError(t, err)
 	assert.Empty(t, left, "no temporary file is left")
@@ -351,19 +354,16 @@ func TestFileSave(t *testing.T) {
 	assert.Len(t, r.published(), 1)
 }
 
-// TestFileSaveOvertakesARead: a push written while a poll reads the file
-// makes that read stale; the read that would have confirmed the document
-// the push replaced is read again, so that document is not published
-// over the push.
+// TestFileSaveOvertakesARead: a push written while a reload reads the
+// file makes that read stale: the file is read again, and the reload
+// publishes the push, not the document the push replaced.
 func TestFileSaveOvertakesARead(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "paduraksa.yaml")
 	write(t, path, "v1")
 	f := newTestFile(t, path, NoPolling, &logBuffer{})
 	_, err := f.Load(context.Background())
 	require.NoError(t, err)
-	var r recorder
 	write(t, path, "edited")
-	require.NoError(t, f.poll(context.Background(), r.publish)) // seen once
 	f.read = func(name string, max int64) ([]byte, error) {
 		data, err := snapshot.ReadDocument(name, max)
 		if string(data) == "edited" {
@@ -372,8 +372,12 @@ func TestFileSaveOvertakesARead(t *testing.T) {
 		}
 		return data, err
 	}
+	var r recorder
+	require.NoError(t, f.reloadNow(context.Background(), r.publish))
+	assert.Equal(t, []string{"pushed"}, r.published(), "the reload published what the push replaced")
 	require.NoError(t, f.poll(context.Background(), r.publish))
-	assert.Empty(t, r.published(), "the edit the push replaced was published")
+	require.NoError(t, f.poll(context.Background(), r.publish))
+	assert.Len(t, r.published(), 1)
 }
 
 // TestFileSaveDuringAPublish: a push written while a change was being
