@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -338,39 +337,4 @@ func stoppableUpstream(t *testing.T) (string, *http.Server) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String(), srv
-}
-
-// A written push is the watcher's applied document: polls of the file
-// publish nothing, and a later edit publishes as usual.
-func TestSavedPushIsTheWatchersOwn(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "paduraksa.yaml")
-	require.NoError(t, os.WriteFile(path, []byte("old"), 0o640))
-	var published []string
-	w := watcher{applied: []byte("old"), log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		publish: func(b []byte) { published = append(published, string(b)) }}
-	sv := save{data: []byte("pushed"), done: make(chan error, 1)}
-	sv.write(path, &w)
-	require.NoError(t, <-sv.done)
-	poll := func() {
-		data, err := os.ReadFile(path)
-		w.poll(data, err)
-	}
-	poll()
-	poll()
-	assert.Empty(t, published, "the push is not published again")
-	fi, err := os.Stat(path)
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "the file keeps its permissions")
-
-	require.NoError(t, os.WriteFile(path, []byte("edited"), 0o640))
-	poll()
-	poll()
-	assert.Equal(t, []string{"edited"}, published)
-
-	// A file that cannot be written is reported, and the watcher keeps
-	// what it had.
-	sv = save{data: []byte("lost"), done: make(chan error, 1)}
-	sv.write(filepath.Join(t.TempDir(), "missing-dir", "x.yaml"), &w)
-	assert.Error(t, <-sv.done)
-	assert.Equal(t, "edited", string(w.applied))
 }

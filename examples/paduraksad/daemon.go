@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -26,110 +27,202 @@ import (
 	"github.com/paduraksa/paduraksa/proxyproto"
 	"github.com/paduraksa/paduraksa/simulate"
 	"github.com/paduraksa/paduraksa/snapshot"
+	"github.com/paduraksa/paduraksa/source"
+	"github.com/paduraksa/paduraksa/telemetry"
 	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
 //go:embed default.yaml
 var defaultConfig []byte
 
+// run is the daemon: its flags, then its parts, each started by a step
+// of its own in the order they need each other, then the signal loop
+// until ctx is done. The parts close in the reverse order.
 func run(ctx context.Context, args []string, opt options) error {
-	fs := flag.NewFlagSet("paduraksad", flag.ContinueOnError)
-	fs.SetOutput(opt.stderr)
-	configPath := fs.String("config", "", "config document (JSON or YAML); empty: the embedded demo config")
-	listen := fs.String("http", "127.0.0.1:8080", "address to serve plain HTTP on; empty: none")
-	fs.StringVar(listen, "listen", *listen, "the same as -http")
-	https := fs.String("https", "", "address to serve HTTPS on, TCP (HTTP/1.1, HTTP/2) and UDP (HTTP/3); the embedded demo config serves 127.0.0.1:8443 unless set; \"off\": none")
-	acmeDir := fs.String("acme-directory", "", "ACME directory URL for the document's acme certificates; empty: ACME off")
-	acmeEmail := fs.String("acme-email", "", "ACME account contact")
-	acmeCache := fs.String("acme-cache", "paduraksa-acme", "directory keeping the ACME account and certificates")
-	acmeCA := fs.String("acme-ca", "", "PEM file of roots for the ACME directory's HTTPS (a test CA); empty: the system's")
-	watch := fs.Duration("watch", time.Second, "how often to check the config file for changes; 0: only on SIGHUP")
-	proxyFrom := fs.String("proxy-protocol-from", "", "comma-separated prefixes of load balancers that must send a PROXY protocol header; empty: off")
-	perIP := fs.Int("max-conns-per-ip", connlimit.DefaultPerAddress, "concurrent connections per client address (IPv6: per /64); -1: off")
-	deny := fs.String("deny", "", "comma-separated prefixes refused before TLS")
-	adminFlags := addAdminFlags(fs)
-	whatIf := fs.Bool("what-if", false, "before applying a changed config file, replay the recent requests against it and log how many would change (the admin API's POST /simulate/diff has the details)")
-	accessLog := fs.String("access-log", "stderr", "where the access log goes: stderr, a file (appended to), or off; hosts[].accessLog: false leaves a host out")
-	accessFormat := fs.String("access-log-format", "json", "access log format: json or text (logfmt)")
-	accessSample := fs.Int("access-log-sample-2xx", 1, "log one in N answers with a 2xx status (the others always)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	adminSet, err := adminFlags.settings()
+	f, err := parseFlags(args, opt.stderr)
 	if err != nil {
 		return err
 	}
-	if *acmeDir != "" && *listen == "" {
+	a := &app{f: f, opt: opt, log: opt.logger}
+	if a.log == nil {
+		a.log = slog.New(slog.NewTextHandler(opt.stderr, nil))
+	}
+	defer a.close()
+	for _, step := range []func(context.Context) error{a.startCompiler, a.startACMEManager, a.startPublisher, a.startEdge} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	// The edge serves from here on: a step that fails shuts it down.
+	for _, step := range []func(context.Context) error{a.loadSource, a.serveAdmin} {
+		if err := step(ctx); err != nil {
+			return a.fail(err)
+		}
+	}
+	a.announce()
+	return a.serve(ctx)
+}
+
+// flags are the daemon's command line.
+type flags struct {
+	configPath, listen, https             string
+	acmeDir, acmeEmail, acmeCache, acmeCA string
+	watch                                 time.Duration
+	proxyFrom, deny                       string
+	perIP                                 int
+	whatIf                                bool
+	accessLog, accessFormat               string
+	accessSample                          int
+	admin                                 adminSettings
+}
+
+// demo reports whether the daemon serves the embedded demo config.
+func (f *flags) demo() bool { return f.configPath == "" }
+
+func parseFlags(args []string, stderr io.Writer) (flags, error) {
+	var f flags
+	fs := flag.NewFlagSet("paduraksad", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.configPath, "config", "", "config document (JSON or YAML); empty: the embedded demo config")
+	fs.StringVar(&f.listen, "http", "127.0.0.1:8080", "address to serve plain HTTP on; empty: none")
+	fs.StringVar(&f.listen, "listen", f.listen, "the same as -http")
+	fs.StringVar(&f.https, "https", "", "address to serve HTTPS on, TCP (HTTP/1.1, HTTP/2) and UDP (HTTP/3); the embedded demo config serves 127.0.0.1:8443 unless set; \"off\": none")
+	fs.StringVar(&f.acmeDir, "acme-directory", "", "ACME directory URL for the document's acme certificates; empty: ACME off")
+	fs.StringVar(&f.acmeEmail, "acme-email", "", "ACME account contact")
+	fs.StringVar(&f.acmeCache, "acme-cache", "paduraksa-acme", "directory keeping the ACME account and certificates")
+	fs.StringVar(&f.acmeCA, "acme-ca", "", "PEM file of roots for the ACME directory's HTTPS (a test CA); empty: the system's")
+	fs.DurationVar(&f.watch, "watch", time.Second, "how often to check the config file for changes; 0: only on SIGHUP")
+	fs.StringVar(&f.proxyFrom, "proxy-protocol-from", "", "comma-separated prefixes of load balancers that must send a PROXY protocol header; empty: off")
+	fs.IntVar(&f.perIP, "max-conns-per-ip", connlimit.DefaultPerAddress, "concurrent connections per client address (IPv6: per /64); -1: off")
+	fs.StringVar(&f.deny, "deny", "", "comma-separated prefixes refused before TLS")
+	adminFlags := addAdminFlags(fs)
+	fs.BoolVar(&f.whatIf, "what-if", false, "before applying a changed config file, replay the recent requests against it and log how many would change (the admin API's POST /simulate/diff has the details)")
+	fs.StringVar(&f.accessLog, "access-log", "stderr", "where the access log goes: stderr, a file (appended to), or off; hosts[].accessLog: false leaves a host out")
+	fs.StringVar(&f.accessFormat, "access-log-format", "json", "access log format: json or text (logfmt)")
+	fs.IntVar(&f.accessSample, "access-log-sample-2xx", 1, "log one in N answers with a 2xx status (the others always)")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	var err error
+	if f.admin, err = adminFlags.settings(); err != nil {
+		return f, err
+	}
+	if f.acmeDir != "" && f.listen == "" {
 		// HTTP-01 is answered on the plain HTTP listener: without one,
 		// no certificate could ever be obtained.
-		return errors.New("-acme-directory needs -http: the ACME server checks HTTP-01 challenges on the plain HTTP listener")
+		return f, errors.New("-acme-directory needs -http: the ACME server checks HTTP-01 challenges on the plain HTTP listener")
 	}
-	log := opt.logger
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(opt.stderr, nil))
+	if f.demo() && f.https == "" {
+		f.https = "127.0.0.1:8443"
 	}
+	if f.https == "off" {
+		f.https = ""
+	}
+	return f, nil
+}
 
-	mon := health.New(health.Options{Logger: log})
+// app is the running daemon's parts, made by run's steps in order.
+type app struct {
+	f       flags
+	opt     options
+	log     *slog.Logger
+	closers []func() // what the steps started, closed in reverse order
+
+	store      *snapshot.Store
+	challenges *gate.ChallengeStore
+	accessLog  *telemetry.AccessLog // nil when off
+	sample     *simulate.Sample     // the recent requests a what-if replays
+	compiler   snapshot.Compiler
+	demoCAFile string // the demo certificate written out for clients; "" without the demo
+	pub        *snapshot.Publisher
+	ec         edge.Config
+	srv        *edge.Server
+	file       *source.File // the -config file; nil for the embedded demo config
+	reload     func()       // what SIGHUP does
+	adm        *adminServer // nil when off
+}
+
+// deferClose runs fn when run returns, before what earlier steps started.
+func (a *app) deferClose(fn func()) { a.closers = append(a.closers, fn) }
+
+func (a *app) close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+}
+
+// fail shuts the edge down quickly and returns err.
+func (a *app) fail(err error) error {
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	a.srv.Shutdown(sctx)
+	return err
+}
+
+// startCompiler starts the health monitor and the access log and makes
+// the compiler, with the demo's certificate for the embedded config.
+func (a *app) startCompiler(ctx context.Context) error {
+	mon := health.New(health.Options{Logger: a.log})
 	if err := mon.Start(ctx); err != nil {
 		return err
 	}
-	defer mon.Close()
-
-	store := new(snapshot.Store)
-	var pub *snapshot.Publisher
-	challenges := new(gate.ChallengeStore)
-	al, closeLog, err := openAccessLog(*accessLog, *accessFormat, *accessSample, opt.stderr)
+	a.deferClose(func() { mon.Close() })
+	a.store, a.challenges = new(snapshot.Store), new(gate.ChallengeStore)
+	al, closeLog, err := openAccessLog(a.f.accessLog, a.f.accessFormat, a.f.accessSample, a.opt.stderr)
 	if err != nil {
 		return err
 	}
-	defer closeLog()
-	// The recent requests a what-if replays (admin POST /simulate/diff).
-	sample := simulate.NewSample(simulate.SampleConfig{})
-	compiler := snapshot.Compiler{Health: mon, Logger: log, Challenges: challenges, Observer: sample}
+	a.deferClose(closeLog)
+	a.sample = simulate.NewSample(simulate.SampleConfig{})
+	a.compiler = snapshot.Compiler{Health: mon, Logger: a.log, Challenges: a.challenges, Observer: a.sample}
 	if al != nil {
-		compiler.AccessLog = al
+		a.accessLog, a.compiler.AccessLog = al, al
 	}
-	demoMode := *configPath == ""
-	if demoMode && *https == "" {
-		*https = "127.0.0.1:8443"
+	if !a.f.demo() {
+		return nil
 	}
-	if *https == "off" {
-		*https = ""
+	// The demo's HTTPS: a certificate for localhost made now, and
+	// written out so a client can trust it.
+	self, err := tlsselect.SelfSigned(30*24*time.Hour, "localhost", "*.localhost", "127.0.0.1", "::1")
+	if err != nil {
+		return err
 	}
-	var demoCAFile string
-	if demoMode {
-		// The demo's HTTPS: a certificate for localhost made now, and
-		// written out so a client can trust it.
-		self, err := tlsselect.SelfSigned(30*24*time.Hour, "localhost", "*.localhost", "127.0.0.1", "::1")
-		if err != nil {
-			return err
-		}
-		compiler.Certificates = map[string]tlsselect.Source{"localhost": tlsselect.Static(self)}
-		f, err := os.CreateTemp("", "paduraksad-localhost-*.pem")
-		if err != nil {
-			return err
-		}
-		demoCAFile = f.Name()
-		defer os.Remove(demoCAFile)
-		_, err = f.Write(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: self.Leaf.Raw}))
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
+	a.compiler.Certificates = map[string]tlsselect.Source{"localhost": tlsselect.Static(self)}
+	cf, err := os.CreateTemp("", "paduraksad-localhost-*.pem")
+	if err != nil {
+		return err
 	}
-	if *acmeDir != "" {
-		acme, err := startACME(ctx, *acmeDir, *acmeEmail, *acmeCache, *acmeCA, challenges, log, func() { pub.RefreshTLS() })
-		if err != nil {
-			return err
-		}
-		defer acme.Close()
-		compiler.ACME = acme
+	a.demoCAFile = cf.Name()
+	a.deferClose(func() { os.Remove(a.demoCAFile) })
+	_, err = cf.Write(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: self.Leaf.Raw}))
+	if cerr := cf.Close(); err == nil {
+		err = cerr
 	}
-	pub = snapshot.NewPublisher(snapshot.PublisherConfig{
+	return err
+}
+
+// startACMEManager starts the ACME manager when -acme-directory asks for
+// one.
+func (a *app) startACMEManager(ctx context.Context) error {
+	if a.f.acmeDir == "" {
+		return nil
+	}
+	acme, err := startACME(ctx, a.f.acmeDir, a.f.acmeEmail, a.f.acmeCache, a.f.acmeCA, a.challenges, a.log, func() { a.pub.RefreshTLS() })
+	if err != nil {
+		return err
+	}
+	a.deferClose(func() { acme.Close() })
+	a.compiler.ACME = acme
+	return nil
+}
+
+// startPublisher makes the publisher, which logs every revision's
+// outcome, a refusal with every problem.
+func (a *app) startPublisher(context.Context) error {
+	log, store := a.log, a.store
+	a.pub = snapshot.NewPublisher(snapshot.PublisherConfig{
 		Store:    store,
-		Compiler: compiler,
+		Compiler: a.compiler,
 		OnOutcome: func(o snapshot.Outcome) {
 			switch o.Status {
 			case snapshot.Refused:
@@ -153,7 +246,13 @@ func run(ctx context.Context, args []string, opt options) error {
 			}
 		},
 	})
+	return nil
+}
 
+// startEdge opens the listeners the flags ask for.
+func (a *app) startEdge(context.Context) error {
+	store, log := a.store, a.log
+	listen, https, proxyFrom, perIP, deny := &a.f.listen, &a.f.https, &a.f.proxyFrom, &a.f.perIP, &a.f.deny
 	var limits listenlimits.Limits
 	trusted, err := parsePrefixes(*proxyFrom)
 	if err != nil {
@@ -185,178 +284,163 @@ func run(ctx context.Context, args []string, opt options) error {
 	if err != nil {
 		return err
 	}
-	fail := func(err error) error {
-		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
+	a.ec, a.srv = ec, srv
+	return nil
+}
+
+// loadSource publishes the first document, the -config file's or the
+// embedded demo's, and refuses to go on when it is refused.
+func (a *app) loadSource(ctx context.Context) error {
+	var first source.Document
+	if a.f.demo() {
+		doc, err := a.demoDocument()
+		if err != nil {
+			return err
+		}
+		first = source.Document{Data: doc}
+		a.reload = func() {
+			a.log.Info("reloading config", "why", source.Reload.String())
+			a.whatIf(doc)
+			a.pub.PublishData(doc)
+		}
+	} else {
+		period := a.f.watch
+		if period <= 0 {
+			period = source.NoPolling
+		}
+		file, err := source.NewFile(source.FileConfig{Path: a.f.configPath, Period: period, MaxBytes: admin.DefaultMaxDocumentBytes, Logger: a.log})
+		if err != nil {
+			return err
+		}
+		if first, err = file.Load(ctx); err != nil {
+			return err
+		}
+		a.file, a.reload = file, file.Reload
+	}
+	o, err := source.To(a.pub)(ctx, first)
+	if err != nil {
 		return err
 	}
-
-	var source func() ([]byte, error)
-	if demoMode {
-		demo, err := startDemo(log)
-		if err != nil {
-			return fail(err)
-		}
-		defer demo.Close()
-		httpsPort := "443"
-		if a := srv.Addr("https"); a != nil {
-			_, httpsPort, _ = net.SplitHostPort(a.String())
-		}
-		doc := bytes.ReplaceAll(defaultConfig, []byte("{{DEMO}}"), []byte(demo.Addr().String()))
-		doc = bytes.ReplaceAll(doc, []byte("{{HTTPS_PORT}}"), []byte(httpsPort))
-		source = func() ([]byte, error) { return doc, nil }
-	} else {
-		path := *configPath
-		source = func() ([]byte, error) { return snapshot.ReadDocument(path, admin.DefaultMaxDocumentBytes) }
-	}
-	data, err := source()
-	if err != nil {
-		return fail(err)
-	}
-	o, err := pub.PublishData(data).Wait(ctx)
-	if err != nil {
-		return fail(err)
-	}
 	if o.Status == snapshot.Refused {
-		return fail(fmt.Errorf("config refused, nothing is serving: %w", joinProblems(o.Errors)))
+		return fmt.Errorf("config refused, nothing is serving: %w", joinProblems(o.Errors))
 	}
-	if *https != "" && store.Load().TLS() == nil {
-		return fail(errors.New("-https: the config names no certificate (certificates[] and global.tls.defaultCertificate)"))
+	if a.f.https != "" && a.store.Load().TLS() == nil {
+		return errors.New("-https: the config names no certificate (certificates[] and global.tls.defaultCertificate)")
 	}
-	adminSet.metrics = admin.NewMetrics(admin.MetricsConfig{Store: store, Publisher: pub, Edge: srv, AccessLog: al}).Handler()
-	adminSet.simulate = simulate.NewHandler(simulate.HandlerConfig{
-		Store: store, Compiler: &compiler, Sample: sample,
+	return nil
+}
+
+// demoDocument starts the demo upstream and returns the embedded config
+// pointed at it.
+func (a *app) demoDocument() ([]byte, error) {
+	demo, err := startDemo(a.log)
+	if err != nil {
+		return nil, err
+	}
+	a.deferClose(func() { demo.Close() })
+	httpsPort := "443"
+	if addr := a.srv.Addr("https"); addr != nil {
+		_, httpsPort, _ = net.SplitHostPort(addr.String())
+	}
+	doc := bytes.ReplaceAll(defaultConfig, []byte("{{DEMO}}"), []byte(demo.Addr().String()))
+	return bytes.ReplaceAll(doc, []byte("{{HTTPS_PORT}}"), []byte(httpsPort)), nil
+}
+
+// whatIf logs how many of the recent requests data would answer
+// otherwise, when -what-if asks for it.
+func (a *app) whatIf(data []byte) {
+	if a.f.whatIf {
+		logWhatIf(a.log, a.store, &a.compiler, a.ec, a.sample, data)
+	}
+}
+
+// publishChange is the file's Publish: the what-if, then the publish.
+func (a *app) publishChange(ctx context.Context, d source.Document) (snapshot.Outcome, error) {
+	a.whatIf(d.Data)
+	return source.To(a.pub)(ctx, d)
+}
+
+// serveAdmin serves the admin API, with the metrics and the simulator,
+// when -admin asks for it.
+func (a *app) serveAdmin(context.Context) error {
+	s := a.f.admin
+	s.metrics = admin.NewMetrics(admin.MetricsConfig{Store: a.store, Publisher: a.pub, Edge: a.srv, AccessLog: a.accessLog}).Handler()
+	s.simulate = simulate.NewHandler(simulate.HandlerConfig{
+		Store: a.store, Compiler: &a.compiler, Sample: a.sample,
 		Revision: func(id uint64) *snapshot.Snapshot {
-			e, _ := pub.Entry(id)
+			e, _ := a.pub.Entry(id)
 			return e.Snapshot
 		},
-		Listener: simulate.Listener{ProxyProtocol: ec.ProxyProtocol, Connections: ec.Connections, Limits: ec.Limits},
+		Listener: simulate.Listener{ProxyProtocol: a.ec.ProxyProtocol, Connections: a.ec.Connections, Limits: a.ec.Limits},
 	})
-	adm, err := startAdmin(adminSet, pub, *configPath, log, opt)
+	adm, err := startAdmin(s, a.pub, a.file, a.f.configPath, a.log, a.opt)
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	defer adm.close()
+	a.adm = adm
+	a.deferClose(adm.close)
+	return nil
+}
 
+// announce says where the daemon serves, and tells the test hooks.
+func (a *app) announce() {
 	var addr, tlsAddr string
-	if a := srv.Addr("http"); a != nil {
-		addr = a.String()
-		fmt.Fprintf(opt.stdout, "paduraksad listening on http://%s\n", addr)
+	if l := a.srv.Addr("http"); l != nil {
+		addr = l.String()
+		fmt.Fprintf(a.opt.stdout, "paduraksad listening on http://%s\n", addr)
 	}
-	if a := srv.Addr("https"); a != nil {
-		tlsAddr = a.String()
-		fmt.Fprintf(opt.stdout, "paduraksad listening on https://%s (HTTP/1.1, HTTP/2, HTTP/3)\n", tlsAddr)
+	if l := a.srv.Addr("https"); l != nil {
+		tlsAddr = l.String()
+		fmt.Fprintf(a.opt.stdout, "paduraksad listening on https://%s (HTTP/1.1, HTTP/2, HTTP/3)\n", tlsAddr)
 	}
-	log.Info("serving", "http", addr, "https", tlsAddr, "config", cmpOr(*configPath, "embedded demo"))
-	if demoMode {
+	a.log.Info("serving", "http", addr, "https", tlsAddr, "config", cmpOr(a.f.configPath, "embedded demo"))
+	if a.f.demo() {
 		if addr != "" {
-			fmt.Fprintf(opt.stdout, "try: curl -i http://%s/hello\n", addr)
+			fmt.Fprintf(a.opt.stdout, "try: curl -i http://%s/hello\n", addr)
 		}
 		if tlsAddr != "" {
 			_, port, _ := net.SplitHostPort(tlsAddr)
-			fmt.Fprintf(opt.stdout, "try: curl -i --cacert %s https://localhost:%s/hello\n", demoCAFile, port)
+			fmt.Fprintf(a.opt.stdout, "try: curl -i --cacert %s https://localhost:%s/hello\n", a.demoCAFile, port)
 		}
 	}
-	if opt.readyTLS != nil {
-		opt.readyTLS(tlsAddr)
+	if a.opt.readyTLS != nil {
+		a.opt.readyTLS(tlsAddr)
 	}
-	if opt.ready != nil {
-		opt.ready(addr)
+	if a.opt.ready != nil {
+		a.opt.ready(addr)
 	}
+}
 
-	var tick <-chan time.Time
-	if *watch > 0 && *configPath != "" {
-		t := time.NewTicker(*watch)
-		defer t.Stop()
-		tick = t.C
-	}
-	w := watcher{applied: data, log: log, publish: func(b []byte) {
-		if *whatIf {
-			logWhatIf(log, store, &compiler, ec, sample, b)
-		}
-		pub.PublishData(b)
-	}}
-	reload := func(why string) {
-		data, err := source()
-		if why == "signal" {
-			w.signal(data, err)
-		} else {
-			w.poll(data, err)
-		}
+// serve is the signal loop: the file's changes publish on its own Run,
+// SIGHUP reloads, and the daemon drains on ctx or stops when the edge
+// fails.
+func (a *app) serve(ctx context.Context) error {
+	if a.file != nil {
+		watchCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- a.file.Run(watchCtx, a.publishChange) }()
+		defer func() {
+			stop()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				a.log.Error("config file watch stopped", "err", err)
+			}
+		}()
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			log.Info("shutting down")
+			a.log.Info("shutting down")
 			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			err := srv.Shutdown(sctx)
-			pub.Flush()
+			err := a.srv.Shutdown(sctx)
+			a.pub.Flush()
 			return err
-		case err := <-srv.Err():
+		case err := <-a.srv.Err():
 			return err
-		case <-opt.reload:
-			reload("signal")
-		case <-tick:
-			reload("change")
-		case sv := <-adm.saveChan():
-			sv.write(*configPath, &w)
+		case <-a.opt.reload:
+			a.reload()
 		}
 	}
-}
-
-// watcher decides which reads of the config file to publish. A poll
-// publishes a changed document only once two reads in a row agree, so a
-// file caught half-written (an editor or a copy still writing it) is never
-// applied; writing a new file and renaming it over the old one makes the
-// change visible at once and whole. A signal publishes what it reads
-// (the operator asked). A file that cannot be read is logged once, until
-// that changes.
-type watcher struct {
-	applied []byte // the document last published
-	pending []byte // a changed document seen once, waiting for a second read
-	lastErr string // the read error last logged
-	log     *slog.Logger
-	publish func([]byte)
-}
-
-func (w *watcher) unreadable(err error) bool {
-	if err == nil {
-		w.lastErr = ""
-		return false
-	}
-	if msg := err.Error(); msg != w.lastErr {
-		w.lastErr = msg
-		w.log.Error("config unreadable; the previous config keeps serving", "err", err)
-	}
-	return true
-}
-
-func (w *watcher) poll(data []byte, err error) {
-	if w.unreadable(err) {
-		return
-	}
-	switch {
-	case bytes.Equal(data, w.applied):
-		w.pending = nil
-	case w.pending != nil && bytes.Equal(data, w.pending):
-		w.log.Info("reloading config", "why", "change")
-		w.applied, w.pending = data, nil
-		w.publish(data)
-	default:
-		w.log.Debug("config file changed; publishing when a second read agrees")
-		w.pending = data
-	}
-}
-
-func (w *watcher) signal(data []byte, err error) {
-	if w.unreadable(err) {
-		return
-	}
-	w.log.Info("reloading config", "why", "signal")
-	w.applied, w.pending = data, nil
-	w.publish(data)
 }
 
 func parsePrefixes(list string) ([]netip.Prefix, error) {

@@ -196,6 +196,24 @@ func TestDaemonConfigFileReload(t *testing.T) {
 	assert.Equal(t, 404, status)
 }
 
+// TestDaemonReloadsOnSIGHUP: with the watch off, the file is read again
+// on SIGHUP alone, and SIGHUP publishes it even unchanged.
+func TestDaemonReloadsOnSIGHUP(t *testing.T) {
+	a := upstreamServer(t, "A")
+	path := filepath.Join(t.TempDir(), "paduraksa.yaml")
+	writeConfig(t, path, a, "app.test")
+	d := startDaemon(t, "-config", path, "-watch", "0")
+	d.reload <- os.Interrupt
+	waitFor(t, "the unchanged reload", func() bool {
+		return strings.Contains(d.logs.String(), "why=reload revision=2 status=unchanged")
+	})
+	writeConfig(t, path, a, "other.test")
+	d.reload <- os.Interrupt
+	waitFor(t, "the renamed host", func() bool { s, _ := d.get(t, "other.test", "/"); return s == 200 })
+	status, _ := d.get(t, "app.test", "/")
+	assert.Equal(t, 404, status)
+}
+
 func TestDaemonRefusesBadConfigAtStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"hosts":[{"names":["a.test"],"routes":[{"upstream":"nope"}]}]}`), 0o644))
