@@ -144,7 +144,7 @@ var (
 	ErrNoHandler        = errors.New("edge: no handler")
 	ErrNoListener       = errors.New("edge: no listener: neither HTTP, HTTPS nor HTTP/3 is set")
 	ErrNoTLS            = errors.New("edge: HTTPS or HTTP/3 without a TLS config")
-	ErrHTTP3            = errors.New("edge: HTTP3 without HTTPS")
+	ErrHTTP3            = errors.New("edge: HTTP3 without HTTPS or HTTP3Conn")
 	ErrAddressAndSocket = errors.New("edge: a listener given both as an address and as a socket")
 )
 
