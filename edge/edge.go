@@ -50,7 +50,8 @@ type Config struct {
 	// means none, unless HTTPS is set. Not with HTTPS. With HTTP3 and no
 	// HTTP3Conn, UDP is bound on its address, which must then be TCP.
 	HTTPSListener net.Listener
-	// TLS is the server's TLS config; required with HTTPS. Set its
+	// TLS is the server's TLS config; required with HTTPS or
+	// HTTPSListener, and for HTTP/3 unless QUICTLS is set. Set its
 	// GetConfigForClient to pick a prebuilt config per SNI (a
 	// tlsselect.Selector) and give each returned config its own
 	// NextProtos. It is not modified.
