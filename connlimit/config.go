@@ -75,6 +75,33 @@ type Config struct {
 	// number since the last record and the latest address. Nil means no
 	// logging; the counters of Stats are kept either way.
 	Logger *slog.Logger
+
+	// DryRun makes the Limiter decide and keep nothing: Admit and Check
+	// refuse a denied address and admit the rest, no connection takes a
+	// place (a dry-run Limiter has no table, so the cap is never
+	// reached), and neither the counters of Stats nor Logger see a
+	// refusal; OnRefusal does. A simulator runs the connection stage so.
+	// The zero value decides, counts and logs.
+	DryRun bool
+
+	// OnRefusal, when set, is called with each refusal, on the goroutine
+	// that asked (the accept loop of a Listener, quic-go's for the QUIC
+	// hooks), before the connection is closed; it must not block. A
+	// connection admitted uncounted because the table was full is not a
+	// refusal. Nil means none.
+	OnRefusal func(Refusal)
+}
+
+// Refusal is one connection a Limiter refused, as Config.OnRefusal is
+// told of it.
+type Refusal struct {
+	// Addr is the address judged; the invalid Addr for a client whose
+	// address is unknown.
+	Addr netip.Addr
+	// Transport is where the connection came from.
+	Transport Transport
+	// Err is ErrDenied or ErrOverCap.
+	Err error
 }
 
 // ValidationError reports one invalid field of a Config: a stable Code
@@ -112,7 +139,7 @@ func (c Config) Validate() error {
 // resolved is a Config with its defaults applied.
 type resolved struct {
 	perAddress uint64 // 0: cap off
-	tableSize  int
+	tableSize  int    // 0: no table (the cap off, or a dry run)
 }
 
 // resolve applies the defaults, on a copy, in one place.
@@ -124,7 +151,10 @@ func (c Config) resolve() resolved {
 	case c.PerAddress > 0:
 		r.perAddress = uint64(c.PerAddress)
 	}
-	if r.tableSize == 0 {
+	switch {
+	case r.perAddress == 0 || c.DryRun:
+		r.tableSize = 0
+	case r.tableSize == 0:
 		r.tableSize = DefaultTableSize
 	}
 	return r

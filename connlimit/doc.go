@@ -99,6 +99,20 @@
 // from one address can pass the cap by the size of the burst, while its
 // established connections cannot. A spoofed handshake never takes a place.
 //
+// # Refusals and dry runs
+//
+// [Config].OnRefusal is told of each refusal ([Refusal]: the address, the
+// transport, [ErrDenied] or [ErrOverCap]) before the connection is closed,
+// whichever entry point refused it: Admit and Check, the [Listener], the
+// QUIC hooks.
+//
+// With [Config].DryRun the Limiter decides and keeps nothing: a denied
+// address is refused as ever, no connection takes a place (there is no
+// table, so the cap is never reached), and no counter or log record
+// moves. Only OnRefusal hears of what it refused. A simulator runs the
+// real connection stage so, through the same Listener and QUIC hooks a
+// server uses, without touching anything a server counts.
+//
 // # Concurrency and cost
 //
 // A Limiter is immutable after [New] apart from its atomic counts and

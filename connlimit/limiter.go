@@ -53,13 +53,15 @@ func (t Ticket) Counted() bool { return t.slot != 0 }
 // trusted peers and a cap per address key. Create it with New. All methods
 // are safe for concurrent use. Admit, Check and Release take no lock and
 // allocate nothing (apart from a log record, at most one per LogInterval,
-// when Config.Logger is set). A nil *Limiter admits everything without
-// counting.
+// when Config.Logger is set, and what Config.OnRefusal does). A nil
+// *Limiter admits everything without counting.
 type Limiter struct {
 	perAddress uint64 // 0: cap off
 	deny       ipaddr.PrefixSet
 	trusted    ipaddr.PrefixSet
-	tab        *table
+	tab        *table // nil: nothing is counted (the cap off, or a dry run)
+	dryRun     bool
+	onRefusal  func(Refusal)
 
 	denied    [numTransports]atomic.Uint64
 	overCap   [numTransports]atomic.Uint64
@@ -79,15 +81,18 @@ func New(cfg Config) (*Limiter, error) {
 		perAddress: r.perAddress,
 		deny:       ipaddr.NewPrefixSet(cfg.Deny),
 		trusted:    ipaddr.NewPrefixSet(cfg.TrustedProxies),
+		dryRun:     cfg.DryRun,
+		onRefusal:  cfg.OnRefusal,
 		log:        refusalLog{logger: cfg.Logger, now: time.Now},
 	}
-	if l.perAddress > 0 {
+	if r.tableSize > 0 {
 		l.tab = newTable(r.tableSize)
 	}
 	return l, nil
 }
 
-// PerAddress returns the cap in force: 0 when the cap is off.
+// PerAddress returns the cap: 0 when the cap is off. A dry-run Limiter
+// (Config.DryRun) reports its cap and never reaches it.
 func (l *Limiter) PerAddress() int {
 	if l == nil {
 		return 0
@@ -99,8 +104,8 @@ func (l *Limiter) PerAddress() int {
 //
 //  1. an address on the deny list is refused with ErrDenied, trusted
 //     proxies included;
-//  2. with the cap off, or from a trusted proxy, the connection is
-//     admitted without being counted;
+//  2. with the cap off, from a trusted proxy, or in a dry run
+//     (Config.DryRun), the connection is admitted without being counted;
 //  3. otherwise it is counted in the table, or refused with ErrOverCap when
 //     its address key already holds the cap. When the key's window of the
 //     table is full the connection is admitted uncounted (fail open) and
@@ -120,14 +125,14 @@ func (l *Limiter) Admit(addr netip.Addr, tr Transport) (Ticket, error) {
 	if addr.IsValid() {
 		a := ipaddr.NumOf(addr)
 		if l.deny.ContainsNum(a) {
-			return Ticket{}, l.denyRefusal(addr, tr)
+			return Ticket{}, l.refuse(reasonDeny, addr, tr)
 		}
 		if l.trusted.ContainsNum(a) {
 			return Ticket{}, nil
 		}
 		k = a.Key()
 	}
-	if l.perAddress == 0 {
+	if l.tab == nil {
 		return Ticket{}, nil
 	}
 	slot, tag, res := l.tab.acquire(k, l.perAddress)
@@ -135,9 +140,7 @@ func (l *Limiter) Admit(addr netip.Addr, tr Transport) (Ticket, error) {
 	case acquired:
 		return Ticket{slot: slot + 1, tag: tag}, nil
 	case overCap:
-		l.overCap[tr%numTransports].Add(1)
-		l.log.note(reasonCap, addr, tr)
-		return Ticket{}, ErrOverCap
+		return Ticket{}, l.refuse(reasonCap, addr, tr)
 	default:
 		l.tableFull.Add(1)
 		l.log.note(reasonTableFull, addr, tr)
@@ -146,7 +149,8 @@ func (l *Limiter) Admit(addr netip.Addr, tr Transport) (Ticket, error) {
 }
 
 // Check applies the same decision as Admit but takes no place: it refuses
-// a denied address, and an address whose key already holds the cap. The
+// a denied address, and an address whose key already holds the cap (which
+// in a dry run none does). The
 // QUIC handshake hook uses it, where a place taken could leak (a spoofed
 // source address never completes its handshake) but a refusal costs the
 // real owner of the address nothing it has not already used up.
@@ -158,30 +162,37 @@ func (l *Limiter) Check(addr netip.Addr, tr Transport) error {
 	if addr.IsValid() {
 		a := ipaddr.NumOf(addr)
 		if l.deny.ContainsNum(a) {
-			return l.denyRefusal(addr, tr)
+			return l.refuse(reasonDeny, addr, tr)
 		}
 		if l.trusted.ContainsNum(a) {
 			return nil
 		}
 		k = a.Key()
 	}
-	if l.perAddress == 0 {
+	if l.tab == nil {
 		return nil
 	}
 	if n := l.tab.count(k); n >= l.perAddress || n >= countMask {
-		l.overCap[tr%numTransports].Add(1)
-		l.log.note(reasonCap, addr, tr)
-		return ErrOverCap
+		return l.refuse(reasonCap, addr, tr)
 	}
 	return nil
 }
 
-// denyRefusal counts and logs a refusal by the deny list and returns
-// ErrDenied.
-func (l *Limiter) denyRefusal(addr netip.Addr, tr Transport) error {
-	l.denied[tr%numTransports].Add(1)
-	l.log.note(reasonDeny, addr, tr)
-	return ErrDenied
+// refuse counts and logs a refusal for reason r (unless in a dry run),
+// tells OnRefusal, and returns its error.
+func (l *Limiter) refuse(r reason, addr netip.Addr, tr Transport) error {
+	err, counter := ErrDenied, &l.denied
+	if r == reasonCap {
+		err, counter = ErrOverCap, &l.overCap
+	}
+	if !l.dryRun {
+		counter[tr%numTransports].Add(1)
+		l.log.note(r, addr, tr)
+	}
+	if l.onRefusal != nil {
+		l.onRefusal(Refusal{Addr: addr, Transport: tr, Err: err})
+	}
+	return err
 }
 
 // Release gives back the place t holds. Releasing the zero Ticket does

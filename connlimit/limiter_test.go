@@ -509,3 +509,100 @@ func dropTime(_ []string, a slog.Attr) slog.Attr {
 	}
 	return a
 }
+
+// A dry run decides as a Limiter does and keeps nothing: the deny list
+// refuses, trusted and other addresses are admitted, nothing takes a
+// place however many connections come, and no counter or log record
+// moves; OnRefusal hears every refusal.
+func TestDryRunDecidesAndKeepsNothing(t *testing.T) {
+	var buf strings.Builder
+	var heard []Refusal
+	l := mustNew(t, Config{
+		PerAddress:     1,
+		Deny:           []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")},
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("203.0.113.1/32"), netip.MustParsePrefix("10.0.0.0/8")},
+		Logger:         slog.New(slog.NewTextHandler(&buf, nil)),
+		DryRun:         true,
+		OnRefusal:      func(r Refusal) { heard = append(heard, r) },
+	})
+	assert.Equal(t, 1, l.PerAddress(), "the cap it would apply")
+	for _, tr := range []Transport{TCP, QUIC} {
+		tk, err := l.Admit(ap("203.0.113.1"), tr)
+		require.ErrorIs(t, err, ErrDenied, "the deny list wins over trust, as ever")
+		require.False(t, tk.Counted())
+		require.ErrorIs(t, l.Check(ap("::ffff:203.0.113.7"), tr), ErrDenied)
+		for _, a := range []netip.Addr{ap("192.0.2.1"), ap("10.1.2.3"), {}} {
+			for range 3 {
+				tk, err := l.Admit(a, tr)
+				require.NoError(t, err, "%v: past its cap of 1, since nothing is counted", a)
+				require.False(t, tk.Counted())
+				require.NoError(t, l.Check(a, tr))
+				l.Release(tk)
+			}
+		}
+	}
+	assert.Equal(t, Stats{}, l.Stats())
+	assert.Empty(t, buf.String())
+	assert.Equal(t, []Refusal{
+		{Addr: ap("203.0.113.1"), Transport: TCP, Err: ErrDenied},
+		{Addr: ap("::ffff:203.0.113.7"), Transport: TCP, Err: ErrDenied},
+		{Addr: ap("203.0.113.1"), Transport: QUIC, Err: ErrDenied},
+		{Addr: ap("::ffff:203.0.113.7"), Transport: QUIC, Err: ErrDenied},
+	}, heard)
+}
+
+// OnRefusal hears each refusal of a counting Limiter too, by the deny
+// list and by the cap, from Admit and Check, while the counters and the
+// log keep theirs; an admission uncounted for a full table is none.
+func TestOnRefusalHearsEveryRefusal(t *testing.T) {
+	var heard []Refusal
+	l := mustNew(t, Config{
+		PerAddress: 1,
+		TableSize:  MinTableSize,
+		Deny:       []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")},
+		OnRefusal:  func(r Refusal) { heard = append(heard, r) },
+	})
+	_, err := l.Admit(ap("203.0.113.9"), TCP)
+	require.ErrorIs(t, err, ErrDenied)
+	held, err := l.Admit(ap("192.0.2.1"), QUIC)
+	require.NoError(t, err)
+	_, err = l.Admit(ap("192.0.2.1"), TCP)
+	require.ErrorIs(t, err, ErrOverCap)
+	require.ErrorIs(t, l.Check(ap("192.0.2.1"), QUIC), ErrOverCap)
+	// Fill the one window of the table: the next new address is
+	// admitted uncounted, which is no refusal.
+	for i := range 2 * window {
+		tk, err := l.Admit(netip.AddrFrom4([4]byte{198, 51, 100, byte(i)}), TCP)
+		require.NoError(t, err)
+		defer l.Release(tk)
+	}
+	require.Positive(t, l.Stats().TableFull)
+	l.Release(held)
+
+	assert.Equal(t, []Refusal{
+		{Addr: ap("203.0.113.9"), Transport: TCP, Err: ErrDenied},
+		{Addr: ap("192.0.2.1"), Transport: TCP, Err: ErrOverCap},
+		{Addr: ap("192.0.2.1"), Transport: QUIC, Err: ErrOverCap},
+	}, heard)
+	s := l.Stats()
+	assert.Equal(t, [4]uint64{1, 0, 1, 1}, [4]uint64{s.DeniedTCP, s.DeniedQUIC, s.OverCapTCP, s.OverCapQUIC})
+}
+
+func TestDryRunAllocatesNothing(t *testing.T) {
+	var refused atomic.Int64
+	l := mustNew(t, Config{
+		Deny:           []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("172.16.0.0/12")},
+		DryRun:         true,
+		OnRefusal:      func(Refusal) { refused.Add(1) },
+	})
+	for _, addr := range []netip.Addr{ap("192.0.2.1"), ap("2001:db8::1"), ap("10.0.0.1"), ap("172.16.0.1"), {}} {
+		n := testing.AllocsPerRun(1000, func() {
+			tk, _ := l.Admit(addr, TCP)
+			_ = l.Check(addr, QUIC)
+			l.Release(tk)
+		})
+		assert.Zero(t, n, addr)
+	}
+	assert.Positive(t, refused.Load())
+}

@@ -373,3 +373,37 @@ func TestCapOnRealListener(t *testing.T) {
 	assert.Equal(t, uint64(0), st.Counted)
 	assert.Equal(t, uint64(1), st.OverCapTCP)
 }
+
+// Through a Listener, a dry run closes a denied connection as a counting
+// Limiter would, tells OnRefusal first, and counts nothing.
+func TestListenerDryRun(t *testing.T) {
+	denied := &fakeConn{remote: proxySource("203.0.113.7:4000"), name: "denied"}
+	var heard []connlimit.Refusal
+	var closedWhenHeard int32 = -1
+	lim, err := connlimit.New(connlimit.Config{
+		PerAddress: 1,
+		Deny:       []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")},
+		DryRun:     true,
+		OnRefusal: func(r connlimit.Refusal) {
+			heard = append(heard, r)
+			closedWhenHeard = denied.closed.Load()
+		},
+	})
+	require.NoError(t, err)
+	inner := &fakeListener{conns: make(chan net.Conn, 4)}
+	ln := &connlimit.Listener{Listener: inner, Limiter: lim}
+	inner.conns <- denied
+	for range 2 {
+		inner.conns <- &fakeConn{remote: proxySource("192.0.2.1:4000"), name: "visitor"}
+	}
+	for range 2 {
+		c, err := ln.Accept()
+		require.NoError(t, err, "the same visitor twice, past a cap of 1: nothing is counted")
+		_, wrapped := c.(interface{ NetConn() net.Conn })
+		assert.False(t, wrapped, "an uncounted connection is returned as it is")
+	}
+	assert.Equal(t, int32(1), denied.closed.Load())
+	assert.Equal(t, []connlimit.Refusal{{Addr: netip.MustParseAddr("203.0.113.7"), Transport: connlimit.TCP, Err: connlimit.ErrDenied}}, heard)
+	assert.Zero(t, closedWhenHeard, "told before the connection is closed")
+	assert.Equal(t, connlimit.Stats{}, lim.Stats())
+}

@@ -170,3 +170,24 @@ func TestQUICRefusedAfterHandshake(t *testing.T) {
 	require.NoError(t, first.CloseWithError(0, ""))
 	require.Eventually(t, func() bool { return lim.Stats().Counted == 0 }, guard, time.Millisecond)
 }
+
+// The QUIC hook of a dry run refuses a denied source at its first packet,
+// as a counting Limiter does, tells OnRefusal, and counts nothing.
+func TestQUICDryRunDeniesAtHandshake(t *testing.T) {
+	heard := make(chan connlimit.Refusal, 16)
+	lim, err := connlimit.New(connlimit.Config{
+		Deny:      []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		DryRun:    true,
+		OnRefusal: func(r connlimit.Refusal) { heard <- r },
+	})
+	require.NoError(t, err)
+	s := startQUICServer(t, lim, true, false)
+	_, err = dialQUIC(t, s)
+	require.Error(t, err)
+	assert.True(t, isConnectionRefused(err), "got %v", err)
+	r := recv(t, heard)
+	assert.Equal(t, connlimit.QUIC, r.Transport)
+	assert.Equal(t, netip.MustParseAddr("127.0.0.1"), r.Addr)
+	assert.ErrorIs(t, r.Err, connlimit.ErrDenied)
+	assert.Equal(t, connlimit.Stats{}, lim.Stats())
+}

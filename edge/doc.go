@@ -14,6 +14,13 @@
 //	...
 //	srv.Shutdown(ctx)
 //
+// Each listener is an address that Start binds, or a socket the embedder
+// bound (Config.HTTPListener, HTTPSListener, HTTP3Conn): the sockets a
+// binary upgrade hands to the new process, those systemd's socket
+// activation passes as file descriptors, or any net.Listener and
+// net.PacketConn (the simulator's in-memory ones). Both go through the
+// one stack below; only where the socket came from differs.
+//
 // TCP, plain and TLS alike:
 //
 //	accept -> proxyproto.Listener   (when Config.ProxyProtocol names load balancers)
@@ -27,7 +34,11 @@
 //	-> handler, with gate.ConnContext recording each connection's peer once
 //	   (again when a parked connection comes back).
 //
-// UDP on the HTTPS port, with HTTP3 on:
+// A TLS handshake that fails is counted ([Stats]) and told to
+// Config.OnHandshakeFailure with the client and crypto/tls's reason (read
+// off the line net/http's server logs for it).
+//
+// UDP on the HTTPS port with HTTP3 on, or on Config.HTTP3Conn:
 //
 //	quic.Transport   ConnContext: connlimit refuses a denied or capped source
 //	                 before any crypto (CONNECTION_REFUSED)
@@ -46,8 +57,15 @@
 // Alt-Svc is the gate's (per host, with the public port from config):
 // nothing here advertises HTTP/3. A PROXY header is read on TCP only.
 //
+// The simulator (package simulate) runs this same Start over an
+// in-memory connection, with connlimit in its dry-run mode (it decides,
+// and counts nothing) and a TLS config of its own over the same table, so
+// what it reports cannot drift from what this stack does.
+//
 // A Server is safe for concurrent use. Start binds every address before it
-// returns, so a bind failure is Start's error; Shutdown stops accepting on
-// all of them, lets requests in flight finish until its context ends, and
-// then closes what is left.
+// returns, so a bind failure is Start's error, and a failed Start closes
+// what it bound and leaves the embedder's sockets open. The sockets of a
+// running Server are its own: Shutdown stops accepting on all of them,
+// lets requests in flight finish until its context ends, and then closes
+// what is left; Close closes everything at once.
 package edge

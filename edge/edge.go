@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"log/slog"
 	"net"
@@ -24,34 +25,57 @@ import (
 
 // Config describes the listeners. It is a plain value; [Start] validates
 // it and copies what it keeps.
+//
+// Each listener (plain HTTP, HTTPS over TCP, HTTP/3 over UDP) is named
+// either by an address, which Start binds, or by a socket the embedder
+// bound: one inherited from the process it replaces in a binary upgrade,
+// or handed over by systemd's socket activation (net.FileListener,
+// net.FilePacketConn). Both go through the same stack.
 type Config struct {
 	// Handler serves every request; required.
 	Handler http.Handler
+
 	// HTTP is the address of the plain HTTP listener ("127.0.0.1:8080");
-	// empty means none.
+	// empty means none, unless HTTPListener is set.
 	HTTP string
+	// HTTPListener serves plain HTTP on a listener the embedder bound;
+	// nil means none, unless HTTP is set. Not with HTTP.
+	HTTPListener net.Listener
+
 	// HTTPS is the address of the TLS listener over TCP (HTTP/1.1 and
 	// HTTP/2) and, with HTTP3, of the QUIC one on the same port of UDP;
-	// empty means none.
+	// empty means none, unless HTTPSListener is set.
 	HTTPS string
-	// TLS is the server's TLS config; required with HTTPS. Set its
+	// HTTPSListener serves TLS on a listener the embedder bound; nil
+	// means none, unless HTTPS is set. Not with HTTPS. With HTTP3 and no
+	// HTTP3Conn, UDP is bound on its address, which must then be TCP.
+	HTTPSListener net.Listener
+	// TLS is the server's TLS config; required with HTTPS or
+	// HTTPSListener, and for HTTP/3 unless QUICTLS is set. Set its
 	// GetConfigForClient to pick a prebuilt config per SNI (a
 	// tlsselect.Selector) and give each returned config its own
 	// NextProtos. It is not modified.
 	TLS *tls.Config
-	// HTTP3 serves QUIC on the HTTPS port.
+
+	// HTTP3 serves QUIC on the UDP port of the HTTPS listener's address.
 	HTTP3 bool
+	// HTTP3Conn serves QUIC on a UDP socket the embedder bound, whether
+	// HTTP3 is set or not; nil means HTTP3 decides.
+	HTTP3Conn net.PacketConn
 	// QUICTLS is the TLS config of the QUIC listener; nil means TLS. A
 	// per-SNI table keeps QUIC's configs apart from TCP's (a host without
 	// HTTP/3 is refused there): pass tlsselect.Selector's QUICConfig. The
 	// listener sets h3 on whatever it returns.
 	QUICTLS *tls.Config
+
 	// ProxyProtocol, when its TrustedProxies is not empty, makes the
 	// load balancers it names send a PROXY header on every TCP
-	// connection (plain and TLS), and refuses every other peer.
+	// connection (plain and TLS), and refuses every other peer. Its
+	// Logger, when nil, is Logger.
 	ProxyProtocol proxyproto.Config
 	// Connections is the deny list and per-address cap, on TCP and QUIC;
-	// the zero value gives connlimit's defaults.
+	// the zero value gives connlimit's defaults. Its Logger, when nil, is
+	// Logger.
 	Connections connlimit.Config
 	// Limits are the listener limits; the zero value gives listenlimits'
 	// defaults.
@@ -59,9 +83,30 @@ type Config struct {
 	// QUIC overrides the QUIC connection settings; nil means
 	// DefaultQUICConfig.
 	QUIC *quic.Config
+
+	// OnHandshakeFailure, when set, is told of each TLS handshake over
+	// TCP that failed, after [Stats].TLSHandshakeFailures counted it and
+	// before the connection is closed, on the connection's goroutine; it
+	// must not block. QUIC handshakes are quic-go's and are not reported.
+	// Nil means none.
+	OnHandshakeFailure func(HandshakeFailure)
+
 	// Logger receives the servers' own errors and the connection stage's
 	// refusals (Debug); nil discards them.
 	Logger *slog.Logger
+}
+
+// HandshakeFailure is a TLS handshake over TCP that failed, as
+// Config.OnHandshakeFailure is told of it.
+type HandshakeFailure struct {
+	// Remote is the client's address as its connection reports it (under
+	// PROXY protocol, the PROXY source); the zero AddrPort when that is
+	// not an IP address and port.
+	Remote netip.AddrPort
+	// Reason is why, as net/http's server reports it: crypto/tls's error
+	// ("tls: client offered only unsupported versions: [302 301]"), or a
+	// read that failed or passed its deadline.
+	Reason string
 }
 
 // DefaultQUICConfig returns the QUIC settings used when Config.QUIC is
@@ -79,97 +124,93 @@ func DefaultQUICConfig(l listenlimits.Limits) *quic.Config {
 
 // Server is a running edge.
 type Server struct {
-	log      *slog.Logger
-	limiter  *connlimit.Limiter
-	servers  []*http.Server
-	lns      []net.Listener // closed by closeAll: a server only closes those it served
-	h3       *http3.Server
-	udp      net.PacketConn
-	quicTr   *quic.Transport
-	addrs    map[string]net.Addr
-	wg       sync.WaitGroup
-	errOnce  sync.Once
-	err      chan error
-	shutdown sync.Once
-	counts   counts
+	log       *slog.Logger
+	limiter   *connlimit.Limiter
+	onFailure func(HandshakeFailure)
+	servers   []*http.Server
+	lns       []net.Listener // closed by closeAll: a server only closes those it served
+	h3        *http3.Server
+	udp       net.PacketConn
+	quicTr    *quic.Transport
+	addrs     map[string]net.Addr
+	wg        sync.WaitGroup
+	errOnce   sync.Once
+	err       chan error
+	shutdown  sync.Once
+	counts    counts
 }
 
 // Errors of Start.
 var (
-	ErrNoHandler  = errors.New("edge: no handler")
-	ErrNoListener = errors.New("edge: neither HTTP nor HTTPS is set")
-	ErrNoTLS      = errors.New("edge: HTTPS without a TLS config")
-	ErrHTTP3      = errors.New("edge: HTTP3 without HTTPS")
+	ErrNoHandler        = errors.New("edge: no handler")
+	ErrNoListener       = errors.New("edge: no listener: neither HTTP, HTTPS nor HTTP/3 is set")
+	ErrNoTLS            = errors.New("edge: HTTPS or HTTP/3 without a TLS config")
+	ErrHTTP3            = errors.New("edge: HTTP3 without HTTPS or HTTP3Conn")
+	ErrAddressAndSocket = errors.New("edge: a listener given both as an address and as a socket")
 )
 
-// Start validates cfg, binds every listener and serves them in the
-// background. On error nothing stays bound.
+// Start validates cfg, binds every listener it names by address, and
+// serves them and the sockets it was given in the background.
+//
+// On error nothing Start bound stays bound, and the sockets cfg gave are
+// left open, as the caller's still. Once Start returned a Server, those
+// sockets are the Server's: Shutdown and Close close them (a process
+// that hands them on to another keeps a duplicate, as os.File's Fd and
+// net.FileListener make).
 func Start(cfg Config) (*Server, error) {
-	var errs []error
-	if cfg.Handler == nil {
-		errs = append(errs, ErrNoHandler)
-	}
-	if cfg.HTTP == "" && cfg.HTTPS == "" {
-		errs = append(errs, ErrNoListener)
-	}
-	if cfg.HTTPS != "" && cfg.TLS == nil {
-		errs = append(errs, ErrNoTLS)
-	}
-	if cfg.HTTP3 && cfg.HTTPS == "" {
-		errs = append(errs, ErrHTTP3)
-	}
-	if err := cfg.Limits.Validate(); err != nil {
-		errs = append(errs, err)
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	limiter, err := connlimit.New(withLogger(cfg.Connections, cfg.Logger))
 	if err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, err
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{log: log, limiter: limiter, addrs: map[string]net.Addr{}, err: make(chan error, 1)}
-	var starts []func()
-	fail := func(err error) (*Server, error) {
-		s.closeAll()
+	sk, err := bind(&cfg)
+	if err != nil {
 		return nil, err
 	}
-	if cfg.HTTP != "" {
-		srv, ln, err := s.tcp(cfg, cfg.HTTP, 0, cfg.Limits)
-		if err != nil {
-			return fail(err)
-		}
-		s.addrs["http"] = ln.Addr()
-		starts = append(starts, func() { s.serve(func() error { return srv.Serve(ln) }) })
-	}
-	if cfg.HTTPS != "" {
-		// Idle connections under crypto/tls cannot be parked, so the
-		// listener needs no accepting goroutine for it.
-		lim := cfg.Limits
-		lim.IdleRelease = listenlimits.Off
-		srv, ln, err := s.tcp(cfg, cfg.HTTPS, 1, lim)
-		if err != nil {
-			return fail(err)
-		}
-		srv.TLSConfig = cfg.TLS.Clone()
-		s.addrs["https"] = ln.Addr()
-		starts = append(starts, func() { s.serve(func() error { return srv.ServeTLS(ln, "", "") }) })
-		if cfg.HTTP3 {
-			ql, err := s.quic(cfg, ln.Addr().(*net.TCPAddr))
-			if err != nil {
-				return fail(err)
-			}
-			starts = append(starts, func() { s.serve(func() error { return s.h3.ServeListener(ql) }) })
-		}
-	}
-	for _, start := range starts {
-		start()
+	s := &Server{log: log, limiter: limiter, onFailure: cfg.OnHandshakeFailure, addrs: map[string]net.Addr{}, err: make(chan error, 1)}
+	if err := s.build(&cfg, sk); err != nil {
+		s.abandon(sk)
+		return nil, err
 	}
 	return s, nil
+}
+
+// check validates cfg and returns every problem at once.
+func (cfg *Config) check() error {
+	var errs []error
+	if cfg.Handler == nil {
+		errs = append(errs, ErrNoHandler)
+	}
+	if cfg.HTTP != "" && cfg.HTTPListener != nil {
+		errs = append(errs, fmt.Errorf("%w: HTTP and HTTPListener", ErrAddressAndSocket))
+	}
+	if cfg.HTTPS != "" && cfg.HTTPSListener != nil {
+		errs = append(errs, fmt.Errorf("%w: HTTPS and HTTPSListener", ErrAddressAndSocket))
+	}
+	plain, https := cfg.HTTP != "" || cfg.HTTPListener != nil, cfg.HTTPS != "" || cfg.HTTPSListener != nil
+	h3 := cfg.HTTP3 || cfg.HTTP3Conn != nil
+	if !plain && !https && !h3 {
+		errs = append(errs, ErrNoListener)
+	}
+	if https && cfg.TLS == nil || h3 && cfg.TLS == nil && cfg.QUICTLS == nil {
+		errs = append(errs, ErrNoTLS)
+	}
+	if cfg.HTTP3 && cfg.HTTP3Conn == nil && !https {
+		errs = append(errs, ErrHTTP3)
+	}
+	if err := cfg.Limits.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.Connections.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 func withLogger(c connlimit.Config, log *slog.Logger) connlimit.Config {
@@ -179,15 +220,116 @@ func withLogger(c connlimit.Config, log *slog.Logger) connlimit.Config {
 	return c
 }
 
-// tcp binds addr and builds its server: the listener stack of the package
-// documentation, net/http with the listener limits lim; kind is its
-// index in the open-connection counts.
-func (s *Server) tcp(cfg Config, addr string, kind int, lim listenlimits.Limits) (*http.Server, net.Listener, error) {
-	raw, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, nil, err
+// sockets are the listening sockets a Server serves: the embedder's and
+// those Start bound.
+type sockets struct {
+	http, https net.Listener
+	h3          net.PacketConn
+	bound       []io.Closer // what Start bound: closed when it fails
+}
+
+func (sk *sockets) closeBound() {
+	for _, c := range sk.bound {
+		c.Close()
 	}
-	var ln net.Listener = raw
+}
+
+// bind returns the sockets of cfg, binding those named by address. On
+// error it closes what it bound.
+func bind(cfg *Config) (*sockets, error) {
+	sk := &sockets{http: cfg.HTTPListener, https: cfg.HTTPSListener, h3: cfg.HTTP3Conn}
+	listen := func(addr string) (net.Listener, error) {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil {
+			sk.bound = append(sk.bound, ln)
+		}
+		return ln, err
+	}
+	var err error
+	if cfg.HTTP != "" {
+		if sk.http, err = listen(cfg.HTTP); err != nil {
+			sk.closeBound()
+			return nil, err
+		}
+	}
+	if cfg.HTTPS != "" {
+		if sk.https, err = listen(cfg.HTTPS); err != nil {
+			sk.closeBound()
+			return nil, err
+		}
+	}
+	if cfg.HTTP3 && sk.h3 == nil {
+		udp, err := listenUDP(sk.https.Addr())
+		if err != nil {
+			sk.closeBound()
+			return nil, err
+		}
+		sk.h3 = udp
+		sk.bound = append(sk.bound, udp)
+	}
+	return sk, nil
+}
+
+// listenUDP binds UDP on the port of the HTTPS listener's address.
+func listenUDP(a net.Addr) (*net.UDPConn, error) {
+	at, ok := a.(*net.TCPAddr)
+	if !ok {
+		return nil, fmt.Errorf("edge: HTTP/3 on the HTTPS port: the HTTPS listener's address %s is not TCP; give HTTP3Conn", a)
+	}
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: at.IP, Port: at.Port, Zone: at.Zone})
+	if err != nil {
+		return nil, fmt.Errorf("edge: HTTP/3 on the HTTPS port: %w", err)
+	}
+	return udp, nil
+}
+
+// build stacks the servers on the sockets and starts serving them; it
+// starts nothing when it fails.
+func (s *Server) build(cfg *Config, sk *sockets) error {
+	var starts []func()
+	if sk.http != nil {
+		srv, ln, err := s.tcp(cfg, sk.http, kindHTTP, cfg.Limits)
+		if err != nil {
+			return err
+		}
+		starts = append(starts, func() { s.serve(func() error { return srv.Serve(ln) }) })
+	}
+	if sk.https != nil {
+		// Idle connections under crypto/tls cannot be parked, so the
+		// listener needs no accepting goroutine for it.
+		lim := cfg.Limits
+		lim.IdleRelease = listenlimits.Off
+		srv, ln, err := s.tcp(cfg, sk.https, kindHTTPS, lim)
+		if err != nil {
+			return err
+		}
+		srv.TLSConfig = cfg.TLS.Clone()
+		starts = append(starts, func() { s.serve(func() error { return srv.ServeTLS(ln, "", "") }) })
+	}
+	if sk.h3 != nil {
+		ql, err := s.quic(cfg, sk.h3)
+		if err != nil {
+			return err
+		}
+		starts = append(starts, func() { s.serve(func() error { return s.h3.ServeListener(ql) }) })
+	}
+	for _, start := range starts {
+		start()
+	}
+	return nil
+}
+
+// abandon undoes a build that failed: it closes what Start bound and
+// leaves the embedder's sockets open. Nothing was served and the QUIC
+// transport, built last, did not start, so the listener wrappers hold no
+// goroutine and no connection.
+func (s *Server) abandon(sk *sockets) { sk.closeBound() }
+
+// tcp builds the server of one TCP listener: the listener stack of the
+// package documentation on raw, net/http with the listener limits lim;
+// kind says which listener it is.
+func (s *Server) tcp(cfg *Config, raw net.Listener, kind int, lim listenlimits.Limits) (*http.Server, net.Listener, error) {
+	ln := raw
 	if len(cfg.ProxyProtocol.TrustedProxies) > 0 {
 		pc := cfg.ProxyProtocol
 		if pc.Logger == nil {
@@ -195,8 +337,7 @@ func (s *Server) tcp(cfg Config, addr string, kind int, lim listenlimits.Limits)
 		}
 		pln, err := proxyproto.NewListener(ln, pc)
 		if err != nil {
-			raw.Close()
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("edge: ProxyProtocol: %w", err)
 		}
 		ln = pln
 		s.counts.pp = append(s.counts.pp, pln)
@@ -205,6 +346,7 @@ func (s *Server) tcp(cfg Config, addr string, kind int, lim listenlimits.Limits)
 	s.counts.limits[kind] = lln
 	ln = lln
 	s.lns = append(s.lns, ln)
+	s.addrs[listenerNames[kind]] = raw.Addr()
 	srv := &http.Server{
 		Handler:     lim.Handler(cfg.Handler),
 		ConnContext: gate.ConnContext,
@@ -212,22 +354,16 @@ func (s *Server) tcp(cfg Config, addr string, kind int, lim listenlimits.Limits)
 		ConnState:   s.connState(kind),
 	}
 	if err := lim.Apply(srv); err != nil {
-		ln.Close()
 		return nil, nil, err
 	}
 	s.servers = append(s.servers, srv)
 	return srv, ln, nil
 }
 
-// quic binds UDP on the TCP listener's port and builds the HTTP/3 server.
-func (s *Server) quic(cfg Config, at *net.TCPAddr) (*quic.EarlyListener, error) {
-	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: at.IP, Port: at.Port, Zone: at.Zone})
-	if err != nil {
-		return nil, fmt.Errorf("edge: HTTP/3 on the HTTPS port: %w", err)
-	}
-	s.udp = udp
-	s.addrs["http3"] = udp.LocalAddr()
-	s.quicTr = &quic.Transport{Conn: udp, ConnContext: s.limiter.QUICConnContext}
+// quic builds the HTTP/3 server on udp: connlimit's first QUIC step on
+// the transport, the second in the HTTP/3 server's ConnContext.
+func (s *Server) quic(cfg *Config, udp net.PacketConn) (*quic.EarlyListener, error) {
+	tr := &quic.Transport{Conn: udp, ConnContext: s.limiter.QUICConnContext}
 	qc := cfg.QUIC
 	if qc == nil {
 		qc = DefaultQUICConfig(cfg.Limits)
@@ -236,10 +372,14 @@ func (s *Server) quic(cfg Config, at *net.TCPAddr) (*quic.EarlyListener, error) 
 	if tc == nil {
 		tc = cfg.TLS
 	}
-	ql, err := s.quicTr.ListenEarly(http3.ConfigureTLSConfig(tc.Clone()), qc)
+	// ListenEarly fails only before the transport has started (bad
+	// settings), so a failure leaves nothing to close.
+	ql, err := tr.ListenEarly(http3.ConfigureTLSConfig(tc.Clone()), qc)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("edge: HTTP/3: %w", err)
 	}
+	s.udp, s.quicTr = udp, tr
+	s.addrs[ListenerHTTP3] = udp.LocalAddr()
 	lim := cfg.Limits.WithDefaults()
 	s.h3 = &http3.Server{
 		Handler:        cfg.Limits.Handler(cfg.Handler),
@@ -274,12 +414,12 @@ func (s *Server) serve(run func() error) {
 	})
 }
 
-// Addr returns the bound address of a listener: "http", "https" or
-// "http3"; nil when it is not served.
+// Addr returns the address of a listener: ListenerHTTP, ListenerHTTPS or
+// ListenerHTTP3; nil when it is not served.
 func (s *Server) Addr(name string) net.Addr { return s.addrs[name] }
 
 // Err delivers the first error a server stopped with, other than by
-// Shutdown.
+// Shutdown or Close.
 func (s *Server) Err() <-chan error { return s.err }
 
 // Limiter returns the connection stage's limiter, for its counters.
@@ -287,7 +427,8 @@ func (s *Server) Limiter() *connlimit.Limiter { return s.limiter }
 
 // Shutdown stops accepting on every listener, waits for requests in
 // flight until ctx is done, then closes what is left. It returns ctx's
-// error when it had to cut connections.
+// error when it had to cut connections. After Shutdown or Close it does
+// nothing.
 func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	s.shutdown.Do(func() {
@@ -307,8 +448,19 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// closeAll closes every server and socket; for a failed Start and the end
-// of Shutdown.
+// Close closes every listener and connection at once, requests in flight
+// included, and returns once the serving goroutines have ended. After
+// Shutdown or Close it does nothing.
+func (s *Server) Close() error {
+	s.shutdown.Do(func() {
+		s.closeAll()
+		s.wg.Wait()
+	})
+	return nil
+}
+
+// closeAll closes every server and socket; for the end of Shutdown and
+// Close.
 func (s *Server) closeAll() {
 	for _, srv := range s.servers {
 		srv.Close()

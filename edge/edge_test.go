@@ -356,3 +356,64 @@ func TestIdleConnectionParks(t *testing.T) {
 	require.NotSame(t, first, second, "not parked: served by the same net/http connection")
 	require.Equal(t, first.Peer.Addr(), second.Peer.Addr())
 }
+
+// A failed TLS handshake is counted and told to OnHandshakeFailure with
+// the client's address and crypto/tls's reason, before the connection
+// closes.
+func TestHandshakeFailureReported(t *testing.T) {
+	cert, err := testcert.New("localhost")
+	require.NoError(t, err)
+	tls13 := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
+	failures := make(chan edge.HandshakeFailure, 4)
+	srv := start(t, edge.Config{Handler: whoAmI, HTTPS: "127.0.0.1:0", TLS: tls13,
+		OnHandshakeFailure: func(f edge.HandshakeFailure) { failures <- f }})
+	c, err := net.Dial("tcp", srv.Addr(edge.ListenerHTTPS).String())
+	require.NoError(t, err)
+	defer c.Close()
+	tc := tls.Client(c, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS12})
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	require.Error(t, tc.HandshakeContext(ctx))
+	select {
+	case f := <-failures:
+		assert.Equal(t, c.LocalAddr().(*net.TCPAddr).AddrPort(), f.Remote)
+		assert.Contains(t, f.Reason, "tls: client offered only unsupported versions")
+	case <-time.After(patience):
+		t.Fatal("the failed handshake was not reported")
+	}
+	assert.Equal(t, uint64(1), srv.Stats().TLSHandshakeFailures)
+}
+
+// Close cuts a request in flight at once and returns when the servers
+// have stopped.
+func TestCloseCutsRequestsInFlight(t *testing.T) {
+	arrived := make(chan struct{})
+	stuck := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-r.Context().Done()
+	})
+	srv, err := edge.Start(edge.Config{Handler: stuck, HTTP: "127.0.0.1:0"})
+	require.NoError(t, err)
+	got := make(chan error, 1)
+	go func() {
+		_, err := get(t, &http.Transport{}, "http://"+srv.Addr(edge.ListenerHTTP).String()+"/")
+		got <- err
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(patience):
+		t.Fatal("the request never arrived")
+	}
+	require.NoError(t, srv.Close())
+	select {
+	case err := <-got:
+		assert.Error(t, err, "the request in flight was cut")
+	case <-time.After(patience):
+		t.Fatal("the request in flight outlived Close")
+	}
+	_, err = net.Dial("tcp", srv.Addr(edge.ListenerHTTP).String())
+	assert.Error(t, err, "nothing listens after Close")
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	assert.NoError(t, srv.Shutdown(ctx), "Shutdown after Close does nothing")
+}

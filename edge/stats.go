@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync/atomic"
 
 	"github.com/quic-go/quic-go"
@@ -38,15 +39,22 @@ type Stats struct {
 	ProxyProtocol proxyproto.ListenerStats
 }
 
+// The listeners, as indices of counts and listenerNames.
+const (
+	kindHTTP = iota
+	kindHTTPS
+	kindHTTP3
+)
+
 // counts are a Server's live connection counts.
 type counts struct {
-	open      [3]atomic.Int64 // http, https, http3
+	open      [3]atomic.Int64 // by kind
 	handshake atomic.Uint64
 	pp        []*proxyproto.Listener
 	limits    [2]*listenlimits.Listener // http, https: their parked connections
 }
 
-var listenerNames = [...]string{ListenerHTTP, ListenerHTTPS, ListenerHTTP3}
+var listenerNames = [...]string{kindHTTP: ListenerHTTP, kindHTTPS: ListenerHTTPS, kindHTTP3: ListenerHTTP3}
 
 // Stats returns the server's connection counts.
 func (s *Server) Stats() Stats {
@@ -84,22 +92,40 @@ func (s *Server) connState(i int) func(net.Conn, http.ConnState) {
 
 // quicOpened counts a QUIC connection until it ends.
 func (s *Server) quicOpened(c *quic.Conn) {
-	s.counts.open[2].Add(1)
-	context.AfterFunc(c.Context(), func() { s.counts.open[2].Add(-1) })
+	s.counts.open[kindHTTP3].Add(1)
+	context.AfterFunc(c.Context(), func() { s.counts.open[kindHTTP3].Add(-1) })
 }
 
 // errorLog is net/http's ErrorLog writer: it counts the TLS handshake
-// failures the server reports there, and passes every line on.
+// failures the server reports there, tells Config.OnHandshakeFailure, and
+// passes every line on.
 type errorLog struct {
 	s    *Server
 	next interface{ Write([]byte) (int, error) }
 }
 
-var handshakeError = []byte("http: TLS handshake error")
+// handshakeError starts the line net/http's server logs for a failed TLS
+// handshake: "http: TLS handshake error from ADDR: REASON".
+var handshakeError = []byte("http: TLS handshake error from ")
 
 func (e errorLog) Write(p []byte) (int, error) {
-	if bytes.Contains(p, handshakeError) {
+	if i := bytes.Index(p, handshakeError); i >= 0 {
 		e.s.counts.handshake.Add(1)
+		if e.s.onFailure != nil {
+			e.s.onFailure(parseHandshakeFailure(p[i+len(handshakeError):]))
+		}
 	}
 	return e.next.Write(p)
+}
+
+// parseHandshakeFailure reads "ADDR: REASON\n", the end of net/http's
+// line. An address holds no ": " (an IPv6 one is in brackets).
+func parseHandshakeFailure(p []byte) HandshakeFailure {
+	p = bytes.TrimSuffix(p, []byte("\n"))
+	addr, reason, ok := bytes.Cut(p, []byte(": "))
+	if !ok {
+		return HandshakeFailure{Reason: string(p)}
+	}
+	ap, _ := netip.ParseAddrPort(string(addr))
+	return HandshakeFailure{Remote: ap, Reason: string(reason)}
 }

@@ -91,3 +91,31 @@ func BenchmarkDiffDeclaredBodies(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRunProtocols is one simulation of a forwarded request against
+// a live store over each transport: the whole listener stack, the
+// handshake where there is one, net/http or quic-go and the gate.
+func BenchmarkRunProtocols(b *testing.B) {
+	store := publish(b, gatewayDoc, compilerFor(b))
+	for _, v := range []struct {
+		name    string
+		probe   Probe
+		outcome Kind
+	}{
+		{"http1", Probe{URL: "http://app.test/api"}, Forwarded},
+		{"http1-tls", Probe{URL: "https://app.test/api"}, Forwarded},
+		{"http2", Probe{URL: "https://app.test/api", HTTPVersion: 2}, Forwarded},
+		{"http3", Probe{URL: "https://h3.test/", HTTPVersion: 3}, Forwarded},
+		{"tls-refused", Probe{URL: "https://nobody.test/"}, TLSRefused},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := Run(LiveTarget(store), v.probe)
+				if err != nil || res.Outcome.Kind != v.outcome {
+					b.Fatal(err, res)
+				}
+			}
+		})
+	}
+}

@@ -40,20 +40,22 @@
 // Each simulation opens an in-memory connection with the probe's peer as
 // its remote address (the server's writes never wait, like a socket with
 // room in its buffers; the client's wait while 64 KiB are unread, like a
-// socket whose buffers are full), and stacks on it what the edge package
-// stacks on a socket:
-// the proxyproto listener, connlimit's decision (Limiter.Check on a
-// limiter of its own, so no counter moves), the listener limits,
-// crypto/tls with the target's tlsselect table as GetConfigForClient
-// (without the Selector's counters), and a net/http server with the
-// limits' settings whose handler is [gate.Gate.Simulate] with a
-// recording tracer. The client side writes the PROXY header, shakes
-// hands with crypto/tls and sends the request over HTTP/1.1 or HTTP/2
-// (net/http's client). An HTTP/3 probe runs quic-go, client and server,
-// over an in-memory datagram link: connlimit's QUIC decision, the
+// socket whose buffers are full), and serves it with [edge.Start], the
+// daemon's own listener stack, given that connection as its listener: the
+// proxyproto listener, connlimit in its dry-run mode (it decides, and
+// counts and logs nothing), the listener limits, crypto/tls with the
+// target's tlsselect table as GetConfigForClient (without the Selector's
+// counters), and net/http's server with the limits' settings, whose
+// handler is [gate.Gate.Simulate] with a recording tracer. The client
+// side writes the PROXY header, shakes hands with crypto/tls and sends
+// the request over HTTP/1.1 or HTTP/2 (net/http's client). An HTTP/3
+// probe runs quic-go's client over an in-memory datagram link to the
+// edge's QUIC stack on the other end: connlimit's QUIC decision, the
 // handshake through the table's QUIC configs, quic-go's HTTP/3 server
 // with the listener limits' settings and the connection facts the edge
-// gives the gate.
+// gives the gate. The stages' verdicts reach the trace through the
+// stack's own reports: connlimit's OnRefusal, the edge's
+// OnHandshakeFailure, the PROXY-protocol listener's log.
 //
 // In the gate's dry run nothing changes: a rate limit reports "would
 // allow, N tokens left" and takes none, forward-auth reports "would call

@@ -17,7 +17,9 @@ import (
 
 	"github.com/quic-go/quic-go/http3"
 
+	"github.com/paduraksa/paduraksa/connlimit"
 	"github.com/paduraksa/paduraksa/edge"
+	"github.com/paduraksa/paduraksa/listenlimits"
 	"github.com/paduraksa/paduraksa/proxyproto"
 )
 
@@ -150,7 +152,9 @@ func genProbe(rng *rand.Rand, proxyFrom bool) Probe {
 		p.Header["X-Request-Id"] = []string{"client-id-1"}
 	}
 	if rng.IntN(12) == 0 {
-		p.Header["X-Big"] = []string{strings.Repeat("b", 40<<10)} // over the listener's header limit
+		// Over parityLimits' header limit; the smaller one is within
+		// listenlimits' default.
+		p.Header["X-Big"] = []string{strings.Repeat("b", []int{24 << 10, 40 << 10}[rng.IntN(2)])}
 	}
 	if p.Method == "POST" && rng.IntN(2) == 0 {
 		p.Header["Content-Length"] = []string{pick("50", "500")}
@@ -276,9 +280,19 @@ func compareParity(t *testing.T, sim *Result, real realResult) {
 	}
 }
 
+// parityLimits are the listener limits of the parity tests: a header
+// limit below listenlimits' default, so a simulation that ran with the
+// defaults instead of the target's limits would differ from the edge.
+var parityLimits = listenlimits.Limits{MaxHeaderBytes: 16 << 10}
+
 // For generated documents and requests, the simulation's outcome, status
 // and response headers are what a real edge answers over real sockets,
-// on TCP and TLS, with and without PROXY protocol.
+// on TCP and TLS, with and without PROXY protocol and a deny list. Both
+// run edge.Start's stack, so a stage missing from it is missing from both
+// (edge's own tests and TestRunConnectionStage find that); what this
+// finds is a simulation that does not give the edge the target's
+// listener settings, or an edge whose stack differs between a socket it
+// bound and one it was given.
 func TestParityOverSockets(t *testing.T) {
 	ups := parityUpstreams(t, "u1", "u2", "u3")
 	seeds := 6
@@ -291,7 +305,7 @@ func TestParityOverSockets(t *testing.T) {
 		t.Log(kinds)
 		if !t.Failed() && !testing.Short() {
 			for _, k := range []string{"serverRefused/server", "answered/policy", "answered/limits", "answered/path", "forwarded/hand-over", "misdirected/tls",
-				"notFound/host", "notFound/route", "redirected/redirect", "tlsRefused/handshake", "connectionRefused/proxyProtocol"} {
+				"notFound/host", "notFound/route", "redirected/redirect", "tlsRefused/handshake", "connectionRefused/proxyProtocol", "connectionRefused/connections"} {
 				assert.Positive(t, kinds[k], "the generator reached no %s", k)
 			}
 		}
@@ -302,11 +316,13 @@ func TestParityOverSockets(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(seed), 13))
 			doc := genDocument(rng, ups)
 			store := publish(t, doc, compilerFor(t))
-			ec := edge.Config{Handler: store, HTTP: "127.0.0.1:0", HTTPS: "127.0.0.1:0", TLS: store.TLS().TLSConfig()}
-			listener := Listener{}
+			ec := edge.Config{Handler: store, HTTP: "127.0.0.1:0", HTTPS: "127.0.0.1:0", TLS: store.TLS().TLSConfig(), Limits: parityLimits}
+			listener := Listener{Limits: parityLimits}
 			if proxyFrom {
+				// One of genProbe's PROXY sources is denied.
 				ec.ProxyProtocol = proxyproto.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
-				listener.ProxyProtocol = ec.ProxyProtocol
+				ec.Connections = connlimit.Config{Deny: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")}}
+				listener.ProxyProtocol, listener.Connections = ec.ProxyProtocol, ec.Connections
 			}
 			srv, err := edge.Start(ec)
 			require.NoError(t, err)
@@ -335,15 +351,23 @@ func TestParityOverSockets(t *testing.T) {
 }
 
 // A sample over HTTP/3: the simulation's QUIC handshake and request agree
-// with quic-go's over a real UDP socket.
+// with quic-go's over a real UDP socket; the last seed's deny list
+// refuses every client.
 func TestParityHTTP3(t *testing.T) {
 	ups := parityUpstreams(t, "u1", "u2", "u3")
 	seen := map[Kind]int{}
-	for seed := range 2 {
+	for seed := range 3 {
 		rng := rand.New(rand.NewPCG(uint64(seed), 31))
 		doc := genDocument(rng, ups)
 		store := publish(t, doc, compilerFor(t))
-		srv, err := edge.Start(edge.Config{Handler: store, HTTPS: "127.0.0.1:0", TLS: store.TLS().TLSConfig(), HTTP3: true, QUICTLS: store.TLS().QUICConfig()})
+		ec := edge.Config{Handler: store, HTTPS: "127.0.0.1:0", TLS: store.TLS().TLSConfig(), HTTP3: true, QUICTLS: store.TLS().QUICConfig(), Limits: parityLimits}
+		requests := 12
+		if seed == 2 {
+			ec.Connections = connlimit.Config{Deny: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+			requests = 4
+		}
+		listener := Listener{Connections: ec.Connections, Limits: ec.Limits}
+		srv, err := edge.Start(ec)
 		require.NoError(t, err)
 		t.Cleanup(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), patienceTest)
@@ -351,14 +375,14 @@ func TestParityHTTP3(t *testing.T) {
 			srv.Shutdown(ctx)
 		})
 		addr := srv.Addr("https").String()
-		for i := range 12 {
+		for i := range requests {
 			p := genProbe(rng, false)
 			p.URL = "https://" + strings.SplitN(p.URL, "://", 2)[1]
 			p.HTTPVersion, p.TLS = 3, nil
 			if i%4 == 0 {
 				p.URL = "https://h3.test/api/x" // a host that serves HTTP/3 in every document
 			}
-			sim, err := Run(LiveTarget(store), p)
+			sim, err := Run(Target{Store: store, Listener: listener}, p)
 			require.NoError(t, err)
 			seen[sim.Outcome.Kind]++
 			rq, err := p.check()
@@ -394,4 +418,5 @@ func TestParityHTTP3(t *testing.T) {
 	}
 	assert.Positive(t, seen[Forwarded], "some requests went through over HTTP/3")
 	assert.Positive(t, seen[TLSRefused], "some names do not serve HTTP/3")
+	assert.Equal(t, 4, seen[ConnectionRefused], "the deny list refuses over QUIC")
 }

@@ -5,8 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
-	"net/http"
-	"net/netip"
 	"os"
 	"sync"
 	"time"
@@ -14,9 +12,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
-	"github.com/paduraksa/paduraksa/connlimit"
-	"github.com/paduraksa/paduraksa/gate"
-	"github.com/paduraksa/paduraksa/tlsselect"
+	"github.com/paduraksa/paduraksa/edge"
 )
 
 // memPacketConn is one end of an in-memory datagram link: what one end
@@ -79,18 +75,12 @@ func (c *memPacketConn) SetDeadline(t time.Time) error    { return c.SetReadDead
 func (c *memPacketConn) SetWriteDeadline(time.Time) error { return nil }
 
 // runHTTP3 simulates an HTTP/3 request over quic-go on an in-memory
-// datagram link: connlimit's QUIC decision, the handshake through the
-// table's QUIC configs, quic-go's HTTP/3 server with the listener limits'
-// settings, and the connection facts the edge gives the gate.
+// datagram link: the edge's QUIC stack on the server's end (connlimit's
+// QUIC decision, the handshake through the table's QUIC configs, quic-go's
+// HTTP/3 server with the listener limits' settings and the connection
+// facts it gives the gate), quic-go's HTTP/3 client on the other.
 func (s *sim) runHTTP3(ctx context.Context) error {
 	rq := s.rq
-	lim, err := s.limiter()
-	if err != nil {
-		return err
-	}
-	if err := lim.Check(rq.peer.Addr(), connlimit.QUIC); err != nil {
-		return s.finish(&Outcome{Kind: ConnectionRefused, Stage: "connections", Reason: err.Error()}, nil)
-	}
 	serverAddr := &net.UDPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 443}
 	if rq.peer.Addr().Is6() {
 		serverAddr.IP = net.ParseIP("2001:db8::1")
@@ -99,36 +89,17 @@ func (s *sim) runHTTP3(ctx context.Context) error {
 		serverAddr.Port = portOf(p, 443)
 	}
 	srvPC, cliPC := memPacketPair(serverAddr, net.UDPAddrFromAddrPort(rq.peer))
-	srvTr := &quic.Transport{Conn: srvPC}
+	cfg := s.edgeConfig(&logCapture{})
+	cfg.HTTP3Conn = srvPC
+	srv, err := edge.Start(cfg)
+	if err != nil {
+		return listenerProblem(err)
+	}
+	defer srv.Close()
 	cliTr := &quic.Transport{Conn: cliPC}
-	defer srvTr.Close()
 	defer cliTr.Close()
 
-	limits := s.t.Listener.Limits
-	base := &tls.Config{GetConfigForClient: s.getConfig(tlsselect.QUIC), NextProtos: []string{http3.NextProtoH3}, MinVersion: tls.VersionTLS13}
 	qconf := &quic.Config{HandshakeIdleTimeout: patience, MaxIdleTimeout: patience}
-	ln, err := srvTr.ListenEarly(http3.ConfigureTLSConfig(base), qconf)
-	if err != nil {
-		return err
-	}
-	lim3 := limits.WithDefaults()
-	srv := &http3.Server{
-		Handler:        limits.Handler(http.HandlerFunc(s.serveHTTP)),
-		MaxHeaderBytes: max(lim3.MaxHeaderBytes, 0),
-		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
-			ci := &gate.ConnInfo{HTTP3: true, TLSVersion: tls.VersionTLS13, ALPN: http3.NextProtoH3}
-			if ua, ok := c.RemoteAddr().(*net.UDPAddr); ok {
-				ap := ua.AddrPort()
-				ci.Peer = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-			}
-			return gate.WithConnInfo(ctx, ci)
-		},
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() { srv.ServeListener(ln) })
-	defer wg.Wait()
-	defer srv.Close()
-
 	tr := &http3.Transport{
 		TLSClientConfig: &tls.Config{ServerName: rq.sni, NextProtos: rq.alpn, MinVersion: tls.VersionTLS10, MaxVersion: rq.tlsMax, InsecureSkipVerify: true},
 		QUICConfig:      qconf,
@@ -148,15 +119,20 @@ func (s *sim) runHTTP3(ctx context.Context) error {
 	req.URL = &u
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
+		// A refusal is recorded before quic-go sends it, a selection
+		// before the handshake goes on.
 		s.mu.Lock()
-		served := s.served
+		served, refusal := s.served, s.refusal
 		s.mu.Unlock()
-		if served {
+		switch {
+		case served:
 			return err
+		case refusal != nil:
+			return s.finish(refusal, nil)
 		}
 		var te *quic.TransportError
 		if s.hs == nil || errors.As(err, &te) && te.Remote {
-			return s.finish(&Outcome{Kind: TLSRefused, Stage: "handshake", Reason: s.tlsReason(err)}, nil)
+			return s.finish(&Outcome{Kind: TLSRefused, Stage: "handshake", Reason: s.tlsReason(err.Error())}, nil)
 		}
 		return s.finish(&Outcome{Kind: ServerRefused, Stage: "server", Reason: "connection closed: " + err.Error()}, nil)
 	}

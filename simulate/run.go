@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,7 +17,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quic-go/quic-go/http3"
+
 	"github.com/paduraksa/paduraksa/connlimit"
+	"github.com/paduraksa/paduraksa/edge"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/proxyproto"
 	"github.com/paduraksa/paduraksa/tlsselect"
@@ -36,12 +38,13 @@ type Result struct {
 const patience = 10 * time.Second
 
 // Run simulates probe against target. It runs the real code of every
-// stage: the PROXY-protocol listener and connlimit's decision, a TLS
-// handshake through the target's tlsselect table, net/http's server (over
-// an in-memory connection, HTTP/1.1 or HTTP/2) and [gate.Gate.Simulate]
-// with a recording tracer. Nothing outside the simulation changes: no
-// counter moves, no rate-limit token is taken, no forward-auth call is
-// made, no request reaches an upstream.
+// stage: the edge's listener stack ([edge.Start] over an in-memory
+// connection: the PROXY-protocol listener, connlimit's decision, the
+// listener limits, a TLS handshake through the target's tlsselect table,
+// net/http's server with HTTP/1.1 or HTTP/2, or quic-go's with HTTP/3)
+// and [gate.Gate.Simulate] with a recording tracer. Nothing outside the
+// simulation changes: no counter moves, no rate-limit token is taken, no
+// forward-auth call is made, no request reaches an upstream.
 //
 // It returns the problems of the probe or the target as errors
 // ([ProbeError] with a stable code, [DraftRefused] for a draft a publish
@@ -75,7 +78,7 @@ func runResolved(ctx context.Context, target *Target, res *resolved, rq *request
 	if err := ended(ctx); err != nil {
 		return nil, err
 	}
-	s := &sim{rq: rq, t: target, res: res, g: res.snap.Gate(), table: res.snap.TLS()}
+	s := &sim{rq: rq, t: target, res: res, g: res.snap.Gate(), table: res.snap.TLS(), handled: make(chan struct{})}
 	err := s.run(ctx)
 	if err := ended(ctx); err != nil {
 		return nil, err
@@ -123,9 +126,10 @@ type sim struct {
 	mu       sync.Mutex // guards what the server side records
 	refusal  *Outcome   // a stage that closed the connection
 	steps    []gate.Step
-	served   bool        // the gate saw the request
-	wrote    int         // the recorder's status: 0 when the gate wrote nothing
-	handOver http.Header // the headers the gate set before a hand-over
+	served   bool          // the gate saw the request
+	handled  chan struct{} // closed when the handler has recorded what it saw
+	wrote    int           // the recorder's status: 0 when the gate wrote nothing
+	handOver http.Header   // the headers the gate set before a hand-over
 	proto    string
 	hs       *Step // the handshake that succeeded
 	accepted bool  // the PROXY-protocol listener (or the socket) accepted
@@ -165,76 +169,21 @@ func (s *sim) run(ctx context.Context) error {
 	defer srvEnd.Close()
 	dl, _ := ctx.Deadline() // the caller's, or patience
 	cliEnd.SetDeadline(dl)
-	srvConn := &pipeConn{Conn: srvEnd, local: net.TCPAddrFromAddrPort(local), remote: net.TCPAddrFromAddrPort(rq.peer)}
+	srvConn := newPipeConn(srvEnd, net.TCPAddrFromAddrPort(local), net.TCPAddrFromAddrPort(rq.peer))
 
-	// The server side: the listener stack of the edge package, in its
-	// order, on the in-memory connection.
-	var ln net.Listener = newOneListener(srvConn)
+	// The server side: the edge, on the in-memory connection.
 	ppLog := &logCapture{}
-	if pp := s.t.Listener.ProxyProtocol; len(pp.TrustedProxies) > 0 {
-		pp.Logger = slog.New(ppLog)
-		if pp.HeaderTimeout <= 0 || pp.HeaderTimeout > patience {
-			pp.HeaderTimeout = patience
-		}
-		pln, err := proxyproto.NewListener(ln, pp)
-		if err != nil {
-			return &ProbeError{Code: CodeTargetListener, Path: "listener.proxyProtocol", Msg: err.Error()}
-		}
-		ln = pln
+	cfg := s.edgeConfig(ppLog)
+	if rq.https {
+		cfg.HTTPSListener = newOneListener(srvConn)
+	} else {
+		cfg.HTTPListener = newOneListener(srvConn)
 	}
-	defer ln.Close()
-	lim, err := s.limiter()
+	srv, err := edge.Start(cfg)
 	if err != nil {
-		return err
-	}
-	limits := s.t.Listener.Limits
-	srv := &http.Server{
-		Handler:     limits.Handler(http.HandlerFunc(s.serveHTTP)),
-		ConnContext: gate.ConnContext,
-		ErrorLog:    log.New(io.Discard, "", 0),
-	}
-	if err := limits.Apply(srv); err != nil {
-		return &ProbeError{Code: CodeTargetListener, Path: "listener.limits", Msg: err.Error()}
+		return listenerProblem(err)
 	}
 	defer srv.Close()
-	// stages is closed once the server side has passed or refused the
-	// connection stage and the handshake.
-	stages := make(chan struct{})
-	wg.Go(func() {
-		c, err := ln.Accept()
-		if err != nil {
-			close(stages)
-			return
-		}
-		s.mu.Lock()
-		s.accepted = true
-		s.mu.Unlock()
-		if err := lim.Check(connlimit.AddrOf(c.RemoteAddr()), connlimit.TCP); err != nil {
-			s.refuse(ConnectionRefused, "connections", err.Error())
-			c.Close()
-			close(stages)
-			return
-		}
-		// The listener limits sit between the connection stage and TLS.
-		if c, err = limits.Listener(newOneListener(c)).Accept(); err != nil {
-			s.refuse(ServerRefused, "server", "the listener limits closed the connection: "+err.Error())
-			close(stages)
-			return
-		}
-		if rq.https {
-			tc := tls.Server(c, &tls.Config{GetConfigForClient: s.getConfig(tlsselect.TCP)})
-			err := tc.HandshakeContext(ctx)
-			if err != nil {
-				s.refuse(TLSRefused, "handshake", s.tlsReason(err))
-				tc.Close()
-				close(stages)
-				return
-			}
-			c = tc
-		}
-		close(stages)
-		srv.Serve(newOneListener(c))
-	})
 
 	// The client side.
 	var cli net.Conn = cliEnd
@@ -281,46 +230,72 @@ func (s *sim) run(ctx context.Context) error {
 		}
 	}
 	if err != nil {
-		// The server side knows what a failure was: wait until it has
-		// said.
+		// The server side knows what a failure was: every stage records
+		// its verdict before it closes the connection, and the handler
+		// before it returns. Wait until one of them has.
 		cli.Close()
-		ln.Close()
 		select {
-		case <-stages:
+		case <-srvConn.closed:
+		case <-s.handled:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 	s.mu.Lock()
-	refusal, served, accepted := s.refusal, s.served, s.accepted
+	refusal, served := s.refusal, s.served
 	s.mu.Unlock()
 	if err != nil && refusal == nil && !served {
-		if accepted {
-			refusal = &Outcome{Kind: ServerRefused, Stage: "server", Reason: "connection closed: " + err.Error()}
-		} else {
-			reason := ppLog.last()
-			if reason == "" {
-				reason = err.Error()
-			}
+		if reason := ppLog.last(); reason != "" {
 			refusal = &Outcome{Kind: ConnectionRefused, Stage: "proxyProtocol", Reason: reason}
+		} else {
+			refusal = &Outcome{Kind: ServerRefused, Stage: "server", Reason: "connection closed: " + err.Error()}
 		}
 	}
+	s.accepted = refusal == nil || refusal.Stage != "proxyProtocol"
 	if resp != nil {
 		resp.Body.Close()
 	}
 	return s.finish(refusal, resp)
 }
 
-// limiter builds the connection stage's decision from the listener's
-// config, with counters and a table of its own.
-func (s *sim) limiter() (*connlimit.Limiter, error) {
-	cc := s.t.Listener.Connections
-	cc.Logger, cc.TableSize = nil, connlimit.MinTableSize
-	lim, err := connlimit.New(cc)
-	if err != nil {
-		return nil, &ProbeError{Code: CodeTargetListener, Path: "listener.connections", Msg: err.Error()}
+// edgeConfig is the edge a simulated connection goes through: the
+// target's listener settings, as the daemon gives them to edge.Start,
+// with what a simulation changes and nothing else. The handler is the
+// gate's simulation; the TLS configs select from the target's table, as
+// the Store's Selector does, without its counters; connlimit runs dry (it
+// decides, counts nothing and logs nothing) and tells the simulation what
+// it refused, as does a failed TLS handshake; the PROXY-protocol
+// listener's refusals are kept for their reason, and its header timeout
+// is at most the simulation's patience.
+func (s *sim) edgeConfig(ppLog *logCapture) edge.Config {
+	l := s.t.Listener
+	cc := l.Connections
+	cc.Logger, cc.DryRun = nil, true
+	cc.OnRefusal = func(r connlimit.Refusal) { s.refuse(ConnectionRefused, "connections", r.Err.Error()) }
+	pp := l.ProxyProtocol
+	pp.Logger = slog.New(ppLog)
+	if pp.HeaderTimeout <= 0 || pp.HeaderTimeout > patience {
+		pp.HeaderTimeout = patience
 	}
-	return lim, nil
+	return edge.Config{
+		Handler:       http.HandlerFunc(s.serveHTTP),
+		TLS:           &tls.Config{GetConfigForClient: s.getConfig(tlsselect.TCP)},
+		QUICTLS:       &tls.Config{GetConfigForClient: s.getConfig(tlsselect.QUIC), NextProtos: []string{http3.NextProtoH3}, MinVersion: tls.VersionTLS13},
+		ProxyProtocol: pp,
+		Connections:   cc,
+		Limits:        l.Limits,
+		OnHandshakeFailure: func(f edge.HandshakeFailure) {
+			reason := s.tlsReason(f.Reason)
+			s.refuse(TLSRefused, "handshake", reason)
+		},
+	}
+}
+
+// listenerProblem is the problem of an edge that would not start. The
+// target's connection-stage settings and listener limits were checked
+// when it was resolved; what is left is the PROXY-protocol listener's.
+func listenerProblem(err error) error {
+	return &ProbeError{Code: CodeTargetListener, Path: "listener.proxyProtocol", Msg: err.Error()}
 }
 
 // getConfig is the server's GetConfigForClient: the target's table, as
@@ -338,17 +313,18 @@ func (s *sim) getConfig(tr tlsselect.Transport) func(*tls.ClientHelloInfo) (*tls
 	}
 }
 
-// tlsReason explains a failed server handshake.
-func (s *sim) tlsReason(err error) string {
+// tlsReason explains a failed server handshake; failure is what
+// crypto/tls or quic-go said of it.
+func (s *sim) tlsReason(failure string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case s.table == nil:
-		return "the config serves no TLS (no certificate): " + err.Error()
+		return "the config serves no TLS (no certificate): " + failure
 	case s.selected && s.sel.Match == tlsselect.MatchRefused:
 		return "server name refused (" + s.sel.Reason.String() + ")"
 	}
-	return err.Error()
+	return failure
 }
 
 // handshakeStep reports the handshake that succeeded.
@@ -404,6 +380,9 @@ func (s *sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	}
 	s.mu.Lock()
+	if !s.served {
+		close(s.handled)
+	}
 	s.served, s.steps, s.wrote, s.handOver, s.proto = true, steps, rec.status, hand, r.Proto
 	s.mu.Unlock()
 }

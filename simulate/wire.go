@@ -11,15 +11,29 @@ import (
 	"time"
 )
 
-// pipeConn is one end of a net.Pipe with the TCP addresses of the
-// connection it stands for.
+// pipeConn is the server's end of a memPipe with the TCP addresses of the
+// connection it stands for. Its closed channel is closed by the first
+// Close: the server side is done with the connection, and every stage
+// that refused it has said why.
 type pipeConn struct {
 	net.Conn
 	local, remote net.Addr
+	closed        chan struct{}
+	once          sync.Once
+}
+
+func newPipeConn(c net.Conn, local, remote net.Addr) *pipeConn {
+	return &pipeConn{Conn: c, local: local, remote: remote, closed: make(chan struct{})}
 }
 
 func (c *pipeConn) LocalAddr() net.Addr  { return c.local }
 func (c *pipeConn) RemoteAddr() net.Addr { return c.remote }
+
+func (c *pipeConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() { close(c.closed) })
+	return err
+}
 
 // oneListener is a net.Listener that accepts one connection, then waits
 // until it is closed.
