@@ -172,7 +172,7 @@ func firstValue(vv []string) string {
 // net/http's Transport.roundTrip, Request.write and HTTP/2's
 // EncodeHeaders, in that order.
 func unsendable(req *http.Request, h1, h2 bool) bool {
-	if req.Method != "" && !validMethod(req.Method) {
+	if req.Method != "" && !httpguts.ValidHeaderFieldName(req.Method) {
 		return true
 	}
 	if !validFields(req.Header) || !validFields(req.Trailer) {
