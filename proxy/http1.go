@@ -25,10 +25,6 @@ const (
 	HTTP1NetHTTP
 )
 
-// CodeClientHTTP1Unknown is the code of a [ClientConfig.HTTP1] without a
-// name.
-const CodeClientHTTP1Unknown = "proxy.client.http1.unknown"
-
 var http1ClientNames = enum.Names[HTTP1Client]{"default", "direct", "netHTTP"}
 
 // String returns the client's name: "default", "direct" or "netHTTP".
