@@ -2,6 +2,7 @@ package h1client
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"net/http"
 	"net/textproto"
@@ -82,6 +83,16 @@ func (c *CheckedConn) Read(p []byte) (int, error) {
 		return ok, nil
 	}
 	return n, err
+}
+
+// CloseWrite shuts down the writing side of the connection below, where
+// it has one (TCP, TLS): net/http's body of a 101 passes a tunnel's
+// half-close on through it.
+func (c *CheckedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errors.ErrUnsupported
 }
 
 // RemoveListed deletes from h the names the final response head's
