@@ -295,6 +295,7 @@ func (o *exchange) roundTrip(via http.RoundTripper) (*http.Response, error) {
 // direct makes the attempt with the transport's direct client, which
 // reads nothing of the request once it returns.
 func (o *exchange) direct(t *Transport, d h1client.Destination) (*http.Response, error) {
+	o.conn = nil // an earlier attempt's; the direct client keeps the Connection field
 	q := &o.dreq
 	q.Method, q.URL, q.Host, q.Header = o.req.Method, &o.url, o.req.Host, o.req.Header
 	q.Body, q.ContentLength = nil, 0
