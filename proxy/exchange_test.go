@@ -17,25 +17,33 @@ import (
 	"github.com/paduraksa/paduraksa/proxy"
 )
 
-// lateTransport answers like net/http's client, whose writer may still
-// read a request after the round trip returned (an upload the upstream
-// answered early; a failed round trip): it reports the connection it
-// takes (GotConn), answers (or fails), and reads the request's header
-// once more only when told, before it reports the request written
-// (WroteRequest).
+// lateTransport answers like net/http's client, whose goroutines may
+// still read a request after the round trip returned: its writer until
+// it wrote the request (an upload the upstream answered early; a failed
+// round trip), its reader until it returned a response head (a failed
+// round trip). It reports the connection it takes (GotConn), answers or
+// fails, and reads the request's header once more only when told; the
+// writer then reports the request written (WroteRequest), the reader
+// reports it at once.
 type lateTransport struct {
-	fail  bool
-	later chan struct{}
-	seen  chan string
+	fail   bool // fail the round trip instead of answering
+	reader bool // the late read is the reader's, not the writer's
+	later  chan struct{}
+	seen   chan string
 }
 
 func (l *lateTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	trace := httptrace.ContextClientTrace(req.Context())
 	trace.GotConn(httptrace.GotConnInfo{})
+	if l.reader {
+		trace.WroteRequest(httptrace.WroteRequestInfo{})
+	}
 	go func() {
 		<-l.later
 		l.seen <- req.Header.Get("X-Forwarded-Host")
-		trace.WroteRequest(httptrace.WroteRequestInfo{})
+		if !l.reader {
+			trace.WroteRequest(httptrace.WroteRequestInfo{})
+		}
 	}()
 	if l.fail {
 		return nil, errors.New("the upstream went away")
@@ -45,26 +53,33 @@ func (l *lateTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // TestExchangeOutlivesTheTransportsReads: the forwarder's pooled
 // exchange holds the outgoing request; it goes back to the pool (and is
-// reset) only once the transport says it wrote the request, on a
-// forwarded answer and on a failed round trip alike, so a transport that
-// reads the request late reads it whole. Forward has one deferred finish
-// that decides it; no return path puts the exchange back on its own.
+// reset) only once net/http's writer wrote the request and its reader
+// returned a response head, on a forwarded answer and on a failed round
+// trip alike, so a transport that reads the request late reads it whole.
+// Forward has one deferred finish that decides it; no return path puts
+// the exchange back on its own.
 func TestExchangeOutlivesTheTransportsReads(t *testing.T) {
-	for _, fail := range []bool{false, true} {
-		late := &lateTransport{fail: fail, later: make(chan struct{}), seen: make(chan string, 1)}
-		_, cl := setup{}.start(t, "127.0.0.1:1")
-		cl.Transport = late
-		rt, err := proxy.NewRoute(proxy.RouteConfig{Cluster: cl})
-		require.NoError(t, err)
-		w := httptest.NewRecorder()
-		r := httptest.NewRequest("GET", "http://app.test/", nil)
-		rt.Forward(w, r, &gate.Request{Client: netip.MustParseAddr("192.0.2.10"), Scheme: "http"})
-		want := 200
-		if fail {
-			want = 502
-		}
-		assert.Equal(t, want, w.Code)
-		close(late.later)
-		assert.Equal(t, "app.test", recv(t, late.seen), "the request as the transport was given it (fail %v)", fail)
+	for _, tc := range []struct {
+		name         string
+		fail, reader bool
+		status       int
+	}{
+		{"answered, the writer still writing", false, false, 200},
+		{"failed, the writer still writing", true, false, 502},
+		{"failed, the reader still reading", true, true, 502},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			late := &lateTransport{fail: tc.fail, reader: tc.reader, later: make(chan struct{}), seen: make(chan string, 1)}
+			_, cl := setup{}.start(t, "127.0.0.1:1")
+			cl.Transport = late
+			rt, err := proxy.NewRoute(proxy.RouteConfig{Cluster: cl})
+			require.NoError(t, err)
+			w := httptest.NewRecorder()
+			r := httptest.NewRequest("GET", "http://app.test/", nil)
+			rt.Forward(w, r, &gate.Request{Client: netip.MustParseAddr("192.0.2.10"), Scheme: "http"})
+			assert.Equal(t, tc.status, w.Code)
+			close(late.later)
+			assert.Equal(t, "app.test", recv(t, late.seen), "the request as the transport was given it")
+		})
 	}
 }

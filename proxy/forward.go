@@ -8,7 +8,6 @@ import (
 
 	"github.com/paduraksa/paduraksa/balance"
 	"github.com/paduraksa/paduraksa/gate"
-	"github.com/paduraksa/paduraksa/internal/h1client"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
@@ -226,14 +225,11 @@ func (o *exchange) failed(d *upstream.Destination, err error) (out upstream.Outc
 }
 
 // refusal returns the status of a failure that is the outgoing client's
-// refusal of what the request holds (see unsendable.go), or 0.
+// refusal of what the request holds (see unsendable.go; the direct
+// client refuses what net/http's does), or 0.
 func (o *exchange) refusal(d *upstream.Destination, out upstream.Outcome, err error) int {
 	if out != upstream.ResponseHeaderError {
 		return 0
-	}
-	var re *h1client.RequestError
-	if errors.As(err, &re) {
-		return http.StatusBadRequest
 	}
 	return o.rt.refusal(&o.req, d.Scheme(), err)
 }

@@ -348,3 +348,18 @@ func TestHeadCostIsLinear(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkLineLimitHoldsHoweverItArrives: a chunk-size line over
+// maxChunkLine is refused when it arrives in one read as when it arrives
+// in pieces, so that the client and a CheckedConn, which sees other
+// reads, agree.
+func TestChunkLineLimitHoldsHoweverItArrives(t *testing.T) {
+	raw := "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;" + strings.Repeat("e", maxChunkLine) + "\r\nok\r\n0\r\n\r\n"
+	c := newConn(&wireConn{r: strings.NewReader(raw)}, New(Config{}), Destination{Addr: "x"})
+	_, err := c.readHead()
+	require.NoError(t, err)
+	ex := &Exchange{hdr: make(http.Header)}
+	ex.start(c, "GET", nil)
+	_, err = io.ReadAll(ex)
+	assert.ErrorIs(t, err, errChunkSize)
+}
