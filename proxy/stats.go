@@ -6,8 +6,9 @@ import (
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
-// Stats counts a cluster's outcomes with lock-free counters. The zero value
-// is ready; it is safe for concurrent use.
+// Stats counts a cluster's outcomes, retries and HTTP/1.1 fallbacks with
+// lock-free counters. The zero value is ready; it is safe for concurrent
+// use.
 type Stats struct {
 	outcomes  [upstream.NumOutcomes]atomic.Uint64 // one per outcome
 	retries   atomic.Uint64
