@@ -14,7 +14,8 @@
 // body. The Exchange's header map is the caller's until its next Do, and
 // a warm connection answering like fields allocates nothing
 // (TestExchangeAllocatesNothing): names and values are interned per
-// connection, buffers belong to the connection.
+// connection, buffers belong to the connection. A context that can end
+// is watched with context.AfterFunc, which allocates five objects.
 //
 // The head is written byte for byte as net/http's client writes it, and
 // what net/http refuses to send Do refuses too, with a *[RequestError]
