@@ -10,6 +10,7 @@ import (
 	"github.com/paduraksa/paduraksa/connlimit"
 	"github.com/paduraksa/paduraksa/edge"
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/proxy"
 	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/paduraksa/paduraksa/telemetry"
 	"github.com/paduraksa/paduraksa/upstream"
@@ -72,6 +73,7 @@ var (
 
 	dUpRequests = desc("upstream_requests_total", "Forwarded requests by upstream and how they ended (client-side ends included).", "upstream", "outcome")
 	dUpRetries  = desc("upstream_retries_total", "Retried attempts by upstream.", "upstream")
+	dFallbacks  = desc("upstream_http1_fallbacks_total", "Attempts of an upstream whose HTTP/1.1 client is the direct one sent with net/http's instead, by reason (proxy.HTTP1FallbackNames: upgrade, expectContinue, trailers, unknownLength).", "upstream", "reason")
 	dExchanges  = desc("destination_exchanges_total", "Attempts sent to a destination, by how each ended.", "upstream", "destination", "outcome")
 	dTTFB       = desc("destination_ttfb_seconds", "Time from sending to a destination to its response header.", "upstream", "destination")
 	dDestFlight = desc("destination_in_flight", "Requests in flight to a destination.", "upstream", "destination")
@@ -99,7 +101,7 @@ var (
 
 var allDescs = []*prometheus.Desc{
 	dRequests, dDuration, dGate, dBytesIn, dBytesOut, dInFlight, dPolicy, dGateCounter,
-	dUpRequests, dUpRetries, dExchanges, dTTFB, dDestFlight, dAvailable, dHealth, dChanges, dProbe, dProbeFail, dPanic,
+	dUpRequests, dUpRetries, dFallbacks, dExchanges, dTTFB, dDestFlight, dAvailable, dHealth, dChanges, dProbe, dProbeFail, dPanic,
 	dRevision, dPublish, dApply, dApplySum, dApplyTotal, dOpen, dParked, dRefused, dHandshake, dTLSDef, dAccessLog,
 }
 
@@ -201,6 +203,9 @@ func (c collector) clusters(s *snapshot.Snapshot) {
 				c.counter(dUpRequests, st.Count(upstream.Outcome(i)), up, name)
 			}
 			c.counter(dUpRetries, st.Retries(), up)
+			for i, reason := range proxy.HTTP1FallbackNames() {
+				c.counter(dFallbacks, st.HTTP1Fallbacks(proxy.HTTP1Fallback(i)), up, reason)
+			}
 		}
 		mem := uc.Members()
 		panicking := 0.0

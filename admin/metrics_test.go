@@ -229,3 +229,65 @@ func TestMetricsCountExactly(t *testing.T) {
 	v, _ = value(f, "paduraksa_requests_total", "host", "app.test", "route", "api", "code", "200")
 	assert.Equal(t, 5.0, v, "a kept route keeps its count across publishes")
 }
+
+// TestMetricsCountHTTP1Fallbacks: requests an upstream's direct HTTP/1.1
+// client leaves to net/http's are counted by reason, read by Prometheus'
+// parser; an upstream set to net/http's client has no fallback to count.
+func TestMetricsCountHTTP1Fallbacks(t *testing.T) {
+	up := upstreamServer(t)
+	g := startGateway(t, admin.MetricsConfig{}, snapshot.Compiler{})
+	g.publish(t, `
+hosts:
+  - names: [app.test]
+    routes:
+      - {path: /direct, upstream: direct}
+      - {path: /nethttp, upstream: nethttp}
+upstreams:
+  - id: direct
+    destinations: [{id: a1, address: `+up.URL+`}]
+  - id: nethttp
+    http: {http1Client: netHTTP}
+    destinations: [{id: a1, address: `+up.URL+`}]
+`)
+	send := func(path string, expect bool) {
+		t.Helper()
+		var body io.Reader = io.MultiReader(strings.NewReader("chunked")) // no length: sent chunked
+		if expect {
+			body = strings.NewReader("sized")
+		}
+		req, err := http.NewRequest(http.MethodPut, g.url+path, body)
+		require.NoError(t, err)
+		req.Host = "app.test"
+		if expect {
+			req.Header.Set("Expect", "100-continue")
+		}
+		res, err := g.client.Do(req)
+		require.NoError(t, err)
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode)
+	}
+	for _, path := range []string{"/direct", "/nethttp"} {
+		send(path, true)
+		send(path, false)
+		send(path, false)
+	}
+	require.Equal(t, http.StatusOK, g.get(t, "app.test", "/direct"))
+
+	f := g.scrape(t)
+	for _, c := range []struct {
+		upstream, reason string
+		n                float64
+	}{
+		{"direct", "expectContinue", 1},
+		{"direct", "unknownLength", 2},
+		{"direct", "upgrade", 0},
+		{"direct", "trailers", 0},
+		{"nethttp", "expectContinue", 0},
+		{"nethttp", "unknownLength", 0},
+	} {
+		v, ok := value(f, "paduraksa_upstream_http1_fallbacks_total", "upstream", c.upstream, "reason", c.reason)
+		assert.True(t, ok, "%+v", c)
+		assert.Equal(t, c.n, v, "%+v", c)
+	}
+}

@@ -29,8 +29,9 @@ type Cluster struct {
 	// Client-side outcomes (the client went away, or its body failed) are
 	// never reported: they are not the destination's doing.
 	Observer upstream.Observer
-	// Stats, when not nil, counts outcomes, client-side ones included;
-	// keep one per cluster ID across publishes.
+	// Stats, when not nil, counts outcomes (client-side ones included),
+	// retries and HTTP/1.1 fallbacks; keep one per cluster ID across
+	// publishes.
 	Stats *Stats
 	// IdleTimeout cuts an exchange (request upload, response stream,
 	// upgraded connection) when no data moved either way for this long;

@@ -6,35 +6,80 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
+	"github.com/paduraksa/paduraksa/balance"
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/h1client"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
 // exchange is the pooled state of one forwarded request: the outgoing
-// request, its URL and header map, the trace context for 1xx responses and
-// the idle timer are reused, so forwarding allocates no structure of ours.
+// request, its URL and header map, the trace for 1xx responses, the idle
+// timer and the direct client's exchange are reused, so forwarding
+// allocates no structure of ours. [Route.Forward] owns it from the pool
+// to its one deferred finish, which puts it back only when no transport
+// can still read it.
 type exchange struct {
+	forward // per forward; zeroed when the exchange goes back
+
 	req   http.Request
 	url   url.URL
 	hdr   http.Header
 	trace httptrace.ClientTrace
 	info  informational
 	idle  idleTimer
-	tried [MaxRetryAttempts + 1]*upstream.Destination
-	up    *upstreamConn // the plain HTTP/1.x connection in use, if any
+	dreq  h1client.Request  // the direct client's request
+	dx    h1client.Exchange // and its response
+	// lent counts net/http's goroutines that may still read the request:
+	// for each connection its transport took for it (GotConn), the
+	// writer until it wrote the request (WroteRequest) and the reader
+	// until the round trip returned the response head.
+	lent atomic.Int32
 }
 
-// gotConn is the ClientTrace callback for the connection an attempt uses.
+// forward is what an exchange holds of the forward it serves.
+type forward struct {
+	rt      *Route
+	w       http.ResponseWriter
+	r       *http.Request
+	rq      *gate.Request
+	upgrade string   // the protocol the client asks to switch to, or ""
+	rid     []string // the request ID sent, or nil
+
+	members     *upstream.Members
+	policy      balance.Policy
+	in          balance.Input
+	setAffinity bool // the affinity's cookie is to be set on the answer
+	tried       [MaxRetryAttempts + 1]*upstream.Destination
+	ntried      int
+	retrying    bool   // the route retries, and this is no upgrade
+	idem        bool   // the method is idempotent
+	replayable  bool   // the body can be sent again: none, or replay
+	replay      []byte // the body, buffered to be replayed
+	body        *reqBody
+
+	conn  *h1client.CheckedConn // net/http's HTTP/1.x connection in use, if any
+	conns int                   // connections net/http took (GotConn)
+}
+
+// gotConn is the ClientTrace callback for the connection net/http takes
+// for an attempt (on the attempt's goroutine).
 func (o *exchange) gotConn(info httptrace.GotConnInfo) {
-	if u, ok := info.Conn.(*upstreamConn); ok {
-		u.arm()
-		o.up = u
-	} else {
-		o.up = nil
+	o.lent.Add(2)
+	o.conns++
+	o.conn = nil
+	if c, ok := info.Conn.(*h1client.CheckedConn); ok {
+		c.Arm(o.req.Method == http.MethodHead)
+		o.conn = c
 	}
 }
+
+// wroteRequest is the ClientTrace callback for the end of net/http's
+// writing of the request (on its writer's goroutine): it no longer reads
+// the request, its body or its trailers.
+func (o *exchange) wroteRequest(httptrace.WroteRequestInfo) { o.lent.Add(-1) }
 
 // perRequest is what a forward allocates: one object.
 type perRequest struct {
@@ -48,21 +93,44 @@ var exchangePool = sync.Pool{New: func() any {
 	o := &exchange{hdr: make(http.Header, 16)}
 	o.trace.Got1xxResponse = o.info.got1xx
 	o.trace.GotConn = o.gotConn
+	o.trace.WroteRequest = o.wroteRequest
+	o.dreq.Got1xx = o.info.got1xx
 	o.info.idle = &o.idle
 	o.idle.init()
 	return o
 }}
 
-// release returns the exchange to the pool. It is called only when the
-// transport can no longer touch the request: no body still being read,
-// no request trailers still to be written.
-func (o *exchange) release() {
+// begin starts the exchange for a forward.
+func (o *exchange) begin(rt *Route, w http.ResponseWriter, r *http.Request, rq *gate.Request, rid []string) {
+	o.rt, o.w, o.r, o.rq, o.rid = rt, w, r, rq, rid
+	o.upgrade = upgradeType(r)
+	o.retrying = rt.retry.attempts > 0 && o.upgrade == ""
+	o.idem = idempotent(r.Method)
+}
+
+// finish ends the exchange, whatever way the forward took: no 1xx is
+// relayed any more, the idle timer is stopped, and the exchange goes back
+// to the pool unless net/http may still read its request (a round trip
+// that failed, or an upload the upstream answered before reading it all,
+// can leave its writer or its reader running). Such an exchange is left
+// to the garbage collector.
+func (o *exchange) finish() {
+	o.stop()
+	if o.lent.Load() != 0 {
+		return
+	}
 	clear(o.hdr)
+	o.forward = forward{}
 	o.req = http.Request{}
 	o.url = url.URL{}
-	o.up = nil
-	clear(o.tried[:])
+	o.dreq.Header, o.dreq.URL, o.dreq.Body = nil, nil, nil
 	exchangePool.Put(o)
+}
+
+// stop ends the relay of 1xx responses and disarms the idle timer.
+func (o *exchange) stop() {
+	o.info.done()
+	o.idle.stop()
 }
 
 // prepare fills the pooled request from the client's: same context (plus
@@ -71,7 +139,8 @@ func (o *exchange) release() {
 // header minus hop-by-hop fields, client-supplied forwarding fields and
 // names with underscores, plus ours, the route's rules and, last, the
 // headers the gate's policies set for the upstream.
-func (o *exchange) prepare(rt *Route, r *http.Request, rq *gate.Request, path, up string, rid []string) {
+func (o *exchange) prepare(path string) {
+	rt, r, rq, up, rid := o.rt, o.r, o.rq, o.upgrade, o.rid
 	// The one allocation of a forward: the context (the transport's
 	// goroutines may still read it after the exchange is pooled again)
 	// and the two forwarding values that are the request's own.
@@ -151,44 +220,92 @@ func (o *exchange) prepare(rt *Route, r *http.Request, rq *gate.Request, path, u
 }
 
 // target points the request at d, with the route's Host.
-func (o *exchange) target(rt *Route, r *http.Request, d *upstream.Destination) {
+func (o *exchange) target(d *upstream.Destination) {
 	o.url.Scheme, o.url.Host = d.Scheme(), d.Host()
-	switch rt.hostMode {
+	switch o.rt.hostMode {
 	case HostDestination:
 		o.req.Host = withoutDefaultPort(d.Scheme(), d.Host())
 	case HostCustom:
-		o.req.Host = rt.hostName
+		o.req.Host = o.rt.hostName
 	default:
-		o.req.Host = r.Host
+		o.req.Host = o.r.Host
 	}
 }
 
-// roundTripper returns the transport for d: for an https destination
-// checked by name, the pool whose SNI is the Host's name.
-func (o *exchange) roundTripper(rt *Route, r *http.Request, d *upstream.Destination) http.RoundTripper {
-	t, ok := rt.cluster.Transport.(*Transport)
-	if !ok || d.Scheme() != "https" {
-		if ok && d.Scheme() == "http" {
-			return t.directFor()
-		}
-		return rt.cluster.Transport
+// send makes one attempt at d: with the transport's direct client when
+// it has one for d that carries the request, else with net/http's round
+// tripper for d (for an https destination checked by name, the pool whose
+// SNI is the Host's name), or the cluster's own.
+func (o *exchange) send(d *upstream.Destination) (*http.Response, error) {
+	t, ok := o.rt.cluster.Transport.(*Transport)
+	if !ok {
+		return o.roundTrip(o.rt.cluster.Transport)
 	}
+	secure := d.Scheme() == "https"
 	var name string
-	switch rt.hostMode {
+	var via http.RoundTripper = t.base
+	if secure {
+		if name, via = o.serverName(t, d); via == nil {
+			return nil, errTooManyNames
+		}
+	}
+	if t.h1 != nil && (!secure || t.h1TLS) {
+		why, fallback := http1Fallback(&o.req)
+		if !fallback {
+			return o.direct(t, h1client.Destination{Addr: d.Host(), TLS: secure, ServerName: name})
+		}
+		o.rt.cluster.Stats.addFallback(why)
+	}
+	return o.roundTrip(via)
+}
+
+// serverName returns the TLS server name of a request to d ("" for the
+// destination's own host or ClientConfig.ServerName) and net/http's round
+// tripper for that name; none past MaxServerNames.
+func (o *exchange) serverName(t *Transport, d *upstream.Destination) (string, http.RoundTripper) {
+	var name string
+	switch o.rt.hostMode {
 	case HostDestination:
-		return t.tlsFor(t, "")
+		return "", t.base
 	case HostCustom:
-		name = rt.sniName
+		name = o.rt.sniName
 	default:
-		name = serverName(r.Host)
+		name = serverName(o.r.Host)
 	}
 	if !t.needsServerName(d.Host(), name) {
-		return t.tlsFor(t, "")
+		return "", t.base
 	}
-	if v, ok := t.ForServerName(name); ok {
-		return t.tlsFor(v, name)
+	v, ok := t.ForServerName(name)
+	if !ok {
+		return "", nil
 	}
-	return errRoundTripper{errTooManyNames}
+	return name, v
+}
+
+// roundTrip makes the attempt with a round tripper.
+func (o *exchange) roundTrip(via http.RoundTripper) (*http.Response, error) {
+	conns := o.conns
+	res, err := via.RoundTrip(&o.req)
+	if err == nil && o.conns > conns {
+		o.lent.Add(-1) // net/http's reader returned the head
+	}
+	return res, err
+}
+
+// direct makes the attempt with the transport's direct client, which
+// reads nothing of the request once it returns.
+func (o *exchange) direct(t *Transport, d h1client.Destination) (*http.Response, error) {
+	o.conn = nil // an earlier attempt's; the direct client keeps the Connection field
+	q := &o.dreq
+	q.Method, q.URL, q.Host, q.Header = o.req.Method, &o.url, o.req.Host, o.req.Header
+	q.Body, q.ContentLength = nil, 0
+	if o.req.Body != nil {
+		q.Body, q.ContentLength = o.req.Body, o.req.ContentLength
+	}
+	if err := t.h1.Do(o.req.Context(), d, q, &o.dx); err != nil {
+		return nil, err
+	}
+	return &o.dx.Response, nil
 }
 
 // errTooManyNames refuses a TLS server name past the transport's limit of
@@ -201,10 +318,6 @@ func (e tlsSetupError) Error() string { return string(e) }
 
 // Outcome names the error's outcome for [upstream.ClassifyRoundTrip].
 func (tlsSetupError) Outcome() upstream.Outcome { return upstream.TLSError }
-
-type errRoundTripper struct{ err error }
-
-func (e errRoundTripper) RoundTrip(*http.Request) (*http.Response, error) { return nil, e.err }
 
 // serverName returns a Host's name as an SNI: no port, lower case, no
 // trailing dot. It allocates only for a Host in upper case.

@@ -27,190 +27,265 @@ import (
 // aborts (http.ErrAbortHandler), so net/http never completes the exchange
 // with an answer of its own.
 func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Request) {
-	c := rt.cluster
-	rec := &rq.Record
-	rec.Upstream = c.Upstream.ID()
-	var rid []string
-	if rt.site != nil && rt.site.requestID != RequestIDPass {
-		rid = rt.site.requestIDValue(r)
-		w.Header()["X-Request-Id"] = rid
-		rec.RequestID = rid[0]
+	rq.Record.Upstream = rt.cluster.Upstream.ID()
+	rid := rt.requestID(w, r, rq)
+	path, status := rt.forwardPath(r, rq)
+	if status != 0 {
+		rt.answer(w, r, rq, status)
+		return
 	}
+	o := exchangePool.Get().(*exchange)
+	defer o.finish()
+	o.begin(rt, w, r, rq, rid)
+	d, status := o.pick()
+	if status != 0 {
+		rt.answer(w, r, rq, status)
+		return
+	}
+	o.prepare(path)
+	if o.retrying {
+		rt.retry.live.Add(1)
+		defer rt.retry.live.Add(-1)
+	}
+	if !o.setBody() {
+		return
+	}
+	o.idle.start(rt.cluster.idle(), w)
+	o.info.start(w, r)
+	if res, d := o.attempts(d); res != nil {
+		o.relay(res, d)
+	}
+}
+
+// requestID returns the request ID the route's site sends and sets on
+// the answer, or nil when the client's is passed on.
+func (rt *Route) requestID(w http.ResponseWriter, r *http.Request, rq *gate.Request) []string {
+	if rt.site == nil || rt.site.requestID == RequestIDPass {
+		return nil
+	}
+	rid := rt.site.requestIDValue(r)
+	w.Header()["X-Request-Id"] = rid
+	rq.Record.RequestID = rid[0]
+	return rid
+}
+
+// forwardPath returns the path to send, the route's rewrite applied, or
+// the status of a path it refuses.
+func (rt *Route) forwardPath(r *http.Request, rq *gate.Request) (string, int) {
 	path, view := rq.ForwardPath, rq.Path
 	if path == "" {
 		// Not decided by a gate: read the path the way a gate would.
 		v, err := gate.ReadPath(gate.RequestPath(r))
 		if err != nil || v.Needs != 0 {
-			rt.answer(w, r, rq, http.StatusBadRequest)
-			return
+			return "", http.StatusBadRequest
 		}
 		path, view = v.Forward, v.Match
 	}
-	if rt.rw.active {
-		p, status := rt.rw.apply(path, view)
-		if status != 0 {
-			rt.answer(w, r, rq, status)
-			return
-		}
-		path = p
+	if !rt.rw.active {
+		return path, 0
 	}
-	up := upgradeType(r)
+	return rt.rw.apply(path, view)
+}
 
-	m := c.Upstream.Members()
+// pick chooses the destination: the affinity's, else the cluster's
+// policy's among the available ones; 503 when there is none, or the
+// affinity's failure policy says so.
+func (o *exchange) pick() (*upstream.Destination, int) {
+	c, rec := o.rt.cluster, &o.rq.Record
+	o.members = c.Upstream.Members()
+	if o.policy = c.Policy; o.policy == nil {
+		o.policy = defaultPolicy
+	}
+	o.in = balance.Input{Request: o.r, Client: o.rq.Client}
 	var d *upstream.Destination
-	var ast balance.AffinityStatus
 	if c.Affinity != nil {
-		if d, ast = c.Affinity.Find(r, m); ast == balance.AffinityFailed {
+		var ast balance.AffinityStatus
+		if d, ast = c.Affinity.Find(o.r, o.members); ast == balance.AffinityFailed {
 			rec.Error = "affinityFailed"
-			rt.answer(w, r, rq, http.StatusServiceUnavailable)
-			return
+			return nil, http.StatusServiceUnavailable
 		}
+		o.setAffinity = ast.NeedsSet()
 	}
-	policy := c.Policy
-	if policy == nil {
-		policy = defaultPolicy
-	}
-	in := balance.Input{Request: r, Client: rq.Client}
 	if d == nil {
-		d = policy.Pick(in, m.Available)
+		d = o.policy.Pick(o.in, o.members.Available)
 	}
 	if d == nil {
 		rec.Error = "noDestination"
-		rt.answer(w, r, rq, http.StatusServiceUnavailable)
-		return
+		return nil, http.StatusServiceUnavailable
 	}
+	return d, 0
+}
 
-	o := exchangePool.Get().(*exchange)
-	o.prepare(rt, r, rq, path, up, rid)
-
-	// The body: streamed through a wrapper, or, on a retrying route with
-	// an idempotent method, buffered up to the limit so it can be replayed.
-	retrying := rt.retry.attempts > 0 && up == ""
-	idem := idempotent(r.Method)
-	replayable := o.req.Body == nil
-	var replay []byte
-	var rb *reqBody
-	if retrying {
-		rt.retry.live.Add(1)
-		defer rt.retry.live.Add(-1)
-		if idem && o.req.Body != nil {
-			buf, ok, err := replayBody(r, rt.retry.bodyLimit)
-			if err != nil {
-				o.release()
-				rt.clientBodyFailed(w, r, rq, err)
-				return
-			}
-			replay, replayable = buf, ok
-			rec.BytesIn = int64(len(buf))
+// setBody sets the outgoing body: the client's, streamed through a
+// reqBody, or, on a retrying route with an idempotent method, buffered up
+// to the limit so that it can be replayed. A body the client failed to
+// deliver is answered here, and setBody reports false.
+func (o *exchange) setBody() bool {
+	o.replayable = o.req.Body == nil
+	if o.retrying && o.idem && o.req.Body != nil {
+		buf, ok, err := replayBody(o.r, o.rt.retry.bodyLimit)
+		if err != nil {
+			o.rt.clientBodyFailed(o.w, o.r, o.rq, err)
+			return false
 		}
+		o.replay, o.replayable = buf, ok
+		o.rq.Record.BytesIn = int64(len(buf))
 	}
-	if o.req.Body != nil && replay == nil {
-		rb = &reqBody{src: r.Body, it: &o.idle, trIn: r.Trailer, trOut: o.req.Trailer}
-		o.req.Body = rb
+	if o.req.Body != nil && o.replay == nil {
+		o.body = &reqBody{src: o.r.Body, it: &o.idle, trIn: o.r.Trailer, trOut: o.req.Trailer}
+		o.req.Body = o.body
 	}
+	return true
+}
 
-	o.idle.start(c.idle(), w)
-	o.info.mu.Lock()
-	o.info.w, o.info.received, o.info.relayed, o.info.http10 = w, 0, 0, r.ProtoMajor == 1 && r.ProtoMinor == 0
-	o.info.mu.Unlock()
-
-	var res *http.Response
-	held := false
-	tried := o.tried[:0]
-	for attempt := 0; ; attempt++ {
-		if replay != nil {
-			o.req.Body = io.NopCloser(newReplayReader(replay))
-		}
-		o.target(rt, r, d)
-		if tr := rq.Tracer; tr != nil {
-			tr.OnStep(gate.Step{Kind: gate.StepForward, Name: d.ID(), Reason: d.Host()})
-		}
-		d.Begin()
-		sent := rq.Elapsed()
-		if attempt == 0 {
-			rec.Gate = sent
-		}
-		rec.Destination, rec.Retries = d.ID(), attempt
-		var err error
-		res, err = o.roundTripper(rt, r, d).RoundTrip(&o.req)
-		if held {
-			rt.retry.release()
-			held = false
+// attempts sends the request to d and, as the route's Retry allows, to
+// other destinations. It returns the response and the destination that
+// gave it, or answers the failure itself and returns nil.
+func (o *exchange) attempts(d *upstream.Destination) (*http.Response, *upstream.Destination) {
+	token := false // a retry budget token held by the attempt in flight
+	for n := 0; ; n++ {
+		res, err := o.attempt(d, n)
+		if token {
+			o.rt.retry.release()
+			token = false
 		}
 		if err == nil {
-			rec.TTFB = rq.Elapsed() - sent
-			d.Metrics().TTFB.Observe(rec.TTFB)
-			break
+			return res, d
 		}
-		d.End()
-		if berr := rb.clientError(); berr != nil {
-			// The client's body failed, and the transport with it: the
-			// destination did nothing wrong.
-			o.info.done()
-			o.idle.stop()
-			rt.clientBodyFailed(w, r, rq, berr)
-			return
+		out, answered := o.failed(d, err)
+		if answered {
+			return nil, nil
 		}
-		out := upstream.ClassifyRoundTrip(r.Context(), err)
-		if out == upstream.ResponseHeaderError {
-			if status := rt.refusal(&o.req, d.Scheme(), err); status != 0 {
-				// The outgoing client refused what the request holds:
-				// the destination never saw it, and no other would.
-				o.info.done()
-				o.idle.stop()
-				rb.count(rec)
-				rt.requestRefused(w, r, rq, status)
-				if rb == nil && r.Trailer == nil {
-					o.release()
-				}
-				return
-			}
+		var next *upstream.Destination
+		if next, token = o.retryTarget(n, out, err); next == nil {
+			o.answerFailure(out)
+			return nil, nil
 		}
-		if o.idle.hasFired() {
-			out = upstream.Timeout
-		}
-		d.Metrics().Count(out)
-		if !out.ClientSide() {
-			c.observe(d, out, 0)
-		}
-		tried = append(tried, d)
-		free := attempt == 0 && dropped(out, err) // outside the budget
-		if retrying && attempt < rt.retry.attempts && retryable(out, rb != nil && rb.touched.Load(), replayable, idem) && (free || rt.retry.acquire()) {
-			if next := policy.Pick(in, exclude(m.Available, tried)); next != nil {
-				held = !free
-				if c.Stats != nil {
-					c.Stats.retries.Add(1)
-				}
-				d = next
-				continue
-			}
-			if !free {
-				rt.retry.release()
-			}
-		}
-		o.info.done()
-		o.idle.stop()
-		rb.count(rec)
-		rt.failed(w, r, rq, c.Stats, out)
-		if rb == nil && r.Trailer == nil {
-			o.release()
-		}
-		if out == upstream.ClientAbort {
-			panic(http.ErrAbortHandler)
-		}
-		return
+		d = next
 	}
+}
+
+// attempt sends the request to d, the n-th destination tried, and
+// records it; the destination's in-flight count is released unless a
+// response came.
+func (o *exchange) attempt(d *upstream.Destination, n int) (*http.Response, error) {
+	rq, rec := o.rq, &o.rq.Record
+	if o.replay != nil {
+		o.req.Body = io.NopCloser(newReplayReader(o.replay))
+	}
+	o.target(d)
+	if tr := rq.Tracer; tr != nil {
+		tr.OnStep(gate.Step{Kind: gate.StepForward, Name: d.ID(), Reason: d.Host()})
+	}
+	d.Begin()
+	sent := rq.Elapsed()
+	if n == 0 {
+		rec.Gate = sent
+	}
+	rec.Destination, rec.Retries = d.ID(), n
+	res, err := o.send(d)
+	if err != nil {
+		d.End()
+		return nil, err
+	}
+	rec.TTFB = rq.Elapsed() - sent
+	d.Metrics().TTFB.Observe(rec.TTFB)
+	return res, nil
+}
+
+// failed classifies an attempt at d that failed with err, counts it and,
+// unless it is the client's, reports it to the cluster's observer. A
+// failure of the client's body, or a refusal of what the request holds,
+// is answered here (answered reports it): the destination did nothing
+// wrong, and no other would do better.
+func (o *exchange) failed(d *upstream.Destination, err error) (out upstream.Outcome, answered bool) {
+	rt, w, r, rq := o.rt, o.w, o.r, o.rq
+	if berr := o.body.clientError(); berr != nil {
+		o.stop()
+		rt.clientBodyFailed(w, r, rq, berr)
+		return upstream.ClientBodyError, true
+	}
+	out = upstream.ClassifyRoundTrip(r.Context(), err)
+	if status := o.refusal(d, out, err); status != 0 {
+		o.stop()
+		o.body.count(&rq.Record)
+		rt.requestRefused(w, r, rq, status)
+		return upstream.RequestInvalid, true
+	}
+	if o.idle.hasFired() {
+		out = upstream.Timeout
+	}
+	d.Metrics().Count(out)
+	if !out.ClientSide() {
+		rt.cluster.observe(d, out, 0)
+	}
+	o.tried[o.ntried] = d
+	o.ntried++
+	return out, false
+}
+
+// refusal returns the status of a failure that is the outgoing client's
+// refusal of what the request holds (see unsendable.go; the direct
+// client refuses what net/http's does), or 0.
+func (o *exchange) refusal(d *upstream.Destination, out upstream.Outcome, err error) int {
+	if out != upstream.ResponseHeaderError {
+		return 0
+	}
+	return o.rt.refusal(&o.req, d.Scheme(), err)
+}
+
+// retryTarget returns the destination to try after the n-th attempt
+// failed with out, and whether that retry holds a budget token; nil when
+// the route's Retry allows no other attempt or no destination is left.
+func (o *exchange) retryTarget(n int, out upstream.Outcome, err error) (*upstream.Destination, bool) {
+	rr := &o.rt.retry
+	touched := o.body != nil && o.body.touched.Load()
+	if !o.retrying || n >= rr.attempts || !retryable(out, touched, o.replayable, o.idem) {
+		return nil, false
+	}
+	free := n == 0 && dropped(out, err) // outside the budget
+	if !free && !rr.acquire() {
+		return nil, false
+	}
+	next := o.policy.Pick(o.in, exclude(o.members.Available, o.tried[:o.ntried]))
+	if next == nil {
+		if !free {
+			rr.release()
+		}
+		return nil, false
+	}
+	if st := o.rt.cluster.Stats; st != nil {
+		st.retries.Add(1)
+	}
+	return next, !free
+}
+
+// answerFailure answers the last failed attempt: 502, 504 for a timeout,
+// and nothing to a client that went away, whose handler is aborted.
+func (o *exchange) answerFailure(out upstream.Outcome) {
+	o.stop()
+	o.body.count(&o.rq.Record)
+	o.rt.failed(o.w, o.r, o.rq, o.rt.cluster.Stats, out)
+	if out == upstream.ClientAbort {
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// relay copies the response from d to the client, then counts, observes
+// and records how the exchange ended.
+func (o *exchange) relay(res *http.Response, d *upstream.Destination) {
+	c, rq := o.rt.cluster, o.rq
 	o.info.done()
-	out, cut := rt.complete(w, r, rq, o, res, d, up, rid, ast.NeedsSet())
-	if out == upstream.BodyError && rb.clientError() != nil {
+	out, cut := o.complete(res, d)
+	if out == upstream.BodyError && o.body.clientError() != nil {
 		// The response was cut because the upload failed: the client's
 		// doing, like an abort.
 		out = upstream.ClientBodyError
 	}
-	rb.count(rec)
+	o.body.count(&rq.Record)
 	d.Metrics().Count(out)
 	if out != upstream.Success {
-		rec.Error = out.String()
+		rq.Record.Error = out.String()
 	}
 	if out.ClientSide() {
 		if tr := rq.Tracer; tr != nil {
@@ -220,9 +295,6 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 		c.observe(d, out, res.StatusCode)
 	}
 	c.Stats.add(out)
-	if out == upstream.Success && (rb == nil || rb.closed.Load()) && r.Trailer == nil {
-		o.release()
-	}
 	if cut {
 		// The header is gone already: abort the client's stream so a
 		// truncated body never looks complete.
@@ -232,9 +304,9 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 
 // complete relays the response and releases the destination's in-flight
 // count, whatever the response holds.
-func (rt *Route) complete(w http.ResponseWriter, r *http.Request, rq *gate.Request, o *exchange, res *http.Response, d *upstream.Destination, up string, rid []string, setAffinity bool) (out upstream.Outcome, cut bool) {
+func (o *exchange) complete(res *http.Response, d *upstream.Destination) (out upstream.Outcome, cut bool) {
 	defer d.End()
-	out, cut = rt.respond(w, r, rq, o, res, d, up, rid, setAffinity)
+	out, cut = o.respond(res, d)
 	if fired := o.idle.stop(); fired && out != upstream.Success && out != upstream.ClientBodyError {
 		out = upstream.Timeout
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -777,4 +778,35 @@ func TestClientAddressIsTheResolvedOne(t *testing.T) {
 	assert.Equal(t, []string{"203.0.113.9"}, h["X-Forwarded-For"], "one address: the rightmost untrusted")
 	assert.Equal(t, []string{"203.0.113.9"}, h["X-Real-Ip"])
 	assert.Equal(t, []string{"https"}, h["X-Forwarded-Proto"], "the trusted scheme")
+}
+
+// TestUpgradePassesAHalfClose: a client that ends its side of a tunnel
+// still gets the upstream's answer to what it sent: the end crosses to
+// the upstream as a half-close, and the answer comes back.
+func TestUpgradePassesAHalfClose(t *testing.T) {
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(patience))
+		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		brw.Flush()
+		got, _ := io.ReadAll(brw) // until the client's half-close
+		fmt.Fprintf(brw, "got %q\n", got)
+		brw.Flush()
+	}))
+	addr := gateway(t, gate.Config{}, up)
+	conn := dialConn(t, addr)
+	io.WriteString(conn, "GET /ws HTTP/1.1\r\nHost: app.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+	br := bufio.NewReader(conn)
+	res, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, 101, res.StatusCode)
+	io.WriteString(conn, "hello")
+	require.NoError(t, conn.(*net.TCPConn).CloseWrite())
+	line, err := br.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "got \"hello\"\n", line)
 }

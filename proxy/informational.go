@@ -7,6 +7,8 @@ import (
 	"net/http/httptrace"
 	"net/textproto"
 	"sync"
+
+	"github.com/paduraksa/paduraksa/internal/h1client"
 )
 
 // traceKey is httptrace's unexported context key, read once by asking a
@@ -58,10 +60,11 @@ type informational struct {
 	http10   bool
 }
 
-// Bounds on informational responses per exchange.
+// Bounds on informational responses per exchange; the HTTP/1.1 clients
+// refuse the same number more.
 const (
 	max1xxRelayed  = 2
-	max1xxReceived = 5
+	max1xxReceived = h1client.Max1xx
 )
 
 // errTooManyInformational fails an exchange whose upstream sent more than
@@ -109,6 +112,13 @@ func (in *informational) got1xx(code int, h textproto.MIMEHeader) error {
 
 // max1xxFields bounds the fields copied from one informational response.
 const max1xxFields = 32
+
+// start begins relaying to w, the writer of the client's request r.
+func (in *informational) start(w http.ResponseWriter, r *http.Request) {
+	in.mu.Lock()
+	in.w, in.received, in.relayed, in.http10 = w, 0, 0, r.ProtoMajor == 1 && r.ProtoMinor == 0
+	in.mu.Unlock()
+}
 
 // done ends forwarding: a late callback writes nothing.
 func (in *informational) done() {

@@ -9,8 +9,8 @@ import (
 	"github.com/paduraksa/paduraksa/proxy"
 )
 
-// TestMain runs the tests once on each HTTP/1.1 client to plain-text
-// destinations: the direct one, then net/http's. PROXY_TEST_HTTP1=direct
+// TestMain runs the tests once on each HTTP/1.1 client a cluster may
+// choose: the direct one, then net/http's. PROXY_TEST_HTTP1=direct
 // or netHTTP runs one pass only. Benchmarks and fuzzing run once, on the
 // default.
 func TestMain(m *testing.M) {

@@ -47,6 +47,7 @@ type ValidationError = problem.Error
 //	proxy.client.pins.unexpected         pins                               pins with another trust
 //	proxy.client.pins.invalid            pins                               not a whole number of 32-byte pins
 //	proxy.client.serverName.invalid      serverName                         not a host name or IP literal
+//	proxy.client.http1.unknown           http1                              not one of HTTP1ClientNames
 const (
 	CodeRouteClusterMissing                = "proxy.route.cluster.missing"
 	CodeRouteHostHeaderUnknown             = "proxy.route.hostHeader.unknown"
@@ -78,4 +79,5 @@ const (
 	CodeClientPinsUnexpected               = "proxy.client.pins.unexpected"
 	CodeClientPinsInvalid                  = "proxy.client.pins.invalid"
 	CodeClientServerNameInvalid            = "proxy.client.serverName.invalid"
+	CodeClientHTTP1Unknown                 = "proxy.client.http1.unknown"
 )

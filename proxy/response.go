@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
@@ -15,10 +14,9 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32*1024); return &b 
 // respond writes the upstream's response to the client and reports how
 // the exchange ended; cut reports a response whose header was sent and
 // whose body was not completed.
-func (rt *Route) respond(w http.ResponseWriter, r *http.Request, rq *gate.Request, o *exchange, res *http.Response, d *upstream.Destination, up string, rid []string, setAffinity bool) (out upstream.Outcome, cut bool) {
-	if !setAffinity || rt.cluster.Affinity == nil {
-		setAffinity = false
-	}
+func (o *exchange) respond(res *http.Response, d *upstream.Destination) (out upstream.Outcome, cut bool) {
+	rt, w, r, rq, up, rid := o.rt, o.w, o.r, o.rq, o.upgrade, o.rid
+	setAffinity := o.setAffinity && rt.cluster.Affinity != nil
 	if res.StatusCode < 100 || res.StatusCode > 599 {
 		// net/http's client reads any three digits; WriteHeader panics
 		// below 100, and nothing above 599 is HTTP.
@@ -46,7 +44,7 @@ func (rt *Route) respond(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 	if res.Close && res.ProtoMajor == 1 && h["Connection"] == nil {
 		// net/http deleted a Connection field that said close, with the
 		// names it listed: the connection read them.
-		o.up.removeListed(h)
+		o.conn.RemoveListed(h)
 	}
 	removeHopByHop(h)
 	delete(h, "Alt-Svc")

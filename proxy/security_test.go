@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"bufio"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -203,6 +204,21 @@ func rawUpstreamWriting(t *testing.T, answer string, step int) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	return serveRaw(t, ln, answer, step)
+}
+
+// rawUpstreamTLS answers every request with raw bytes over TLS, with a
+// self-signed certificate for app.test.
+func rawUpstreamTLS(t *testing.T, answer string) string {
+	t.Helper()
+	cert, _ := selfSigned(t, "app.test")
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}})
+	require.NoError(t, err)
+	return serveRaw(t, ln, answer, len(answer))
+}
+
+func serveRaw(t *testing.T, ln net.Listener, answer string, step int) string {
+	t.Helper()
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -229,53 +245,126 @@ func rawUpstreamWriting(t *testing.T, answer string, step int) string {
 	return ln.Addr().String()
 }
 
-// TestMalformedUpstreamAnswers: nothing an upstream sends panics the
-// handler or leaks the destination's in-flight count.
+// badAnswers are answers no client path forwards: status 502, or 0 for
+// a response whose header went out and whose body the client sees cut.
+// The direct client refuses them by its rules (RFC 9112), and net/http's
+// client, whose own reader takes many of them, reads them through the
+// same rules.
+var badAnswers = []struct {
+	name   string
+	answer string
+	status int
+}{
+	{"status 000", "HTTP/1.1 000 Zero\r\nContent-Length: 0\r\n\r\n", 502},
+	{"status 099", "HTTP/1.1 099 Low\r\nContent-Length: 0\r\n\r\n", 502},
+	{"status 600", "HTTP/1.1 600 High\r\nContent-Length: 0\r\n\r\n", 502},
+	{"status 999", "HTTP/1.1 999 Top\r\nContent-Length: 0\r\n\r\n", 502},
+	{"101 unasked", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", 502},
+	{"garbage", "NOT HTTP AT ALL\r\n\r\n", 502},
+	{"HTTP/2.0", "HTTP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n", 502},
+	{"control character in the reason", "HTTP/1.1 200 O\x01K\r\nContent-Length: 0\r\n\r\n", 502},
+	{"two lengths", "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 502},
+	{"length list", "HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok", 502},
+	{"signed length", "HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok", 502},
+	{"length and chunked", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", 502},
+	{"chunked on 1.0", "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", 502},
+	{"gzip coding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 502},
+	{"bad header line", "HTTP/1.1 200 OK\r\nX Bad: 1\r\nContent-Length: 0\r\n\r\n", 502},
+	{"space before colon", "HTTP/1.1 200 OK\r\nX-Bad : 1\r\nContent-Length: 0\r\n\r\n", 502},
+	{"obs-fold", "HTTP/1.1 200 OK\r\nX-A: 1\r\n 2\r\nContent-Length: 0\r\n\r\n", 502},
+	{"bare LF", "HTTP/1.1 200 OK\nContent-Length: 0\r\n\r\n", 502},
+	{"bare LF ends the head", "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\n", 502},
+	{"bare CR", "HTTP/1.1 200 OK\r\nX-A: 1\r2\r\nContent-Length: 0\r\n\r\n", 502},
+	{"NUL in a value", "HTTP/1.1 200 OK\r\nX-A: 1\x002\r\nContent-Length: 0\r\n\r\n", 502},
+	{"head over the limit", "HTTP/1.1 200 OK\r\n" + strings.Repeat("X-A: "+strings.Repeat("a", 1000)+"\r\n", 1100) + "\r\n", 502},
+	{"six informational", strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n", 6) + "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 502},
+	{"bad informational", "HTTP/1.1 103 Early Hints\r\nX Bad: 1\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 502},
+	{"short body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", 0},
+	{"huge length", "HTTP/1.1 200 OK\r\nContent-Length: 2000000000\r\n\r\nabc", 0},
+	{"bad chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n", 0},
+	{"chunk without CRLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokXX0\r\n\r\n", 0},
+	{"bare LF in a chunk line", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\nok\r\n0\r\n\r\n", 0},
+	{"chunk extension over the limit", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;" + strings.Repeat("e", 5000) + "\r\nok\r\n0\r\n\r\n", 0},
+	{"length in the trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nContent-Length: 5\r\n\r\n", 0},
+	{"obs-fold in the trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: 1\r\n 2\r\n\r\n", 0},
+	{"bare LF in the trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: 1\n\r\n", 0},
+}
+
+// clientPaths are the ways a request reaches an HTTP/1.1 upstream: the
+// direct client, a request it leaves to net/http's (Expect), and
+// net/http's alone.
+var clientPaths = []struct {
+	name   string
+	http1  proxy.HTTP1Client
+	expect bool
+}{
+	{"direct", proxy.HTTP1Direct, false},
+	{"fallback", proxy.HTTP1Direct, true},
+	{"netHTTP", proxy.HTTP1NetHTTP, false},
+}
+
+// TestMalformedUpstreamAnswers: every bad answer gets the same status on
+// every client path, plain and over TLS, with nothing of it forwarded;
+// nothing an upstream sends panics the handler or leaks the
+// destination's in-flight count.
 func TestMalformedUpstreamAnswers(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		answer string
-		status int // 0: the response is cut (the client sees an error)
-	}{
-		{"status 000", "HTTP/1.1 000 Zero\r\nContent-Length: 0\r\n\r\n", 502},
-		{"status 099", "HTTP/1.1 099 Low\r\nContent-Length: 0\r\n\r\n", 502},
-		{"status 600", "HTTP/1.1 600 High\r\nContent-Length: 0\r\n\r\n", 502},
-		{"status 999", "HTTP/1.1 999 Top\r\nContent-Length: 0\r\n\r\n", 502},
-		{"101 unasked", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", 502},
-		{"garbage", "NOT HTTP AT ALL\r\n\r\n", 502},
-		{"two lengths", "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 502},
-		{"bad header line", "HTTP/1.1 200 OK\r\nX Bad: 1\r\nContent-Length: 0\r\n\r\n", 200}, // net/http drops the field; the direct client refuses the head
-		{"six informational", strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n", 6) + "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 502},
-		{"short body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", 0},
-		{"huge length", "HTTP/1.1 200 OK\r\nContent-Length: 2000000000\r\n\r\nabc", 0},
-	} {
-		if tc.name == "bad header line" && proxy.DefaultHTTP1() == proxy.HTTP1Direct {
-			tc.status = 502 // a field name is a token (RFC 9112 section 5)
-		}
+	if proxy.DefaultHTTP1() != proxy.HTTP1Direct {
+		t.Skip("runs every client path itself")
+	}
+	for _, tc := range badAnswers {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, cl := setup{}.start(t, rawUpstream(t, tc.answer))
-			c, err := net.Dial("tcp", addr)
-			require.NoError(t, err)
-			defer c.Close()
-			require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
-			io.WriteString(c, "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n")
-			br := bufio.NewReader(c)
-			res, err := http.ReadResponse(br, nil)
-			for err == nil && res.StatusCode < 200 {
-				res, err = http.ReadResponse(br, nil) // relayed 1xx
+			for _, scheme := range []string{"http", "https"} {
+				up := rawUpstream(t, tc.answer)
+				if scheme == "https" {
+					up = rawUpstreamTLS(t, tc.answer)
+				}
+				for _, p := range clientPaths {
+					stats := new(proxy.Stats)
+					cfg := proxy.ClientConfig{HTTP1: p.http1, Trust: proxy.TrustAny}
+					addr, cl := setup{scheme: scheme, client: cfg, stats: stats}.start(t, up)
+					status, res := badAnswerStatus(t, addr, p.expect)
+					assert.Equal(t, tc.status, status, "%s over %s", p.name, scheme)
+					if res != nil {
+						assert.Empty(t, res.Header["X Bad"])
+						assert.Empty(t, res.Header["X-Bad"])
+					}
+					if p.expect {
+						assert.Equal(t, uint64(1), stats.HTTP1Fallbacks(proxy.FallbackExpectContinue), "%s over %s", p.name, scheme)
+					}
+					d := cl.Upstream.Members().All[0]
+					assert.Eventually(t, func() bool { return d.InFlight() == 0 }, 10*time.Second, 5*time.Millisecond, "in-flight count released")
+				}
 			}
-			if tc.status != 0 {
-				require.NoError(t, err)
-				assert.Equal(t, tc.status, res.StatusCode)
-				assert.Empty(t, res.Header["X Bad"])
-			} else if err == nil {
-				_, err = io.ReadAll(res.Body)
-				assert.Error(t, err, "a cut body is never completed")
-			}
-			d := cl.Upstream.Members().All[0]
-			assert.Eventually(t, func() bool { return d.InFlight() == 0 }, 10*time.Second, 5*time.Millisecond, "in-flight count released")
 		})
 	}
+}
+
+// badAnswerStatus sends one request to the gateway at addr and returns
+// the status it answers, 0 when its body is cut; expect sends a body with
+// Expect: 100-continue.
+func badAnswerStatus(t *testing.T, addr string, expect bool) (int, *http.Response) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+	if expect {
+		io.WriteString(c, "PUT / HTTP/1.1\r\nHost: app.test\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx")
+	} else {
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n")
+	}
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, nil)
+	for err == nil && res.StatusCode < 200 {
+		res, err = http.ReadResponse(br, nil) // relayed 1xx
+	}
+	if err != nil {
+		return 0, nil
+	}
+	if _, err := io.ReadAll(res.Body); err != nil {
+		return 0, res
+	}
+	return res.StatusCode, res
 }
 
 // TestInformationalResponsesAreBounded: at most two 1xx per exchange,

@@ -6,11 +6,13 @@ import (
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
-// Stats counts a cluster's outcomes with lock-free counters. The zero value
-// is ready; it is safe for concurrent use.
+// Stats counts a cluster's outcomes, retries and HTTP/1.1 fallbacks with
+// lock-free counters. The zero value is ready; it is safe for concurrent
+// use.
 type Stats struct {
-	outcomes [upstream.NumOutcomes]atomic.Uint64 // one per outcome
-	retries  atomic.Uint64
+	outcomes  [upstream.NumOutcomes]atomic.Uint64 // one per outcome
+	retries   atomic.Uint64
+	fallbacks [numFallbacks]atomic.Uint64 // one per HTTP1Fallback
 }
 
 // Count returns how many exchanges ended with o: [upstream.Success] when a
@@ -31,5 +33,21 @@ func (s *Stats) Retries() uint64 { return s.retries.Load() }
 func (s *Stats) add(o upstream.Outcome) {
 	if s != nil && int(o) < len(s.outcomes) {
 		s.outcomes[o].Add(1)
+	}
+}
+
+// HTTP1Fallbacks returns how many attempts went through net/http's
+// HTTP/1.1 client for reason f on a cluster whose client is
+// [HTTP1Direct] (see [HTTP1Fallback]).
+func (s *Stats) HTTP1Fallbacks(f HTTP1Fallback) uint64 {
+	if int(f) >= len(s.fallbacks) {
+		return 0
+	}
+	return s.fallbacks[f].Load()
+}
+
+func (s *Stats) addFallback(f HTTP1Fallback) {
+	if s != nil && int(f) < len(s.fallbacks) {
+		s.fallbacks[f].Add(1)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/paduraksa/paduraksa/internal/cowmap"
 	"github.com/paduraksa/paduraksa/internal/enum"
+	"github.com/paduraksa/paduraksa/internal/h1client"
 	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
@@ -118,8 +119,8 @@ type ClientConfig struct {
 	// every request; otherwise the name in the request's upstream Host is
 	// (see [Route]).
 	ServerName string
-	// HTTP1 is the client that speaks HTTP/1.1; 0 (HTTP1Default) is the
-	// direct one.
+	// HTTP1 is the client that speaks HTTP/1.1 (see [Transport]); 0
+	// (HTTP1Default) is the direct one.
 	HTTP1 HTTP1Client
 }
 
@@ -203,13 +204,23 @@ const MaxServerNames = 256
 // [ClientConfig] and, for TLS upstreams, one more per server name that
 // requests send as their Host, so that the SNI (and, with system trust, the
 // certificate check) follows the Host header and a connection made for one
-// name is never reused for another. It is safe for concurrent
-// use.
+// name is never reused for another. It is safe for concurrent use.
+//
+// HTTP/1.1 goes through the direct client ([HTTP1Direct], the default):
+// to plain-text destinations, and to TLS ones when the cluster speaks
+// HTTP/1.1 only, with a pool per address and server name. An HTTP/2
+// cluster's TLS destinations are net/http's (it negotiates the version),
+// and so is, per request, what the direct client does not carry
+// ([HTTP1Fallback]). net/http's HTTP/1.1 connections are read through the
+// direct client's rules ([h1client.CheckedConn]): an answer one client
+// refuses, the other refuses too, except on the TLS connections of an
+// HTTP/2 cluster, whose plaintext net/http reads inside its own TLS.
 type Transport struct {
 	cfg   ClientConfig
 	base  *http.Transport
 	names cowmap.Map[string, *http.Transport]
-	h1    *h1Pool // the direct HTTP/1.1 client, nil when net/http's is used
+	h1    *h1client.Client // the direct HTTP/1.1 client; nil with net/http's or none
+	h1TLS bool             // h1 takes the TLS destinations too
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -218,8 +229,42 @@ var _ http.RoundTripper = (*Transport)(nil)
 // proxy passes bodies through untouched), a dial timeout that covers TLS, a
 // bounded idle pool.
 func NewTransport(cfg ClientConfig) *Transport {
-	base := newHTTPTransport(cfg)
-	return &Transport{cfg: cfg, base: base, h1: newH1Pool(cfg, base)}
+	t := &Transport{cfg: cfg, base: newHTTPTransport(cfg)}
+	c := cfg.HTTP1
+	if c == HTTP1Default {
+		c = defaultHTTP1
+	}
+	if c == HTTP1Direct && cfg.PlainTextVersion() == HTTP11 {
+		hc := h1client.Config{
+			ConnectTimeout:        connectTimeout(cfg),
+			ResponseHeaderTimeout: cfg.ResponseHeaderTimeout,
+			MaxIdle:               MaxIdleConnsPerDestination,
+			IdleTimeout:           idleConnTimeout,
+		}
+		if t.h1TLS = cfg.Version == HTTP11; t.h1TLS {
+			hc.TLS = h1TLSConfig(cfg)
+		}
+		t.h1 = h1client.New(hc)
+	}
+	return t
+}
+
+// idleConnTimeout closes a pooled connection unused for this long.
+const idleConnTimeout = 90 * time.Second
+
+func connectTimeout(cfg ClientConfig) time.Duration {
+	if cfg.ConnectTimeout <= 0 {
+		return DefaultConnectTimeout
+	}
+	return cfg.ConnectTimeout
+}
+
+// h1TLSConfig is the TLS configuration of an HTTP/1.1-only cluster:
+// http/1.1 alone in ALPN.
+func h1TLSConfig(cfg ClientConfig) *tls.Config {
+	c := tlsConfig(cfg)
+	c.NextProtos = []string{"http/1.1"}
+	return c
 }
 
 // RoundTrip sends r with the base transport: its SNI is the URL's host.
@@ -236,7 +281,7 @@ func (t *Transport) Config() ClientConfig { return t.cfg }
 func (t *Transport) CloseIdleConnections() {
 	t.base.CloseIdleConnections()
 	if t.h1 != nil {
-		t.h1.CloseIdleConnections()
+		t.h1.CloseIdle()
 	}
 	for _, v := range t.names.All() {
 		v.CloseIdleConnections()
@@ -272,27 +317,27 @@ func (t *Transport) needsServerName(destHost, name string) bool {
 }
 
 func newHTTPTransport(cfg ClientConfig) *http.Transport {
-	ct := cfg.ConnectTimeout
-	if ct <= 0 {
-		ct = DefaultConnectTimeout
-	}
+	ct := connectTimeout(cfg)
 	dialer := &net.Dialer{Timeout: ct, KeepAlive: 30 * time.Second}
 	t := &http.Transport{
+		// Every connection is read through the direct client's rules;
+		// one net/http wraps in its own TLS is seen as ciphertext, and
+		// left unchecked.
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := dialer.DialContext(ctx, network, addr)
 			if err != nil {
 				return nil, err
 			}
-			return newUpstreamConn(c), nil
+			return h1client.NewCheckedConn(c), nil
 		},
 		TLSHandshakeTimeout:    ct,
 		DisableCompression:     true,
 		MaxIdleConns:           0,
 		MaxIdleConnsPerHost:    MaxIdleConnsPerDestination,
-		IdleConnTimeout:        90 * time.Second,
+		IdleConnTimeout:        idleConnTimeout,
 		ExpectContinueTimeout:  time.Second,
 		ResponseHeaderTimeout:  cfg.ResponseHeaderTimeout,
-		MaxResponseHeaderBytes: 1 << 20,
+		MaxResponseHeaderBytes: h1client.MaxHeadBytes,
 		TLSClientConfig:        tlsConfig(cfg),
 	}
 	var p http.Protocols
@@ -307,24 +352,30 @@ func newHTTPTransport(cfg ClientConfig) *http.Transport {
 		t.ForceAttemptHTTP2 = true
 	default:
 		p.SetHTTP1(true)
+		// HTTP/1.1 only: the TLS is ours, so that the connection read
+		// through the rules is the plaintext.
+		tc := h1TLSConfig(cfg)
+		t.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c := tc.Clone()
+			if c.ServerName == "" {
+				c.ServerName = h1client.HostOnly(addr)
+			}
+			ctx, cancel := context.WithTimeout(ctx, ct)
+			defer cancel()
+			d := tls.Dialer{NetDialer: dialer, Config: c}
+			conn, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return h1client.NewCheckedConn(conn), nil
+		}
 	}
 	t.Protocols = &p
 	return t
 }
 
 // hostOnly returns the name of a host[:port], without brackets.
-func hostOnly(h string) string {
-	if len(h) > 0 && h[0] == '[' {
-		if i := strings.IndexByte(h, ']'); i > 0 {
-			return h[1:i]
-		}
-		return h
-	}
-	if i := strings.LastIndexByte(h, ':'); i >= 0 && strings.IndexByte(h[:i], ':') < 0 {
-		return h[:i]
-	}
-	return h
-}
+func hostOnly(h string) string { return h1client.HostOnly(h) }
 
 func tlsConfig(cfg ClientConfig) *tls.Config {
 	c := &tls.Config{ServerName: cfg.ServerName, MinVersion: tls.VersionTLS12}

@@ -17,11 +17,11 @@ import (
 // client could take every destination out of rotation with a handful of
 // requests no upstream would ever have received.
 //
-// Every such refusal of the clients (the direct HTTP/1.1 client hands
-// each of its own to net/http's, so only net/http's are listed; Go 1.26,
-// net/http's bundled HTTP/2), what lets such a request reach the
-// forwarder (net/http's HTTP/1.1 and HTTP/2 servers, quic-go's HTTP/3
-// server), and where it is closed:
+// Every such refusal of the clients (the direct HTTP/1.1 client refuses
+// the same requests as net/http's, with an h1client.RequestError, so only
+// net/http's are listed; Go 1.26, net/http's bundled HTTP/2), what lets
+// such a request reach the forwarder (net/http's HTTP/1.1 and HTTP/2
+// servers, quic-go's HTTP/3 server), and where it is closed:
 //
 //   - A method that is not a token (validMethod, in Transport.roundTrip:
 //     HTTP/1.1 and h2c; over TLS only until a pooled HTTP/2 connection
@@ -172,7 +172,7 @@ func firstValue(vv []string) string {
 // net/http's Transport.roundTrip, Request.write and HTTP/2's
 // EncodeHeaders, in that order.
 func unsendable(req *http.Request, h1, h2 bool) bool {
-	if req.Method != "" && !validMethod(req.Method) {
+	if req.Method != "" && !httpguts.ValidHeaderFieldName(req.Method) {
 		return true
 	}
 	if !validFields(req.Header) || !validFields(req.Trailer) {

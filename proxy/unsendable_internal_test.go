@@ -18,6 +18,9 @@ import (
 	"golang.org/x/net/http2/hpack"
 )
 
+// patienceInternal bounds every wait of the package's internal tests.
+const patienceInternal = 10 * time.Second
+
 // sink is an upstream on a bare listener that counts the requests whose
 // bytes reached it: any byte of an HTTP/1.1 connection, a HEADERS frame
 // of an HTTP/2 one. HTTP/1.1 is answered 200 and closed; HTTP/2 with a

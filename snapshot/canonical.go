@@ -473,7 +473,7 @@ func (e *canonEnc) upstream(u *Upstream) {
 	e.strDefault("loadBalancing", u.LoadBalancing, balance.PolicyNames()[0])
 
 	if h := &u.HTTP; h.Version != "" || h.VersionPolicy != "" || h.ConnectTimeout != "" || h.IdleTimeout != "" ||
-		h.TLS.Trust != "" || len(h.TLS.Pins) > 0 || h.TLS.ServerName != "" {
+		h.HTTP1Client != "" || h.TLS.Trust != "" || len(h.TLS.Pins) > 0 || h.TLS.ServerName != "" {
 		e.upstreamHTTP(h)
 	}
 	if u.Health != (HealthCheck{}) {
@@ -491,6 +491,7 @@ func (e *canonEnc) upstreamHTTP(h *UpstreamHTTP) {
 	e.strDefault("versionPolicy", h.VersionPolicy, proxy.VersionPolicyNames()[0])
 	e.durationOr("connectTimeout", h.ConnectTimeout, proxy.DefaultConnectTimeout)
 	e.durationOmit("idleTimeout", h.IdleTimeout, proxy.DefaultIdleTimeout, proxy.DefaultIdleTimeout) // "0s" is never
+	e.strDefault("http1Client", h.HTTP1Client, proxy.HTTP1ClientNames()[0])
 	t := &h.TLS
 	mt := e.open("tls")
 	e.strDefault("trust", t.Trust, proxy.TrustNames()[0])

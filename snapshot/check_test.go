@@ -266,6 +266,7 @@ func codeCases() []codeCase {
 		{code: proxy.CodeClientConnectTimeoutInvalid, path: "upstreams[0].http.connectTimeout", change: func(d *Document) {
 			d.Upstreams[0].HTTP.ConnectTimeout = "99ms"
 		}},
+		{code: proxy.CodeClientHTTP1Unknown, path: "upstreams[0].http.http1Client", change: func(d *Document) { d.Upstreams[0].HTTP.HTTP1Client = "curl" }},
 		{code: proxy.CodeClientTrustUnknown, path: "upstreams[1].http.tls.trust", change: func(d *Document) { d.Upstreams[1].HTTP.TLS.Trust = "none" }},
 		{code: proxy.CodeClientPinsMissing, path: "upstreams[0].http.tls.pins", change: func(d *Document) { d.Upstreams[0].HTTP.TLS.Pins = nil }},
 		{code: proxy.CodeClientPinsUnexpected, path: "upstreams[1].http.tls.pins", change: func(d *Document) {

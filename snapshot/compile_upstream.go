@@ -242,6 +242,7 @@ func (r *run) clientConfig(i int, h *UpstreamHTTP) (proxy.ClientConfig, time.Dur
 	}
 	// A request nobody answers is cut like a quiet stream.
 	c.ResponseHeaderTimeout = max(idle, 0)
+	c.HTTP1 = name(r, at("http1Client"), h.HTTP1Client, proxy.ParseHTTP1Client, proxy.HTTP1ClientNames(), proxy.CodeClientHTTP1Unknown)
 	c.Trust = name(r, at("tls.trust"), h.TLS.Trust, proxy.ParseTrust, proxy.TrustNames(), proxy.CodeClientTrustUnknown)
 	var pins strings.Builder
 	for k, p := range h.TLS.Pins {
@@ -271,6 +272,9 @@ func clientPath(p string) string {
 		if q := renameHead(p, f, "tls."+f); q != p {
 			return q
 		}
+	}
+	if q := renameHead(p, "http1", "http1Client"); q != p {
+		return q
 	}
 	return renameHead(p, "responseHeaderTimeout", "idleTimeout")
 }

@@ -417,7 +417,11 @@ type UpstreamHTTP struct {
 	// IdleTimeout cuts a request, response stream or upgraded connection
 	// when no data moved either way for this long; default 1h, "0s" means
 	// never.
-	IdleTimeout Duration    `json:"idleTimeout,omitempty"`
+	IdleTimeout Duration `json:"idleTimeout,omitempty"`
+	// HTTP1Client is a proxy.HTTP1ClientNames name: the client that
+	// speaks HTTP/1.1 to the upstream, "direct" (the default: the
+	// forwarder's own) or "netHTTP" (net/http's).
+	HTTP1Client string      `json:"http1Client,omitempty"`
 	TLS         UpstreamTLS `json:"tls,omitzero"`
 }
 

@@ -350,6 +350,7 @@ func effects() map[string]effect {
 		"upstreams[].http.versionPolicy":      {set: func(d *Document) { u0(d).HTTP.VersionPolicy = "exact" }},
 		"upstreams[].http.connectTimeout":     {set: func(d *Document) { u0(d).HTTP.ConnectTimeout = "1s" }},
 		"upstreams[].http.idleTimeout":        {set: func(d *Document) { u0(d).HTTP.IdleTimeout = "1m" }},
+		"upstreams[].http.http1Client":        {set: func(d *Document) { u0(d).HTTP.HTTP1Client = "netHTTP" }},
 		"upstreams[].http.tls.trust":          {set: func(d *Document) { d.Upstreams[1].HTTP.TLS.Trust = "any" }},
 		"upstreams[].http.tls.pins": {base: func(d *Document) { d.Upstreams[1].HTTP.TLS = UpstreamTLS{Trust: "pinned", Pins: []string{testPin}} },
 			set: func(d *Document) { d.Upstreams[1].HTTP.TLS.Pins = []string{strings.Repeat("0", 64)} }},

@@ -139,6 +139,9 @@ func builtinNames() map[string]struct {
 			up(d).HTTP.Version, up(d).HTTP.VersionPolicy = "2", n
 			up(d).HTTP.TLS.Trust = "any"
 		}}},
+		"proxy.HTTP1ClientNames": {proxy.HTTP1ClientNames(), builtin{set: func(d *Document, n string) {
+			up(d).HTTP.HTTP1Client = n
+		}}},
 		"proxy.TrustNames": {proxy.TrustNames(), builtin{tls: true, set: func(d *Document, n string) {
 			up(d).HTTP.TLS.Trust = n
 			if n == "pinned" {

@@ -1,4 +1,4 @@
-package proxy
+package h1client
 
 import (
 	"bytes"
@@ -7,56 +7,59 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// The direct HTTP/1.1 client parses response heads strictly, as RFC 9112
-// asks of a proxy: every line ends in CRLF (a bare LF or CR is refused),
-// no obs-fold, a field name is a token followed at once by the colon, a
+// The rules of a response, read the same by the client and by a
+// [CheckedConn]: every line ends in CRLF (a bare LF or CR is refused), no
+// obs-fold, a field name is a token followed at once by the colon, a
 // field value holds no control character, Content-Length is one decimal
 // number (duplicates only when identical), Transfer-Encoding is "chunked"
-// alone, on HTTP/1.1 only and never with a Content-Length, and the head
-// is at most maxHeadBytes. A refused head is a *headError: the exchange
-// fails as a bad response header (502) and the connection is closed.
+// alone, on HTTP/1.1 only and never with a Content-Length, and a head is
+// at most MaxHeadBytes. A chunk-size line is hex digits and extensions of
+// at most maxChunkLine bytes, chunk data is followed by CRLF, and the
+// trailers follow the head's rules, within MaxHeadBytes all together,
+// and carry no framing field. A refusal is a *ResponseError.
 
-// headError is a response head or chunk framing the direct client refuses.
-type headError struct{ msg string }
+// ResponseError is a response head or framing the rules refuse: the
+// exchange fails as a bad response (a head that never arrived, or a body
+// cut short) and the connection is closed.
+type ResponseError struct{ msg string }
 
-func (e *headError) Error() string { return "proxy: upstream response: " + e.msg }
+func (e *ResponseError) Error() string { return "h1client: upstream response: " + e.msg }
 
 var (
-	errBareLF          = &headError{"line ends in a bare LF"}
-	errBareCR          = &headError{"CR not followed by LF"}
-	errStatusLine      = &headError{"malformed status line"}
-	errVersion         = &headError{"not HTTP/1.x"}
-	errObsFold         = &headError{"obs-fold (a line starting with whitespace)"}
-	errFieldName       = &headError{"malformed field name"}
-	errFieldValue      = &headError{"control character in a field value"}
-	errContentLength   = &headError{"malformed Content-Length"}
-	errLengths         = &headError{"differing Content-Length values"}
-	errTransferCoding  = &headError{"Transfer-Encoding other than chunked"}
-	errLengthAndChunks = &headError{"both Content-Length and Transfer-Encoding"}
-	errHeadTooLarge    = &headError{"head larger than the limit"}
-	errChunkSize       = &headError{"malformed chunk size"}
-	errChunkEnd        = &headError{"chunk data not followed by CRLF"}
-	errTrailerName     = &headError{"framing field in the trailers"}
+	errBareLF          = &ResponseError{"line ends in a bare LF"}
+	errBareCR          = &ResponseError{"CR not followed by LF"}
+	errStatusLine      = &ResponseError{"malformed status line"}
+	errVersion         = &ResponseError{"not HTTP/1.x"}
+	errObsFold         = &ResponseError{"obs-fold (a line starting with whitespace)"}
+	errFieldName       = &ResponseError{"malformed field name"}
+	errFieldValue      = &ResponseError{"control character in a field value"}
+	errContentLength   = &ResponseError{"malformed Content-Length"}
+	errLengths         = &ResponseError{"differing Content-Length values"}
+	errTransferCoding  = &ResponseError{"Transfer-Encoding other than chunked"}
+	errLengthAndChunks = &ResponseError{"both Content-Length and Transfer-Encoding"}
+	errHeadTooLarge    = &ResponseError{"head larger than the limit"}
+	errChunkSize       = &ResponseError{"malformed chunk size"}
+	errChunkEnd        = &ResponseError{"chunk data not followed by CRLF"}
+	errTrailerName     = &ResponseError{"framing field in the trailers"}
 )
 
-// maxHeadBytes bounds a response head (net/http's client is configured
-// with the same limit) and maxChunkLine a chunk-size line with its
-// extensions.
+// MaxHeadBytes bounds a response head, and the trailers; maxChunkLine
+// bounds a chunk-size line with its extensions and CRLF.
 const (
-	maxHeadBytes = 1 << 20
+	MaxHeadBytes = 1 << 20
 	maxChunkLine = 4 << 10
 )
 
-// h1Field is one field line of a head, both parts slices of the read
+// field is one field line of a head, both parts slices of the read
 // buffer: the name as received (canonicalised in place later), the value
 // without surrounding whitespace.
-type h1Field struct{ name, value []byte }
+type field struct{ name, value []byte }
 
-// h1Head is a parsed response head.
-type h1Head struct {
+// head is a parsed response head.
+type head struct {
 	code     int
 	minor    int // 0 or 1 (HTTP/1.2 and later read as 1.1)
-	fields   []h1Field
+	fields   []field
 	length   int64 // Content-Length, -1 when none
 	chunked  bool
 	close    bool // the connection cannot carry another exchange
@@ -87,7 +90,7 @@ func headEnd(b []byte, from int) (n, next int, err error) {
 
 // parseHead parses a complete head (as headEnd delimits it) into h. The
 // fields reuse h.fields' storage.
-func parseHead(b []byte, h *h1Head) error {
+func parseHead(b []byte, h *head) error {
 	h.fields = h.fields[:0]
 	h.length, h.chunked, h.close, h.trailers = -1, false, false, false
 	line, rest := cutLine(b)
@@ -149,7 +152,7 @@ func cutLine(b []byte) (line, rest []byte) {
 
 // parseStatusLine reads "HTTP/1.x NNN[ reason]". The reason phrase may
 // be absent with its space (net/http and most clients accept that).
-func parseStatusLine(l []byte, h *h1Head) error {
+func parseStatusLine(l []byte, h *head) error {
 	if len(l) < 12 || string(l[:7]) != "HTTP/1." || l[8] != ' ' {
 		if len(l) >= 5 && string(l[:5]) == "HTTP/" {
 			return errVersion
@@ -176,30 +179,30 @@ func parseStatusLine(l []byte, h *h1Head) error {
 
 // parseField splits a field line into a token name and a value without
 // its surrounding whitespace.
-func parseField(l []byte) (h1Field, error) {
+func parseField(l []byte) (field, error) {
 	if l[0] == ' ' || l[0] == '\t' {
-		return h1Field{}, errObsFold
+		return field{}, errObsFold
 	}
 	i := bytes.IndexByte(l, ':')
 	if i <= 0 {
-		return h1Field{}, errFieldName
+		return field{}, errFieldName
 	}
 	name := l[:i]
 	for _, c := range name {
 		if !tokenByte(c) {
-			return h1Field{}, errFieldName
+			return field{}, errFieldName
 		}
 	}
 	v := l[i+1:]
 	for _, c := range v {
 		if !fieldValueByte(c) {
 			if c == '\r' {
-				return h1Field{}, errBareCR
+				return field{}, errBareCR
 			}
-			return h1Field{}, errFieldValue
+			return field{}, errFieldValue
 		}
 	}
-	return h1Field{name: name, value: trimOWS(v)}, nil
+	return field{name: name, value: trimOWS(v)}, nil
 }
 
 // parseLength reads 1*DIGIT without sign or list, at most 18 digits.
@@ -312,4 +315,11 @@ func canonicalInPlace(b []byte) {
 		}
 		upper = c == '-'
 	}
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }

@@ -1,4 +1,4 @@
-package proxy
+package h1client
 
 import (
 	"bufio"
@@ -30,11 +30,10 @@ func (c *wireConn) SetReadDeadline(time.Time) error { return nil }
 func (*wireConn) SetWriteDeadline(time.Time) error  { return nil }
 
 // directRead reads a response to a request of the method from raw with
-// the direct client's reader, informational heads skipped: the head, the
-// body and the first error.
+// the client's reader, informational heads skipped: the head, the body
+// and the first error.
 func directRead(raw []byte, method string) (*http.Response, []byte, error) {
-	p := &h1Pool{idle: make(map[h1Key][]*h1Conn)}
-	c := newH1Conn(&wireConn{r: iotestOneByte(raw)}, p, h1Key{addr: "x"})
+	c := newConn(&wireConn{r: iotestOneByte(raw)}, New(Config{}), Destination{Addr: "x"})
 	for n := 0; ; n++ {
 		if _, err := c.readHead(); err != nil {
 			return nil, nil, err
@@ -42,12 +41,14 @@ func directRead(raw []byte, method string) (*http.Response, []byte, error) {
 		if c.head.code < 100 || c.head.code > 199 || c.head.code == 101 {
 			break
 		}
-		if n == max1xxHeads {
+		if n == Max1xx {
 			return nil, nil, errTooMany1xx
 		}
 	}
-	req := &http.Request{Method: method, URL: &url.URL{Scheme: "http", Host: "x", Path: "/"}}
-	res := c.response(req, nil)
+	ex := new(Exchange)
+	ex.hdr = make(http.Header)
+	ex.start(c, method, nil)
+	res := &ex.Response
 	res.Header = res.Header.Clone()
 	body, err := io.ReadAll(res.Body)
 	return res, body, err
@@ -73,7 +74,7 @@ func (p *piecewise) Read(b []byte) (int, error) {
 	return k, nil
 }
 
-func TestDirectParsesStrictly(t *testing.T) {
+func TestParsesStrictly(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		raw  string
@@ -129,7 +130,7 @@ func TestDirectParsesStrictly(t *testing.T) {
 // SP and HTAB; no obs-fold; Content-Length is one number (repeated only
 // identically) and never with Transfer-Encoding, which is chunked alone
 // and only on HTTP/1.1; a chunk-size line is hex digits and extensions;
-// the head is at most maxHeadBytes; the trailers carry no framing field.
+// the head is at most MaxHeadBytes; the trailers carry no framing field.
 var (
 	strictFieldLine  = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+:[\t\x20-\x7e\\x{80}-\\x{10FFFF}]*$")
 	strictStatusLine = regexp.MustCompile("^HTTP/1\\.[0-9] [0-9]{3}( [\t\x20-\x7e\\x{80}-\\x{10FFFF}]*)?$")
@@ -176,7 +177,7 @@ func refStrictViolation(raw []byte, method string) bool {
 				codings = append(codings, value)
 			}
 		}
-		if start-len(rest) > maxHeadBytes {
+		if start-len(rest) > MaxHeadBytes {
 			return true
 		}
 		for _, l := range lengths {
@@ -240,7 +241,7 @@ func refStrictViolation(raw []byte, method string) bool {
 // length, body, trailers); what net/http refuses, it refuses; what it
 // refuses and net/http accepts breaks a rule of RFC 9112 that
 // refStrictViolation finds independently.
-func FuzzDirectResponse(f *testing.F) {
+func FuzzResponse(f *testing.F) {
 	for _, s := range []string{
 		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-T\r\n\r\n2\r\nok\r\n0\r\nX-T: 1\r\n\r\n",
@@ -259,7 +260,7 @@ func FuzzDirectResponse(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n"), true)
 	f.Fuzz(func(t *testing.T, raw []byte, head bool) {
 		if len(raw) > 64<<10 {
-			return // the limits are TestDirectParsesStrictly's and TestDirectHeadCostIsLinear's
+			return // the limits are TestParsesStrictly's and TestHeadCostIsLinear's
 		}
 		method := "GET"
 		if head {
@@ -315,7 +316,7 @@ func stdRead(raw []byte, method string) (*http.Response, []byte, error) {
 			return nil, nil, err
 		}
 		if res.StatusCode >= 100 && res.StatusCode <= 199 && res.StatusCode != 101 {
-			if n == max1xxHeads {
+			if n == Max1xx {
 				return nil, nil, errors.New("too many 1xx")
 			}
 			continue
@@ -325,15 +326,15 @@ func stdRead(raw []byte, method string) (*http.Response, []byte, error) {
 	}
 }
 
-// TestDirectHeadCostIsLinear: the heads an upstream can make most
+// TestHeadCostIsLinear: the heads an upstream can make most
 // expensive (a 1 MiB line in small pieces, a 1 MiB head of one repeated
 // field) are read in time linear in their size: each takes well under a
 // second, where a quadratic scan or copy takes minutes.
-func TestDirectHeadCostIsLinear(t *testing.T) {
+func TestHeadCostIsLinear(t *testing.T) {
 	for _, raw := range []string{
-		"HTTP/1.1 200 OK\r\nX-A: " + strings.Repeat("a", maxHeadBytes-100),
-		"HTTP/1.1 200 OK\r\n" + strings.Repeat("X: a\r\n", (maxHeadBytes-100)/6) + "Content-Length: 0\r\n\r\n",
-		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-A: " + strings.Repeat("a", maxHeadBytes-100),
+		"HTTP/1.1 200 OK\r\nX-A: " + strings.Repeat("a", MaxHeadBytes-100),
+		"HTTP/1.1 200 OK\r\n" + strings.Repeat("X: a\r\n", (MaxHeadBytes-100)/6) + "Content-Length: 0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-A: " + strings.Repeat("a", MaxHeadBytes-100),
 	} {
 		done := make(chan struct{})
 		go func() {
@@ -346,4 +347,19 @@ func TestDirectHeadCostIsLinear(t *testing.T) {
 			t.Fatalf("reading %.40q... takes over 10 s", raw)
 		}
 	}
+}
+
+// TestChunkLineLimitHoldsHoweverItArrives: a chunk-size line over
+// maxChunkLine is refused when it arrives in one read as when it arrives
+// in pieces, so that the client and a CheckedConn, which sees other
+// reads, agree.
+func TestChunkLineLimitHoldsHoweverItArrives(t *testing.T) {
+	raw := "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;" + strings.Repeat("e", maxChunkLine) + "\r\nok\r\n0\r\n\r\n"
+	c := newConn(&wireConn{r: strings.NewReader(raw)}, New(Config{}), Destination{Addr: "x"})
+	_, err := c.readHead()
+	require.NoError(t, err)
+	ex := &Exchange{hdr: make(http.Header)}
+	ex.start(c, "GET", nil)
+	_, err = io.ReadAll(ex)
+	assert.ErrorIs(t, err, errChunkSize)
 }

@@ -1,7 +1,8 @@
-package proxy
+package h1client
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -60,24 +61,25 @@ func cannedUpstream(t *testing.T, answer string) string {
 
 const patienceInternal = 10 * time.Second
 
-// TestDirectExchangeAllocatesOnlyItsBody: on a warm connection an
-// exchange whose response repeats the last one's fields allocates one
-// object, the response with its body: names and values are interned,
-// buffers and the header map belong to the connection.
-func TestDirectExchangeAllocatesOnlyItsBody(t *testing.T) {
+// TestExchangeAllocatesNothing: on a warm connection an exchange whose
+// response repeats the last one's fields allocates nothing: names and
+// values are interned, buffers belong to the connection, the header map
+// and the body to the caller's Exchange.
+func TestExchangeAllocatesNothing(t *testing.T) {
 	addr := cannedUpstream(t, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Served-By: a1\r\nCache-Control: max-age=60\r\nContent-Length: 2\r\n\r\nok")
-	tr := NewTransport(ClientConfig{HTTP1: HTTP1Direct})
-	defer tr.CloseIdleConnections()
-	req := &http.Request{
+	cl := New(Config{})
+	defer cl.CloseIdle()
+	req := &Request{
 		Method: "GET", URL: &url.URL{Scheme: "http", Host: addr, Opaque: "/x"}, Host: "app.test",
 		Header: http.Header{"Accept": {"*/*"}, "User-Agent": {"bench"}, "X-Forwarded-For": {"192.0.2.1"}},
 	}
+	var ex Exchange
 	buf := make([]byte, 64)
 	exchange := func() {
-		res, err := tr.directFor().RoundTrip(req)
-		if err != nil {
+		if err := cl.Do(context.Background(), Destination{Addr: addr}, req, &ex); err != nil {
 			t.Fatal(err)
 		}
+		res := &ex.Response
 		n, _ := io.ReadFull(res.Body, buf[:2])
 		if _, err := res.Body.Read(buf); err != io.EOF || n != 2 || res.StatusCode != 200 {
 			t.Fatal("unexpected answer", res.StatusCode, err)
@@ -85,10 +87,10 @@ func TestDirectExchangeAllocatesOnlyItsBody(t *testing.T) {
 		res.Body.Close()
 	}
 	exchange()
-	assert.Equal(t, 1.0, testing.AllocsPerRun(200, exchange))
-	direct, fallback := tr.HTTP1Counts()
-	assert.Equal(t, uint64(202), direct)
-	assert.Zero(t, fallback)
+	assert.Equal(t, 0.0, testing.AllocsPerRun(200, exchange))
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	assert.Len(t, cl.idle[Destination{Addr: addr}], 1, "one connection carried them all")
 }
 
 // recordingConn records its Close.
@@ -99,17 +101,17 @@ type recordingConn struct {
 
 func (c *recordingConn) Close() error { c.closed.Store(true); return c.Conn.Close() }
 
-// TestIdleConnectionsExpire: a connection idle for h1IdleTimeout is
+// TestIdleConnectionsExpire: a connection idle for DefaultIdleTimeout is
 // closed by the pool's sweep without any request coming, one idle for
 // less stays, and the sweep stops once the pool is empty.
 func TestIdleConnectionsExpire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := &h1Pool{idle: make(map[h1Key][]*h1Conn)}
-		conn := func() (*h1Conn, *recordingConn) {
+		p := New(Config{})
+		conn := func() (*conn, *recordingConn) {
 			a, b := net.Pipe()
 			t.Cleanup(func() { b.Close() })
 			rc := &recordingConn{Conn: a}
-			return newH1Conn(rc, p, h1Key{addr: "u:80"}), rc
+			return newConn(rc, p, Destination{Addr: "u:80"}), rc
 		}
 		ca, a := conn()
 		cb, b := conn()

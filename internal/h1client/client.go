@@ -1,0 +1,262 @@
+package h1client
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config holds a [Client]'s settings. The zero value dials without a
+// timeout, waits for a response head as long as the context allows, has
+// no TLS, and keeps DefaultMaxIdle idle connections per destination for
+// DefaultIdleTimeout.
+type Config struct {
+	// ConnectTimeout covers the TCP connect and the TLS handshake; 0
+	// means none beyond the context's.
+	ConnectTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for the response head once
+	// the request is written; 0 means none.
+	ResponseHeaderTimeout time.Duration
+	// TLS is the configuration TLS destinations are dialed with, cloned
+	// per connection with the destination's server name when it names
+	// none; nil refuses TLS destinations ([ErrNoTLS]). It must not be
+	// modified after [New].
+	TLS *tls.Config
+	// MaxIdle bounds the idle connections kept per destination; 0 means
+	// DefaultMaxIdle.
+	MaxIdle int
+	// IdleTimeout closes a connection idle for this long; 0 means
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
+}
+
+// Defaults of [Config].
+const (
+	DefaultMaxIdle     = 1024
+	DefaultIdleTimeout = 90 * time.Second
+)
+
+// Destination is where an exchange goes: an address and, over TLS, the
+// server name it is made for. Connections are pooled per Destination, so
+// that one made for a name never carries a request for another.
+type Destination struct {
+	// Addr is host:port.
+	Addr string
+	// TLS speaks TLS to Addr.
+	TLS bool
+	// ServerName is the TLS server name (SNI and, as Config.TLS checks,
+	// the certificate's name); "" means Config.TLS.ServerName, or Addr's
+	// host when that is empty too.
+	ServerName string
+}
+
+// ErrNoTLS refuses a TLS destination of a Client without Config.TLS.
+var ErrNoTLS = errors.New("h1client: no TLS configuration for a TLS destination")
+
+// Client is a pool of HTTP/1.1 connections: idle ones per [Destination],
+// reused last in first out, closed after the idle timeout by one timer
+// for the whole pool. It is safe for concurrent use; a connection carries
+// one exchange at a time.
+type Client struct {
+	cfg    Config
+	dialer net.Dialer
+
+	mu    sync.Mutex
+	idle  map[Destination][]*conn
+	sweep *time.Timer // closes expired idle connections; nil until first idle
+	armed bool        // sweep will run
+
+	dials atomic.Uint64
+}
+
+// New returns a client for cfg.
+func New(cfg Config) *Client {
+	if cfg.MaxIdle <= 0 {
+		cfg.MaxIdle = DefaultMaxIdle
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	return &Client{
+		cfg:    cfg,
+		dialer: net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second},
+		idle:   make(map[Destination][]*conn),
+	}
+}
+
+// get returns an idle connection to d, or a new one; check skips idle
+// connections the upstream closed.
+func (cl *Client) get(ctx context.Context, d Destination, check bool) (*conn, error) {
+	now := time.Now()
+	cl.mu.Lock()
+	list := cl.idle[d]
+	for len(list) > 0 {
+		c := list[len(list)-1]
+		list[len(list)-1] = nil
+		list = list[:len(list)-1]
+		if now.Sub(c.idle) >= cl.cfg.IdleTimeout {
+			c.nc.Close()
+			continue
+		}
+		if check {
+			cl.idle[d] = list
+			cl.mu.Unlock()
+			if !closedWhileIdle(c.nc) {
+				return c, nil
+			}
+			c.nc.Close()
+			cl.mu.Lock()
+			list = cl.idle[d]
+			continue
+		}
+		cl.idle[d] = list
+		cl.mu.Unlock()
+		return c, nil
+	}
+	if list != nil {
+		cl.idle[d] = list
+	}
+	cl.mu.Unlock()
+	cl.dials.Add(1)
+	nc, err := cl.dial(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	return newConn(nc, cl, d), nil
+}
+
+// Dials returns how many connections the client dialed (or tried to).
+func (cl *Client) Dials() uint64 { return cl.dials.Load() }
+
+// dial connects to d: TCP, and over TLS the handshake for its server
+// name, both within the connect timeout.
+func (cl *Client) dial(ctx context.Context, d Destination) (net.Conn, error) {
+	if !d.TLS {
+		return cl.dialer.DialContext(ctx, "tcp", d.Addr)
+	}
+	if cl.cfg.TLS == nil {
+		return nil, ErrNoTLS
+	}
+	cfg := cl.cfg.TLS.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName = d.ServerName
+		if cfg.ServerName == "" {
+			cfg.ServerName = HostOnly(d.Addr)
+		}
+	}
+	if t := cl.dialer.Timeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	td := tls.Dialer{NetDialer: &cl.dialer, Config: cfg}
+	return td.DialContext(ctx, "tcp", d.Addr)
+}
+
+// HostOnly returns the host of a host[:port], without brackets.
+func HostOnly(h string) string {
+	if len(h) > 0 && h[0] == '[' {
+		for i := 1; i < len(h); i++ {
+			if h[i] == ']' {
+				return h[1:i]
+			}
+		}
+		return h
+	}
+	colons, last := 0, -1
+	for i := 0; i < len(h); i++ {
+		if h[i] == ':' {
+			colons, last = colons+1, i
+		}
+	}
+	if colons == 1 {
+		return h[:last]
+	}
+	return h
+}
+
+// put makes c idle, or closes it when it holds unread bytes (an upstream
+// that sent more than its response) or the pool is full.
+func (cl *Client) put(c *conn) {
+	if c.r != c.w {
+		c.nc.Close()
+		return
+	}
+	c.r, c.w = 0, 0
+	if len(c.rbuf) > keepBuffer {
+		c.rbuf = make([]byte, readBuffer)
+	}
+	if cap(c.wbuf) > keepBuffer {
+		c.wbuf = make([]byte, 0, writeBuffer)
+	}
+	c.used, c.idle = true, time.Now()
+	cl.mu.Lock()
+	list := cl.idle[c.key]
+	if len(list) < cl.cfg.MaxIdle {
+		cl.idle[c.key] = append(list, c)
+		c = nil
+		if !cl.armed {
+			cl.armed = true
+			if cl.sweep == nil {
+				cl.sweep = time.AfterFunc(cl.cfg.IdleTimeout, cl.sweepIdle)
+			} else {
+				cl.sweep.Reset(cl.cfg.IdleTimeout)
+			}
+		}
+	}
+	cl.mu.Unlock()
+	if c != nil {
+		c.nc.Close()
+	}
+}
+
+// sweepIdle closes the connections idle for the idle timeout (the oldest
+// are first in each list), and runs again while any stay idle: one timer
+// per pool, not per connection, and none while the pool is empty.
+func (cl *Client) sweepIdle() {
+	now := time.Now()
+	var expired []*conn
+	cl.mu.Lock()
+	for k, list := range cl.idle {
+		n := 0
+		for n < len(list) && now.Sub(list[n].idle) >= cl.cfg.IdleTimeout {
+			n++
+		}
+		if n > 0 {
+			expired = append(expired, list[:n]...)
+			clear(list[:n])
+			list = list[n:]
+		}
+		if len(list) == 0 {
+			delete(cl.idle, k)
+			continue
+		}
+		cl.idle[k] = list
+	}
+	cl.armed = len(cl.idle) > 0
+	if cl.armed {
+		cl.sweep.Reset(cl.cfg.IdleTimeout / 2)
+	}
+	cl.mu.Unlock()
+	for _, c := range expired {
+		c.nc.Close()
+	}
+}
+
+// CloseIdle closes the idle connections; those in use close when their
+// exchange ends.
+func (cl *Client) CloseIdle() {
+	cl.mu.Lock()
+	idle := cl.idle
+	cl.idle = make(map[Destination][]*conn)
+	cl.mu.Unlock()
+	for _, list := range idle {
+		for _, c := range list {
+			c.nc.Close()
+		}
+	}
+}

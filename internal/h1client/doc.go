@@ -1,0 +1,54 @@
+// Package h1client is the forwarder's HTTP/1.1 client toward upstreams,
+// and the reader that holds net/http's client to the same rules.
+//
+// # The client
+//
+// A [Client] keeps idle connections per [Destination] (an address and,
+// over TLS, the server name), reused last in first out. [Client.Do]
+// writes a [Request] (the head the caller prepared and a body of known
+// length) and reads the response head from the caller's own goroutine:
+// no goroutine per connection, none of net/http's read and write loops,
+// no channel per exchange. It is not an http.RoundTripper: the caller
+// hands it what it has (the head's parts, the body, the destination) and
+// an [Exchange] of its own, which Do fills and which is the response's
+// body. The Exchange's header map is the caller's until its next Do, and
+// a warm connection answering like fields allocates nothing
+// (TestExchangeAllocatesNothing): names and values are interned per
+// connection, buffers belong to the connection. A context that can end
+// is watched with context.AfterFunc, which allocates five objects.
+//
+// The head is written byte for byte as net/http's client writes it, and
+// what net/http refuses to send Do refuses too, with a *[RequestError]
+// (FuzzRequestHead holds the two to each other). A stale keep-alive
+// connection that fails before any answer is replaced for a request that
+// can be sent again.
+//
+// What it does not carry is its caller's to send with another client
+// ([Carries]): an upgrade, Expect: 100-continue (the body waits for the
+// upstream), and uploads of unknown length or with trailers, which may
+// stream both ways while Do reads the answer only once the body is
+// written. Upgrades and Expect could be carried on the one goroutine
+// (the tunnel is the connection after the 101; the wait is a read
+// deadline); streaming uploads need a second goroutine, as net/http has.
+//
+// # One set of rules
+//
+// Responses are read strictly, as RFC 9112 asks of a proxy (head.go
+// lists the rules): a refused head fails the exchange as a bad response,
+// a refused body framing cuts the body, and the connection is closed.
+// The same rules, in the same code, read what net/http's client reads: a
+// [CheckedConn] wraps each of its connections, follows the responses a
+// step ahead of net/http's reader, and fails the read that would hand
+// over the end of a refused head, chunk-size line or trailer line. So an
+// answer that one client refuses, the other refuses too
+// (FuzzCheckerAgrees holds the two readers to each other; the proxy's
+// TestMalformedUpstreamAnswers runs every bad answer on every path). It
+// also remembers the Connection fields net/http deletes.
+//
+// # Concurrency
+//
+// A Client is safe for concurrent use; a connection carries one exchange
+// at a time. An Exchange is read from one goroutine; its Close may come
+// from another while it is in use. A CheckedConn is armed by the
+// goroutine that hands it to an exchange and read by net/http's reader.
+package h1client
