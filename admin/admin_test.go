@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/internal/problem"
-	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/paduraksa/paduraksa/upstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -75,7 +75,7 @@ func TestPushThenGetConfig(t *testing.T) {
 	assert.Equal(t, uint64(2), res.Serving)
 
 	// A document published as a Go value is served as canonical JSON.
-	o, err := a.pub.Apply(testContext(t), &snapshot.Document{})
+	o, err := a.pub.Apply(testContext(t), &config.Document{})
 	require.NoError(t, err)
 	ans = a.do("GET", "/config", "")
 	assert.Equal(t, "application/json", ans.header.Get("Content-Type"))

@@ -1,4 +1,4 @@
-package snapshot
+package config
 
 import "github.com/paduraksa/paduraksa/internal/problem"
 
@@ -16,6 +16,3 @@ type ValidationError = problem.Error
 // (nested joins and %w wrapping included), in order. It returns nil if err
 // holds none.
 func Problems(err error) []*ValidationError { return problem.All(err) }
-
-// joinProblems returns the problems as one error ([errors.Join]), or nil.
-func joinProblems(ps []*ValidationError) error { return problem.List(ps).Err() }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/paduraksa/paduraksa/config"
 	"sigs.k8s.io/yaml"
 )
 
@@ -18,7 +19,7 @@ func fleetData(b *testing.B, n int, format string) [2][]byte {
 	alt := clone(base)
 	alt.Hosts[n/2].Routes[0].Upstream = "u0"
 	var out [2][]byte
-	for i, d := range []*Document{base, alt} {
+	for i, d := range []*config.Document{base, alt} {
 		js, err := json.MarshalIndent(d, "", "  ")
 		if err != nil {
 			b.Fatal(err)
@@ -43,7 +44,7 @@ func BenchmarkDecode(b *testing.B) {
 				b.SetBytes(int64(len(data)))
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, err := Decode(data); err != nil {
+					if _, err := config.Decode(data); err != nil {
 						b.Fatal(err)
 					}
 				}

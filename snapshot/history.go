@@ -24,7 +24,7 @@ type Entry struct {
 	// Source holds the document's bytes when it was published as bytes
 	// ([Publisher.PublishData], [Publisher.PublishDataIf]; a TLS refresh
 	// keeps those of the document it republishes); nil for a document
-	// published as a [Document].
+	// published as a [config.Document].
 	Source []byte
 	// Snapshot is the compiled snapshot of an applied revision (nil
 	// otherwise): run a simulation against it, or compare it with the

@@ -5,11 +5,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func docBytes(t testing.TB, d *Document) []byte {
+func docBytes(t testing.TB, d *config.Document) []byte {
 	t.Helper()
 	b, err := json.Marshal(d)
 	require.NoError(t, err)
@@ -89,7 +90,7 @@ func TestHistoryIsCopiedOnRead(t *testing.T) {
 	h[0].Errors = nil
 	again := pub.History()
 	assert.Equal(t, []byte("{bad"), again[0].Source)
-	assert.Equal(t, CodeDocumentSyntax, again[0].Errors[0].Code)
+	assert.Equal(t, config.CodeDocumentSyntax, again[0].Errors[0].Code)
 }
 
 func TestHistoryOff(t *testing.T) {
@@ -129,7 +130,7 @@ func TestPublishDataIfIsACompareAndSwap(t *testing.T) {
 	assert.Equal(t, uint64(2), pub.Stats().Stale)
 
 	_, err = pub.ApplyDataIf(ctx, []byte("{bad"), store.Load().Revision())
-	assert.Equal(t, []*ValidationError{{Code: CodeDocumentSyntax, Msg: Problems(err)[0].Msg}}, Problems(err), "a current condition then refuses a bad document")
+	assert.Equal(t, []*ValidationError{{Code: config.CodeDocumentSyntax, Msg: Problems(err)[0].Msg}}, Problems(err), "a current condition then refuses a bad document")
 }
 
 // Conditional publishes racing on one revision: exactly one applies, the

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/health"
 )
 
@@ -59,10 +60,10 @@ type Outcome struct {
 // Revision is a handle on one published document.
 type Revision struct {
 	id      uint64
-	doc     *Document // nil: the document did not parse (decoded says why)
-	decoded error     // the problems of decoding the document's bytes
-	files   *fileSet  // the files doc names, read before it was queued
-	tls     bool      // rebuild the TLS table even when the document is unchanged
+	doc     *config.Document // nil: the document did not parse (decoded says why)
+	decoded error            // the problems of decoding the document's bytes
+	files   *fileSet         // the files doc names, read before it was queued
+	tls     bool             // rebuild the TLS table even when the document is unchanged
 	done    chan struct{}
 	outcome Outcome
 
@@ -181,10 +182,10 @@ func (p *Publisher) Close() error {
 // and within Compiler.FileTimeout (see [Publisher.Prepare]), then queues
 // the document and returns its revision. The document must not be
 // modified afterwards.
-func (p *Publisher) Publish(doc *Document) *Revision {
+func (p *Publisher) Publish(doc *config.Document) *Revision {
 	r := &Revision{doc: doc, done: make(chan struct{})}
 	if doc == nil {
-		_, r.decoded = Decode(nil) // refused as an empty document
+		_, r.decoded = config.Decode(nil) // refused as an empty document
 	} else {
 		r.files = p.readFiles(doc)
 	}
@@ -223,7 +224,7 @@ func (p *Publisher) PublishData(data []byte) *Revision {
 // it. A Prepared does not change: published twice, it publishes the
 // files as they were when it was prepared.
 type Prepared struct {
-	doc     *Document
+	doc     *config.Document
 	decoded error
 	data    []byte
 	files   *fileSet
@@ -243,7 +244,7 @@ type Prepared struct {
 func (p *Publisher) Prepare(data []byte) *Prepared {
 	data = bytes.Clone(data)
 	pd := &Prepared{data: data}
-	pd.doc, pd.decoded = Decode(data)
+	pd.doc, pd.decoded = config.Decode(data)
 	if pd.doc != nil {
 		pd.files = p.readFiles(pd.doc)
 	}
@@ -258,7 +259,7 @@ func (p *Publisher) PublishPrepared(pd *Prepared) *Revision {
 
 // readFiles reads the files doc names on the caller's goroutine, taking
 // those unchanged since from the serving snapshot.
-func (p *Publisher) readFiles(doc *Document) *fileSet {
+func (p *Publisher) readFiles(doc *config.Document) *fileSet {
 	var prev *fileSet
 	if cur := p.cfg.Store.Load(); cur != nil {
 		prev = cur.files
@@ -354,7 +355,7 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 		return refuse(err)
 	}
 	cur := p.cfg.Store.Load()
-	if decoded == nil && cur != nil && bytes.Equal(form.bytes, cur.canon.bytes) && !r.tls && (cur.tlsIn == nil || !cur.tlsIn.changedIn(r.files)) {
+	if decoded == nil && cur != nil && bytes.Equal(form.Bytes(), cur.canon.Bytes()) && !r.tls && (cur.tlsIn == nil || !cur.tlsIn.changedIn(r.files)) {
 		r.outcome.Status, r.outcome.Took = Unchanged, time.Since(start)
 		return nil
 	}
@@ -413,7 +414,7 @@ func (p *Publisher) Flush() {
 // Apply publishes a document and waits for its outcome. It returns the
 // outcome and, when the document was refused, an error joining its
 // problems.
-func (p *Publisher) Apply(ctx context.Context, doc *Document) (Outcome, error) {
+func (p *Publisher) Apply(ctx context.Context, doc *config.Document) (Outcome, error) {
 	o, err := p.Publish(doc).Wait(ctx)
 	if err != nil {
 		return o, err

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -49,7 +50,7 @@ func TestRefusedDocumentKeepsOldSnapshotServing(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, Refused, o.Status)
 	assert.Equal(t, []string{
-		CodeRouteUpstreamUnknown + " hosts[1].routes[0].upstream",
+		config.CodeRouteUpstreamUnknown + " hosts[1].routes[0].upstream",
 		gate.CodeHostNameDuplicate + " hosts[1].names[0]",
 	}, codePaths(o.Errors), "every problem is reported")
 	assert.Equal(t, o.Errors, Problems(err), "the error holds the same problems")
@@ -123,7 +124,7 @@ func TestPublishDataRefusesUndecodable(t *testing.T) {
 	o, err := pub.PublishData([]byte("{not json")).Wait(testContext(t))
 	require.NoError(t, err)
 	assert.Equal(t, Refused, o.Status)
-	assert.Equal(t, []string{CodeDocumentSyntax + " "}, codePaths(o.Errors))
+	assert.Equal(t, []string{config.CodeDocumentSyntax + " "}, codePaths(o.Errors))
 }
 
 func TestStoreWithoutSnapshotAnswers503(t *testing.T) {
