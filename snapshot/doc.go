@@ -68,6 +68,11 @@
 // latest is processed, and each one it replaced gets the outcome
 // Superseded. Every revision gets an [Outcome] its caller can wait for
 // ([Revision.Wait]) and listeners can observe ([PublisherConfig.OnOutcome]).
+// A publish of the serving document is Unchanged and takes no revision
+// number of its own: its outcome names the serving revision, so the
+// numbers outcomes carry are those of changes (applied, refused, stale,
+// superseded), and the one any outcome names can condition the next
+// publish ([Publisher.PublishDataIf]).
 //
 // The publisher keeps the latest outcomes ([Publisher.History], 16 by
 // default): each with its time, problems, duration, document bytes and,

@@ -20,6 +20,8 @@ const (
 	// Applied: the revision's snapshot is now current.
 	Applied
 	// Unchanged: the document equals the current one; nothing was swapped.
+	// The outcome names the serving revision, which the document is: an
+	// unchanged publish takes no revision number of its own.
 	Unchanged
 	// Refused: the document is invalid; the previous snapshot keeps serving.
 	Refused
@@ -71,9 +73,16 @@ type Revision struct {
 	ifRev  uint64    // with ifSet: apply only while this revision is current
 	ifSet  bool      //
 	snap   *Snapshot // the applied snapshot, for the history
+	named  bool      // a superseded revision's outcome names this one
 }
 
-// ID returns the revision number; numbers increase with every publish.
+// ID returns the number the revision was published under; numbers
+// increase with every publish. A revision whose document turns out
+// Unchanged gives its number back (the next publish takes it, unless a
+// later one took another meanwhile or a superseded revision names it):
+// its outcome names the serving revision instead, so that the numbers
+// outcomes carry are the numbers of changes (applied, refused, stale,
+// superseded), and the one an answer gives is the one serving.
 func (r *Revision) ID() uint64 { return r.id }
 
 // Done is closed once the revision has an outcome.
@@ -279,6 +288,7 @@ func (p *Publisher) enqueue(r *Revision) *Revision {
 	}
 	if old := p.pending; old != nil {
 		old.outcome = Outcome{Revision: old.id, Status: Superseded, SupersededBy: r.id}
+		r.named = true
 		p.notify(old)
 	}
 	p.pending = r
@@ -316,6 +326,9 @@ func (p *Publisher) drain() {
 
 		applied := p.process(r)
 		p.mu.Lock()
+		if r.outcome.Status == Unchanged && p.next == r.id && !r.named {
+			p.next-- // no revision but this one had the number
+		}
 		p.notify(r)
 		p.mu.Unlock()
 		if applied != nil && p.cfg.OnApplied != nil {
@@ -356,7 +369,8 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 	}
 	cur := p.cfg.Store.Load()
 	if decoded == nil && cur != nil && bytes.Equal(form.Bytes(), cur.canon.Bytes()) && !r.tls && (cur.tlsIn == nil || !cur.tlsIn.changedIn(r.files)) {
-		r.outcome.Status, r.outcome.Took = Unchanged, time.Since(start)
+		// The document is the serving revision: the outcome says which.
+		r.outcome.Revision, r.outcome.Status, r.outcome.Took = cur.revision, Unchanged, time.Since(start)
 		return nil
 	}
 	snap, err := c.compile(doc, form, cur, r.files)
