@@ -34,25 +34,6 @@ func fleetData(b *testing.B, n int, format string) [2][]byte {
 	return out
 }
 
-// BenchmarkDecode measures Decode alone, the part of an apply before the
-// publish.
-func BenchmarkDecode(b *testing.B) {
-	for _, format := range []string{"json", "yaml"} {
-		for _, n := range []int{100, 500, 2000} {
-			data := fleetData(b, n, format)[0]
-			b.Run(fmt.Sprintf("%s/hosts=%d", format, n), func(b *testing.B) {
-				b.SetBytes(int64(len(data)))
-				b.ReportAllocs()
-				for b.Loop() {
-					if _, err := config.Decode(data); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
-	}
-}
-
 // BenchmarkApplyData measures an apply end to end: document bytes in (one
 // route changed each time), the new snapshot serving.
 func BenchmarkApplyData(b *testing.B) {
