@@ -63,17 +63,17 @@ type Checker struct {
 	doc  *Document
 	into *[]*ValidationError
 
-	// upstreamIDs holds every upstream ID the document has, valid or not,
-	// and policyIDs every policy ID, with whether the first policy of the
-	// ID is an access list: a reference to an ID that is malformed or
-	// taken is not reported again.
-	upstreamIDs map[string]bool
-	policyIDs   map[string]bool
-	upstreams   map[string]ref // the owners of valid upstream IDs
-	policies    map[string]ref // the owners of valid policy IDs
+	// upstreams holds every upstream ID the document has, valid or not,
+	// and policies every policy ID: the entry that claimed a valid one,
+	// or the first entry of the ID with index -1 while none has. A
+	// reference to an ID that is malformed or taken is not reported
+	// again, and a policy ID names an access list when its first entry
+	// is one.
+	upstreams map[string]ref
+	policies  map[string]ref
 
-	// The destinations of one upstream: their index, and the owners of
-	// their IDs.
+	// The destinations of one upstream: their index, and the entries
+	// that claimed their IDs.
 	destUpstream int
 	dests        map[string]ref
 }
@@ -82,35 +82,34 @@ type Checker struct {
 // to *into. It indexes the IDs of the document's upstreams and policies,
 // which references are checked against.
 func NewChecker(doc *Document, into *[]*ValidationError) *Checker {
-	c := &Checker{doc: doc, into: into, destUpstream: -1,
-		upstreamIDs: make(map[string]bool, len(doc.Upstreams)),
-		upstreams:   make(map[string]ref, len(doc.Upstreams)),
-	}
+	c := &Checker{doc: doc, into: into, destUpstream: -1, upstreams: make(map[string]ref, len(doc.Upstreams))}
 	for i := range doc.Upstreams {
-		c.upstreamIDs[doc.Upstreams[i].ID] = true
+		c.upstreams[doc.Upstreams[i].ID] = ref{"upstreams", -1}
 	}
-	n := len(doc.AccessLists) + len(doc.RuleSets) + len(doc.RateLimits) + len(doc.ForwardAuths)
-	c.policyIDs = make(map[string]bool, n)
-	c.policies = make(map[string]ref, n)
-	for i := range doc.AccessLists {
-		c.policyIDs[doc.AccessLists[i].ID] = true
+	if n := len(doc.AccessLists) + len(doc.RuleSets) + len(doc.RateLimits) + len(doc.ForwardAuths); n > 0 {
+		c.policies = make(map[string]ref, n)
 	}
-	other := func(id string) {
-		if _, taken := c.policyIDs[id]; !taken {
-			c.policyIDs[id] = false
+	first := func(list, id string) {
+		if _, ok := c.policies[id]; !ok {
+			c.policies[id] = ref{list, -1}
 		}
 	}
+	for i := range doc.AccessLists {
+		first(accessLists, doc.AccessLists[i].ID)
+	}
 	for i := range doc.RuleSets {
-		other(doc.RuleSets[i].ID)
+		first("ruleSets", doc.RuleSets[i].ID)
 	}
 	for i := range doc.RateLimits {
-		other(doc.RateLimits[i].ID)
+		first("rateLimits", doc.RateLimits[i].ID)
 	}
 	for i := range doc.ForwardAuths {
-		other(doc.ForwardAuths[i].ID)
+		first("forwardAuths", doc.ForwardAuths[i].ID)
 	}
 	return c
 }
+
+const accessLists = "accessLists"
 
 // add records a problem. Paths and messages are built by the callers only
 // once a problem is found, so a valid document costs no string building.
@@ -181,7 +180,7 @@ func (c *Checker) UpstreamValues(i int) {
 // ForwardAuth claim IDs of one namespace: call them in the order of Check.
 func (c *Checker) AccessList(i int) bool {
 	l := &c.doc.AccessLists[i]
-	e := ref{"accessLists", i}
+	e := ref{accessLists, i}
 	own := c.claim(l.ID, e, c.policies, policyIDCodes)
 	c.prefixes(e.path()+".allow", l.Allow, CodeAccessListPrefixInvalid)
 	c.prefixes(e.path()+".deny", l.Deny, CodeAccessListPrefixInvalid)
@@ -274,7 +273,7 @@ func (c *Checker) Host(i int) {
 	}
 
 	if h.AccessList != "" {
-		if accessList, ok := c.policyIDs[h.AccessList]; !ok || !accessList {
+		if p, ok := c.policies[h.AccessList]; !ok || p.list != accessLists {
 			c.add(CodeHostAccessListUnknown, at(".accessList"), "unknown access list "+quote(h.AccessList))
 		}
 	}
@@ -341,7 +340,7 @@ func (c *Checker) route(i, j int) {
 	switch {
 	case rt.Upstream == "":
 		c.add(CodeRouteUpstreamMissing, at(".upstream"), "a route needs an upstream")
-	case !c.upstreamIDs[rt.Upstream]:
+	case !c.known(c.upstreams, rt.Upstream):
 		c.add(CodeRouteUpstreamUnknown, at(".upstream"), "unknown upstream "+quote(rt.Upstream))
 	}
 }
@@ -350,7 +349,7 @@ func (c *Checker) route(i, j int) {
 // one that no policy has.
 func (c *Checker) references(ids []string, code string, path func(k int) string) {
 	for k, id := range ids {
-		if _, ok := c.policyIDs[id]; !ok {
+		if !c.known(c.policies, id) {
 			c.add(code, path(k), "unknown policy "+quote(id))
 		}
 	}
@@ -432,12 +431,18 @@ func (c *Checker) claim(id string, e ref, seen map[string]ref, codes idCodes) bo
 		c.add(codes.invalid, e.path()+".id", quote(id)+": "+idRule)
 		return false
 	}
-	if prev, dup := seen[id]; dup {
+	if prev := seen[id]; prev.list != "" && prev.i >= 0 {
 		c.add(codes.duplicate, e.path()+".id", quote(id)+" is also "+prev.path())
 		return false
 	}
 	seen[id] = e
 	return true
+}
+
+// known reports whether ids has an entry of id.
+func (c *Checker) known(ids map[string]ref, id string) bool {
+	_, ok := ids[id]
+	return ok
 }
 
 func index(list string, i int) string { return problem.Index(list, i) }
