@@ -43,7 +43,8 @@ var lookup = idna.New(idna.MapForLookup(), idna.Transitional(false), idna.BidiRu
 // (or, for a wildcard, a name under it). The canonical form of a name is
 // its own canonical form.
 //
-// A name that is canonical already (lowercase ASCII labels, or an IPv4
+// A name that is canonical already and needs no IDNA check (lowercase
+// labels of letters, digits, "-" and "_", none punycode, or an IPv4
 // address in dotted decimal) is returned as it is without allocating.
 func Canonical(name string) (canon string, wildcard bool, err error) {
 	if len(name) > 0 && '0' <= name[0] && name[0] <= '9' && plainIPv4(name) {
