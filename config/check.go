@@ -384,10 +384,8 @@ const maxIDLen = 128
 
 const idRule = "an ID is 1-128 of A-Z a-z 0-9 . _ -"
 
-// ValidID reports whether s can be an ID of the document (an upstream's,
+// validID reports whether s can be an ID of the document (an upstream's,
 // a destination's, a policy's, a route's): 1-128 of [A-Za-z0-9._-].
-func ValidID(s string) bool { return validID(s) }
-
 func validID(s string) bool {
 	if len(s) == 0 || len(s) > maxIDLen {
 		return false

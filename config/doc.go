@@ -37,10 +37,10 @@
 // # Canonical form
 //
 // Two documents that mean the same config have the same canonical bytes:
-// defaults left out, values in one spelling, every default and every
-// default that depends on other settings the owner's own (a health
-// threshold set in the metadata, a reactivation period that is the
-// window, resolved by health.Config.Resolve). A publisher compares them
+// defaults left out and values in one spelling. Every default is the
+// owner's own, and so is one that depends on other settings (a health
+// threshold the metadata sets, a reactivation period that is the window:
+// health.Config.Resolve says what they are). A publisher compares them
 // to tell an unchanged document, and the byte ranges of [Form] to reuse
 // what an unchanged host or upstream compiled to.
 //
