@@ -57,8 +57,8 @@ func Check(doc *Document) []*ValidationError {
 // to and checks again only the parts that changed: the IDs of every
 // upstream and policy (they decide duplicates and references), the rest of
 // the parts it compiles. Each part is checked once, in the order of Check.
-// A Checker is made by [NewChecker] for one document and is not safe for
-// concurrent use.
+// A Checker is made by [NewChecker] for one document (a zero Checker has
+// none to check) and is not safe for concurrent use.
 type Checker struct {
 	doc  *Document
 	into *[]*ValidationError
