@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/internal/problem"
-	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/paduraksa/paduraksa/upstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -75,7 +76,7 @@ func TestPushThenGetConfig(t *testing.T) {
 	assert.Equal(t, uint64(2), res.Serving)
 
 	// A document published as a Go value is served as canonical JSON.
-	o, err := a.pub.Apply(testContext(t), &snapshot.Document{})
+	o, err := a.pub.Apply(testContext(t), &config.Document{})
 	require.NoError(t, err)
 	ans = a.do("GET", "/config", "")
 	assert.Equal(t, "application/json", ans.header.Get("Content-Type"))
@@ -142,6 +143,38 @@ func TestPushIfMatch(t *testing.T) {
 		assert.Equal(t, 400, ans.status, v)
 		assert.Equal(t, CodeIfMatchInvalid, errorCode(t, ans), v)
 	}
+}
+
+// TestPushUnchangedIsTheServingRevision: a push of the serving document
+// takes no revision of its own, so the revision its answer names is the
+// serving one and the next push's If-Match; an unchanged push based on
+// the ETag of an answer is unchanged again, not stale.
+func TestPushUnchangedIsTheServingRevision(t *testing.T) {
+	a := newAPI(t, Config{})
+	one := fixedDoc("app.test", "one")
+	ans, res := a.push(one)
+	require.Equal(t, 200, ans.status, ans.body)
+	require.Equal(t, "applied", res.Status)
+
+	ans, res = a.push(one)
+	require.Equal(t, 200, ans.status, ans.body)
+	require.Equal(t, "unchanged", res.Status)
+	assert.Equal(t, res.Serving, res.Revision, "the answer names the serving revision")
+	assert.Equal(t, etag(res.Serving), ans.header.Get("ETag"))
+
+	ifMatch := strconv.Quote(strconv.FormatUint(res.Revision, 10))
+	ans, res = a.push(fixedDoc("app.test", "two"), "If-Match", ifMatch)
+	require.Equal(t, 200, ans.status, "If-Match %s from the unchanged answer: %s", ifMatch, ans.body)
+	assert.Equal(t, "applied", res.Status)
+	assert.Equal(t, uint64(2), res.Revision, "the unchanged push took no number")
+
+	ans, res = a.push(fixedDoc("app.test", "two"), "If-Match", ans.header.Get("ETag"))
+	require.Equal(t, 200, ans.status, ans.body)
+	assert.Equal(t, "unchanged", res.Status)
+	ans, res = a.push(fixedDoc("app.test", "three"), "If-Match", ans.header.Get("ETag"))
+	require.Equal(t, 200, ans.status, ans.body)
+	assert.Equal(t, uint64(3), res.Revision)
+	assert.Contains(t, a.do("GET", "/config", "").body, "three")
 }
 
 // Pushes racing on one revision: exactly one applies, every other is
@@ -322,14 +355,15 @@ func TestRevisionsAndHealthz(t *testing.T) {
 	var revs Revisions
 	require.NoError(t, json.Unmarshal([]byte(ans.body), &revs))
 	assert.Equal(t, uint64(1), revs.Serving)
-	require.Len(t, revs.Revisions, 3)
+	require.Len(t, revs.Revisions, 2)
 	var got []string
 	for _, o := range revs.Revisions {
 		got = append(got, fmt.Sprint(o.Revision, " ", o.Status, " ", codePaths(o.Errors)))
 		assert.False(t, o.Time.IsZero())
 		assert.NotNil(t, o.Warnings)
 	}
-	assert.Equal(t, []string{"3 unchanged []", "2 refused [document.field.unknown hosts[0].bogus host.routes.empty hosts[0].routes]", "1 applied []"}, got)
+	assert.Equal(t, []string{"2 refused [document.field.unknown hosts[0].bogus host.routes.empty hosts[0].routes]", "1 applied []"}, got,
+		"an unchanged push is the serving revision: not kept as one of its own")
 	assert.Contains(t, ans.body, `"tookSeconds"`, "the documented names")
 
 	ans = a.do("GET", "/healthz", "")

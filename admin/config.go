@@ -145,7 +145,9 @@ func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e, ok := pub.Entry(o.Revision)
-	if !ok { // the publisher keeps no history
+	if !ok || o.Status == snapshot.Unchanged {
+		// The publisher keeps no history, or the push is the serving
+		// revision, whose entry is the one that applied it.
 		e = snapshot.Entry{Outcome: o, Time: time.Now(), Source: data}
 	}
 	res := PushResult{Outcome: outcomeOf(e)}

@@ -42,15 +42,20 @@
 //	                 the document is applied only while that revision is
 //	                 serving, checked by the publisher's single writer: a
 //	                 compare-and-swap, so two pushes based on one revision
-//	                 never both apply. An applied push is handed to
-//	                 [Config.Persist] to survive a restart; without it, the
-//	                 answer says it lives in memory only. 429 with
+//	                 never both apply. An unchanged push takes no
+//	                 revision of its own: its answer's revision is the
+//	                 serving one, so the revision of any 200 answer (and
+//	                 its ETag) is the next push's If-Match. An applied
+//	                 push is handed to [Config.Persist] to survive a
+//	                 restart; without it, the answer says it lives in
+//	                 memory only. 429 with
 //	                 Retry-After when [Config.MaxPushes] pushes are in
 //	                 progress, 408 when the document does not arrive
 //	                 within [Config.ApplyTimeout], 504 when the outcome
 //	                 does not either.
 //	GET  /revisions  the latest outcomes ([Revisions]), newest first, as
-//	                 many as the publisher keeps.
+//	                 many as the publisher keeps (unchanged pushes are
+//	                 counted in the metrics, not kept).
 //	GET  /health     every upstream of the serving config with each
 //	                 destination's verdicts, availability and last change
 //	                 (reason and time) ([Health]).

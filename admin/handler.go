@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/snapshot"
@@ -56,7 +57,7 @@ type Config struct {
 	Persist func(ctx context.Context, data []byte) error
 	// MaxDocumentBytes bounds the body of PUT /config; 0 means
 	// [DefaultMaxDocumentBytes]. It may not exceed
-	// [snapshot.MaxDocumentSize].
+	// [config.MaxDocumentSize].
 	MaxDocumentBytes int64
 	// ApplyTimeout bounds a PUT /config from its start: reading the
 	// document (408 past it), waiting for the pushes before it, the
@@ -112,9 +113,9 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Publisher == nil {
 		probs.Add(CodePublisherMissing, "publisher", "a publisher is required")
 	}
-	if cfg.MaxDocumentBytes < 0 || cfg.MaxDocumentBytes > snapshot.MaxDocumentSize {
+	if cfg.MaxDocumentBytes < 0 || cfg.MaxDocumentBytes > config.MaxDocumentSize {
 		probs.Add(CodeMaxDocumentInvalid, "maxDocumentBytes",
-			"must be 0 (the default) or 1 to "+strconv.Itoa(snapshot.MaxDocumentSize))
+			"must be 0 (the default) or 1 to "+strconv.Itoa(config.MaxDocumentSize))
 	}
 	if cfg.MaxPushes < 0 {
 		probs.Add(CodeMaxPushesInvalid, "maxPushes", "must be 0 (the default) or more")

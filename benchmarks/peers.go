@@ -19,7 +19,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/paduraksa/paduraksa/snapshot"
+	"github.com/paduraksa/paduraksa/config"
 )
 
 //go:embed templates/*.tmpl
@@ -467,7 +467,7 @@ func (p *peer) caddyLoad(c confData) (func() error, error) {
 // the churn scenario converts once per reload on the load generator's
 // core, so a slow conversion showed up as the daemon's lost throughput.
 func documentJSON(yamlDoc []byte) ([]byte, error) {
-	doc, err := snapshot.Decode(yamlDoc)
+	doc, err := config.Decode(yamlDoc)
 	if err != nil {
 		return nil, err
 	}

@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-	"sigs.k8s.io/yaml"
-
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/snapshot"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
 )
 
 // templatePeer is a peer with every part of the config filled in, as the
@@ -34,7 +34,7 @@ func TestDaemonTemplate(t *testing.T) {
 	p, c := templatePeer(t, kindDaemon)
 	var b bytes.Buffer
 	require.NoError(t, templates.ExecuteTemplate(&b, "paduraksad.yaml.tmpl", c))
-	doc, err := snapshot.Decode(b.Bytes())
+	doc, err := config.Decode(b.Bytes())
 	require.NoError(t, err, "%s", b.String())
 	require.Empty(t, snapshot.Validate(doc))
 	mon := health.New(health.Options{})
@@ -50,7 +50,7 @@ func TestDaemonTemplate(t *testing.T) {
 	c.TLS = true
 	b.Reset()
 	require.NoError(t, templates.ExecuteTemplate(&b, "paduraksad.yaml.tmpl", c))
-	doc, err = snapshot.Decode(b.Bytes())
+	doc, err = config.Decode(b.Bytes())
 	require.NoError(t, err, "%s", b.String())
 	require.Empty(t, (&snapshot.Compiler{Health: mon}).Check(doc))
 	js, err := yaml.YAMLToJSON(b.Bytes())

@@ -239,18 +239,13 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 		errs.Add(CodeActiveQueryInvalid, "active.query", strconv.Quote(a.Query)+": a query holds no #, space or control character")
 	}
 	sa.threshold = DefaultThreshold
-	switch v, ok := c.Metadata[MetadataThreshold]; {
+	switch n, ok := c.threshold(); {
 	case a.Threshold < 0:
 		errs.Add(CodeActiveThresholdInvalid, "active.threshold", "threshold must not be negative (0 means the metadata value or 2)")
-	case a.Threshold > 0:
-		sa.threshold = a.Threshold
-	case ok:
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 {
-			errs.Add(CodeActiveThresholdInvalid, "metadata["+MetadataThreshold+"]", "threshold must be a whole number of at least 1")
-		} else {
-			sa.threshold = n
-		}
+	case !ok:
+		errs.Add(CodeActiveThresholdInvalid, "metadata["+MetadataThreshold+"]", "threshold must be a whole number of at least 1")
+	default:
+		sa.threshold = n
 	}
 	if c.ProbeFirst && !a.Enabled {
 		errs.Add(CodeProbeFirstInactive, "probeFirst", "probe-first needs active checks enabled, or new destinations would never enter rotation")
@@ -283,35 +278,121 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 		sp.minRequests = int64(p.MinRequests)
 	}
 	sp.rateLimit = DefaultFailureRate
-	switch {
+	switch f, ok := c.failureRate(); {
 	case !(p.FailureRate >= 0 && p.FailureRate < 1):
 		errs.Add(CodePassiveFailureRateInvalid, "passive.failureRate", strconv.FormatFloat(p.FailureRate, 'g', -1, 64)+" is not in (0, 1) (0 means the metadata value or 0.3)")
-	case p.FailureRate > 0:
-		sp.rateLimit = p.FailureRate
+	case !ok:
+		errs.Add(CodePassiveFailureRateInvalid, "metadata["+MetadataRateLimit+"]", "failure rate must be a decimal number in (0, 1)")
 	default:
-		if v, ok := c.Metadata[MetadataRateLimit]; ok {
-			v = strings.TrimSpace(v)
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || !decimal(v) || !(f > 0 && f < 1) {
-				errs.Add(CodePassiveFailureRateInvalid, "metadata["+MetadataRateLimit+"]", "failure rate must be a decimal number in (0, 1)")
-			} else {
-				sp.rateLimit = f
-			}
-		}
+		sp.rateLimit = f
 	}
-	sp.reactivation = orDefault(p.ReactivationPeriod, sp.window)
+	sp.reactivation = reactivationPeriod(p.ReactivationPeriod, sp.window)
 	switch {
 	case p.ReactivationPeriod < 0:
 		errs.Add(CodePassiveReactivationInvalid, "passive.reactivationPeriod", "reactivation period must not be negative (0 means the window)")
-	case sp.reactivation < sp.window:
-		if p.Enabled {
-			warns.Add(CodePassiveReactivationRaised, "passive.reactivationPeriod",
-				fmt.Sprintf("reactivation period %v is shorter than the %v detection window: destinations return after %v; shorten passive.window to return sooner",
-					sp.reactivation, sp.window, sp.window))
-		}
-		sp.reactivation = sp.window
+	case orDefault(p.ReactivationPeriod, sp.window) < sp.window && p.Enabled:
+		warns.Add(CodePassiveReactivationRaised, "passive.reactivationPeriod",
+			fmt.Sprintf("reactivation period %v is shorter than the %v detection window: destinations return after %v; shorten passive.window to return sooner",
+				p.ReactivationPeriod, sp.window, sp.window))
 	}
 	return s, errorList(errs), errorList(warns)
+}
+
+// Resolve returns c as the monitor reads it: every zero field that has a
+// default holds the value it stands for, and so does every field the
+// monitor changes. Policy and availability names are the built-in
+// defaults; intervals, timeout, path, window and minimum count the
+// documented defaults; the query has no leading "?"; Threshold and
+// FailureRate are the cluster's [MetadataThreshold] and
+// [MetadataRateLimit] when set, else the defaults; ReactivationPeriod is
+// the window when 0 or shorter. A value that [Config.Validate] refuses is
+// left as it is, and a threshold or failure rate that would come from a
+// metadata value Validate refuses stays 0. Metadata is kept, not copied.
+//
+// It is the one place the defaults are resolved: a config document's
+// canonical form leaves out exactly the values Resolve would fill in.
+func (c Config) Resolve() Config {
+	r := c
+	if r.Availability == "" {
+		r.Availability = AvailabilityHealthyOrPanic
+	}
+	a := &r.Active
+	if a.Policy == "" {
+		a.Policy = ActiveConsecutiveFailures
+	}
+	if a.Interval == 0 {
+		a.Interval = DefaultInterval
+	}
+	if a.Timeout == 0 {
+		a.Timeout = DefaultTimeout
+	}
+	if a.Path == "" {
+		a.Path = DefaultPath
+	}
+	a.Query = strings.TrimPrefix(a.Query, "?")
+	if a.Threshold == 0 {
+		a.Threshold, _ = c.threshold()
+	}
+	p := &r.Passive
+	if p.Policy == "" {
+		p.Policy = PassiveTransportFailureRate
+	}
+	if p.Window == 0 {
+		p.Window = DefaultWindow
+	}
+	if p.MinRequests == 0 {
+		p.MinRequests = DefaultMinRequests
+	}
+	if p.FailureRate == 0 {
+		p.FailureRate, _ = c.failureRate()
+	}
+	if p.ReactivationPeriod >= 0 {
+		p.ReactivationPeriod = reactivationPeriod(p.ReactivationPeriod, p.Window)
+	}
+	return r
+}
+
+// threshold returns the ConsecutiveFailures threshold c stands for: its
+// own when set, else the metadata's, else the default. It reports false
+// (and 0) when the threshold would come from a metadata value that is not
+// one; a negative threshold is returned as it is.
+func (c Config) threshold() (int, bool) {
+	if c.Active.Threshold != 0 {
+		return c.Active.Threshold, true
+	}
+	v, ok := c.Metadata[MetadataThreshold]
+	if !ok {
+		return DefaultThreshold, true
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 {
+		return 0, false
+	}
+	return n, true
+}
+
+// failureRate is threshold for the passive failure rate.
+func (c Config) failureRate() (float64, bool) {
+	if c.Passive.FailureRate != 0 {
+		return c.Passive.FailureRate, true
+	}
+	v, ok := c.Metadata[MetadataRateLimit]
+	if !ok {
+		return DefaultFailureRate, true
+	}
+	v = strings.TrimSpace(v)
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !decimal(v) || !(f > 0 && f < 1) {
+		return 0, false
+	}
+	return f, true
+}
+
+// reactivationPeriod returns the reactivation period of d under window: the
+// window when d is 0, and never shorter than the window, so that failures
+// counted before a verdict have left the window when it ends.
+func reactivationPeriod(d, window time.Duration) time.Duration {
+	return max(orDefault(d, window), window)
 }
 
 func unknown(what, name string, builtin []string) string {

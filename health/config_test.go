@@ -96,3 +96,57 @@ func TestRingSaturatesAndSlides(t *testing.T) {
 	req, _ = r.sum(base + int64(time.Second))
 	assert.Zero(t, req)
 }
+
+// TestResolve: Resolve fills in what each zero field stands for, from the
+// defaults and the cluster's metadata, leaves what Validate refuses as it
+// is, and agrees with what the monitor itself reads (resolve).
+func TestResolve(t *testing.T) {
+	def := Config{}.Resolve()
+	assert.Equal(t, Config{Availability: AvailabilityHealthyOrPanic,
+		Active: ActiveConfig{Policy: ActiveConsecutiveFailures, Interval: DefaultInterval, Timeout: DefaultTimeout, Path: DefaultPath, Threshold: DefaultThreshold},
+		Passive: PassiveConfig{Policy: PassiveTransportFailureRate, Window: DefaultWindow, MinRequests: DefaultMinRequests,
+			FailureRate: DefaultFailureRate, ReactivationPeriod: DefaultWindow}}, def)
+
+	for _, tc := range []struct {
+		name string
+		in   Config
+		want func(c *Config)
+	}{
+		{"metadata threshold", Config{Metadata: map[string]string{MetadataThreshold: " 5 "}}, func(c *Config) { c.Active.Threshold = 5 }},
+		{"own threshold wins", Config{Active: ActiveConfig{Threshold: 3}, Metadata: map[string]string{MetadataThreshold: "5"}}, func(c *Config) { c.Active.Threshold = 3 }},
+		{"invalid metadata threshold", Config{Metadata: map[string]string{MetadataThreshold: "0"}}, func(c *Config) { c.Active.Threshold = 0 }},
+		{"metadata rate", Config{Metadata: map[string]string{MetadataRateLimit: ".25"}}, func(c *Config) { c.Passive.FailureRate = 0.25 }},
+		{"invalid metadata rate", Config{Metadata: map[string]string{MetadataRateLimit: "0x1p-2"}}, func(c *Config) { c.Passive.FailureRate = 0 }},
+		{"reactivation is the window", Config{Passive: PassiveConfig{Window: 30 * time.Second}}, func(c *Config) {
+			c.Passive.Window, c.Passive.ReactivationPeriod = 30*time.Second, 30*time.Second
+		}},
+		{"reactivation raised to the window", Config{Passive: PassiveConfig{ReactivationPeriod: time.Second}}, func(c *Config) {}},
+		{"longer reactivation kept", Config{Passive: PassiveConfig{ReactivationPeriod: 2 * time.Minute}}, func(c *Config) {
+			c.Passive.ReactivationPeriod = 2 * time.Minute
+		}},
+		{"negative kept", Config{Active: ActiveConfig{Interval: -1}, Passive: PassiveConfig{ReactivationPeriod: -1}}, func(c *Config) {
+			c.Active.Interval, c.Passive.ReactivationPeriod = -1, -1
+		}},
+		{"query", Config{Active: ActiveConfig{Query: "?deep=1"}}, func(c *Config) { c.Active.Query = "deep=1" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := def
+			want.Metadata = tc.in.Metadata
+			tc.want(&want)
+			got := tc.in.Resolve()
+			assert.Equal(t, want, got)
+			s, errs, _ := resolve(tc.in, nil)
+			if len(errs) > 0 {
+				return
+			}
+			assert.Equal(t, s.active.threshold, got.Active.Threshold, "the monitor's threshold")
+			assert.Equal(t, s.passive.rateLimit, got.Passive.FailureRate, "the monitor's failure rate")
+			assert.Equal(t, s.passive.reactivation, got.Passive.ReactivationPeriod, "the monitor's reactivation period")
+			assert.Equal(t, s.passive.window, got.Passive.Window)
+			assert.Equal(t, s.active.interval, got.Active.Interval)
+			assert.Equal(t, s.active.path, got.Active.Path)
+			assert.Equal(t, s.active.query, got.Active.Query)
+			assert.Equal(t, s.passive.minRequests, int64(got.Passive.MinRequests))
+		})
+	}
+}

@@ -8,7 +8,7 @@
 //
 // [Run] takes a [Target] and a [Probe]. The target is the live gateway (a
 // [snapshot.Store]), one compiled [snapshot.Snapshot] (an applied revision
-// the publisher kept), or a draft [snapshot.Document] that is compiled as
+// the publisher kept), or a draft [config.Document] that is compiled as
 // a publish would compile it and never published: a draft with problems
 // is refused with every one of them ([DraftRefused]). The target's
 // Listener says how the daemon's listeners are set up: PROXY protocol

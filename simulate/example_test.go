@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/simulate"
 	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/paduraksa/paduraksa/telemetry"
@@ -39,7 +40,7 @@ upstreams:
 
 // Ask the live gateway what a request would get, and why.
 func ExampleRun() {
-	doc, _ := snapshot.Decode([]byte(exampleDoc))
+	doc, _ := config.Decode([]byte(exampleDoc))
 	store := new(snapshot.Store)
 	pub := snapshot.NewPublisher(snapshot.PublisherConfig{Store: store})
 	defer pub.Close()
@@ -68,7 +69,7 @@ func ExampleRun() {
 // A draft is compiled as a publish would compile it, and never
 // published: simulate before you apply.
 func ExampleRun_draft() {
-	doc, _ := snapshot.Decode([]byte(exampleDoc))
+	doc, _ := config.Decode([]byte(exampleDoc))
 	res, _ := simulate.Run(simulate.DraftTarget(doc), simulate.Probe{
 		Method: http.MethodPost,
 		URL:    "http://app.example/v2/orders",
@@ -80,7 +81,7 @@ func ExampleRun_draft() {
 	}
 
 	// A draft a publish would refuse is refused with every problem.
-	bad := &snapshot.Document{Hosts: []snapshot.Host{{Names: []string{"x.example"}, Routes: []snapshot.Route{{Upstream: "nope"}}}}}
+	bad := &config.Document{Hosts: []config.Host{{Names: []string{"x.example"}, Routes: []config.Route{{Upstream: "nope"}}}}}
 	_, err := simulate.Run(simulate.DraftTarget(bad), simulate.Probe{URL: "http://x.example/"})
 	var refused *simulate.DraftRefused
 	if errors.As(err, &refused) {
@@ -107,7 +108,7 @@ func (printT) Fatalf(format string, args ...any) { fmt.Printf("FATAL "+format+"\
 // with the trace (here the second case, whose upstream is wrong on
 // purpose).
 func ExampleTester() {
-	doc, _ := snapshot.Decode([]byte(exampleDoc))
+	doc, _ := config.Decode([]byte(exampleDoc))
 	gw := simulate.NewTester(printT{}, simulate.DraftTarget(doc))
 
 	// /admin from outside 10.0.0.0/8 gets 403; from inside it goes to v2.
@@ -137,7 +138,7 @@ func ExampleTester() {
 // gateway observed (here two requests recorded by hand); the diff lists
 // each request whose decision changes, with both traces.
 func ExampleDiff() {
-	doc, _ := snapshot.Decode([]byte(exampleDoc))
+	doc, _ := config.Decode([]byte(exampleDoc))
 	store := new(snapshot.Store)
 	pub := snapshot.NewPublisher(snapshot.PublisherConfig{Store: store})
 	defer pub.Close()
@@ -150,7 +151,7 @@ func ExampleDiff() {
 	}
 
 	// The draft narrows the office list to 10.9.0.0/16.
-	draft, _ := snapshot.Decode([]byte(strings.Replace(exampleDoc, "10.0.0.0/8", "10.9.0.0/16", 1)))
+	draft, _ := config.Decode([]byte(strings.Replace(exampleDoc, "10.0.0.0/8", "10.9.0.0/16", 1)))
 	rep, _ := simulate.Diff(simulate.LiveTarget(store), simulate.Target{Draft: draft, Live: store}, sample.Probes())
 	fmt.Println(rep.Summary())
 	for _, c := range rep.Changes {
@@ -163,7 +164,7 @@ func ExampleDiff() {
 
 // The simulator's HTTP API, as an admin listener mounts it.
 func ExampleNewHandler() {
-	doc, _ := snapshot.Decode([]byte(exampleDoc))
+	doc, _ := config.Decode([]byte(exampleDoc))
 	store := new(snapshot.Store)
 	pub := snapshot.NewPublisher(snapshot.PublisherConfig{Store: store})
 	defer pub.Close()

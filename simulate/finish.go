@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/proxy"
-	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
@@ -277,11 +277,11 @@ func (s *sim) upstream(rt *gate.Route) (*Upstream, Step) {
 }
 
 // liveDestination returns the live member with d's ID and address, or nil.
-func liveDestination(m *upstream.Members, d snapshot.Destination) *upstream.Destination {
+func liveDestination(m *upstream.Members, d config.Destination) *upstream.Destination {
 	if m == nil {
 		return nil
 	}
-	scheme, host, err := snapshot.ParseAddress(d.Address)
+	scheme, host, err := config.ParseAddress(d.Address)
 	if err != nil {
 		return nil
 	}

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/paduraksa/paduraksa/tlsselect"
+	"github.com/stretchr/testify/require"
 )
 
 // patienceTest bounds every wait of a test.
@@ -33,7 +33,7 @@ func compilerFor(t testing.TB) snapshot.Compiler {
 // publish applies a document to a new store and returns it.
 func publish(t testing.TB, doc string, c snapshot.Compiler) *snapshot.Store {
 	t.Helper()
-	d, err := snapshot.Decode([]byte(doc))
+	d, err := config.Decode([]byte(doc))
 	require.NoError(t, err)
 	store := new(snapshot.Store)
 	pub := snapshot.NewPublisher(snapshot.PublisherConfig{Store: store, Compiler: c})
@@ -45,9 +45,9 @@ func publish(t testing.TB, doc string, c snapshot.Compiler) *snapshot.Store {
 	return store
 }
 
-func decode(t testing.TB, doc string) *snapshot.Document {
+func decode(t testing.TB, doc string) *config.Document {
 	t.Helper()
-	d, err := snapshot.Decode([]byte(doc))
+	d, err := config.Decode([]byte(doc))
 	require.NoError(t, err)
 	return d
 }

@@ -10,14 +10,14 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/connlimit"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/proxyproto"
 	"github.com/paduraksa/paduraksa/snapshot"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // gatewayDoc has a host for every outcome of the gate.
@@ -365,7 +365,7 @@ func TestRunTargets(t *testing.T) {
 		code   string
 	}{
 		{Target{}, CodeTargetNone},
-		{Target{Store: store, Draft: &snapshot.Document{}}, CodeTargetMany},
+		{Target{Store: store, Draft: &config.Document{}}, CodeTargetMany},
 		{Target{Store: new(snapshot.Store)}, CodeTargetEmpty},
 		// The owner's code, under the target's path.
 		{Target{Store: store, Listener: Listener{Connections: connlimit.Config{PerAddress: connlimit.MaxPerAddress + 1}}}, "connlimit.perAddress.invalid"},
@@ -414,7 +414,7 @@ upstreams: [{id: "bad id!"}]
 	assert.GreaterOrEqual(t, len(refused.Errors), 4)
 	_, err = Run(Target{DraftData: []byte("{")}, probe)
 	require.True(t, errors.As(err, &refused), "%v", err)
-	assert.Equal(t, snapshot.CodeDocumentSyntax, refused.Errors[0].Code)
+	assert.Equal(t, config.CodeDocumentSyntax, refused.Errors[0].Code)
 
 	// A stored snapshot, and a draft against the live health.
 	snap := store.Load()

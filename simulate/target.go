@@ -3,6 +3,7 @@ package simulate
 import (
 	"strings"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/connlimit"
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/listenlimits"
@@ -22,7 +23,7 @@ type Target struct {
 	// path as a publish (with the settings of Compiler) and is never
 	// published. A draft with problems is refused with every one of them
 	// ([*DraftRefused]), as a publish would refuse it.
-	Draft *snapshot.Document
+	Draft *config.Document
 	// DraftData is a draft in JSON or YAML, as [snapshot.Publisher]'s
 	// PublishData takes it: a document that decodes only in part is
 	// compiled all the same, so the refusal lists every problem, of the
@@ -79,7 +80,7 @@ func SnapshotTarget(s *snapshot.Snapshot) Target { return Target{Snapshot: s} }
 
 // DraftTarget is the target of an unpublished document compiled with
 // the built-in settings.
-func DraftTarget(doc *snapshot.Document) Target { return Target{Draft: doc} }
+func DraftTarget(doc *config.Document) Target { return Target{Draft: doc} }
 
 // DraftRefused is the error of a draft that a publish would refuse: every
 // problem of the document, each a [snapshot.ValidationError] that

@@ -18,7 +18,7 @@ type T interface {
 // per case:
 //
 //	func TestGateway(t *testing.T) {
-//		doc, err := snapshot.Decode(configBytes)
+//		doc, err := config.Decode(configBytes)
 //		...
 //		gw := simulate.NewTester(t, simulate.DraftTarget(doc))
 //		gw.Expect(simulate.Probe{URL: "https://app.example/admin", Peer: simulate.MustPeer("192.0.2.10")}, simulate.Want{Status: 403})

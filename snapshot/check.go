@@ -6,23 +6,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
-// MaxDocumentSize is the largest document [Decode] reads.
-const MaxDocumentSize = 64 << 20
-
-const maxIDLen = 128
-
 // run is one compile of a document: the problems and warnings found so far.
-// What the document owns (its syntax, IDs, references, which blocks go
-// together) is checked here; everything else is mapped onto the owning
+// What the document owns (its values, IDs, references, which blocks go
+// together) is checked by package config's checker, part by part as the
+// compile reaches them; everything else is mapped onto the owning
 // package's config, whose problems come back with their own codes under
 // the document's path.
 type run struct {
 	c     *Compiler
-	doc   *Document
-	files *fileSet // the files doc names, read ahead
+	doc   *config.Document
+	check *config.Checker // appends to probs
+	files *fileSet        // the files doc names, read ahead
 	probs problem.List
 	warns problem.List
 	// hostCAs are the client CA roots read for each document host (by
@@ -58,15 +56,16 @@ func under(l *problem.List, prefix string, err error, rename func(string) string
 	}
 }
 
-// duration parses a document duration at path, recording a problem and
-// returning 0 (the owner's default) when it is not one.
-func (r *run) duration(path func() string, d Duration) time.Duration {
-	v, err := ParseDuration(d, 0)
-	if err != nil {
-		r.add(CodeDocumentDurationInvalid, path(), strings.TrimPrefix(err.Error(), "snapshot: "))
-	}
-	return v
+// newRun starts the compile of doc.
+func newRun(c *Compiler, doc *config.Document, files *fileSet) *run {
+	r := &run{c: c, doc: doc, files: files}
+	r.check = config.NewChecker(doc, (*[]*ValidationError)(&r.probs))
+	return r
 }
+
+// duration returns the value of a document duration, which the checker
+// checks: 0, the owner's default, when it is not one.
+func duration(d config.Duration) time.Duration { return config.DurationOf(d) }
 
 // name maps a document name onto the owner's value with the owner's
 // Parse, recording the owner's code when it has no such name; empty is
@@ -111,8 +110,6 @@ func headerPath(p string) string {
 	return renameLast(p, "op", "operation")
 }
 
-func itoa(i int) string { return strconv.Itoa(i) }
-
 func index(list string, i int) string { return problem.Index(list, i) }
 
 func quote(s string) string { return strconv.Quote(s) }
@@ -124,57 +121,3 @@ func routePath(i, j int, rest string) string {
 }
 
 func upPath(i int, rest string) string { return index("upstreams", i) + rest }
-
-const idRule = "an ID is 1-128 of A-Z a-z 0-9 . _ -"
-
-// validID reports whether s is 1-128 of [A-Za-z0-9._-].
-func validID(s string) bool {
-	if len(s) == 0 || len(s) > maxIDLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// ref locates an entry of one of the document's lists.
-type ref struct {
-	list string
-	i    int
-}
-
-func (e ref) path() string { return index(e.list, e.i) }
-
-// idCodes are the codes of one kind of ID.
-type idCodes struct{ missing, invalid, duplicate string }
-
-var (
-	upstreamIDCodes    = idCodes{CodeUpstreamIDMissing, CodeUpstreamIDInvalid, CodeUpstreamIDDuplicate}
-	destinationIDCodes = idCodes{CodeUpstreamDestinationIDMissing, CodeUpstreamDestinationIDInvalid, CodeUpstreamDestinationIDDuplicate}
-	policyIDCodes      = idCodes{CodePolicyIDMissing, CodePolicyIDInvalid, CodePolicyIDDuplicate}
-)
-
-// claim checks the ID of entry e: missing, malformed, or already owned by
-// an earlier entry in seen. It records e as the owner of a new valid ID
-// and reports whether the ID is e's own.
-func (r *run) claim(id string, e ref, seen map[string]ref, codes idCodes) bool {
-	switch {
-	case id == "":
-		r.add(codes.missing, e.path()+".id", "an ID is required")
-		return false
-	case !validID(id):
-		r.add(codes.invalid, e.path()+".id", quote(id)+": "+idRule)
-		return false
-	}
-	if prev, dup := seen[id]; dup {
-		r.add(codes.duplicate, e.path()+".id", quote(id)+" is also "+prev.path())
-		return false
-	}
-	seen[id] = e
-	return true
-}

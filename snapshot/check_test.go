@@ -1,14 +1,15 @@
 package snapshot
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/paduraksa/paduraksa/balance"
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/proxy"
@@ -19,68 +20,19 @@ import (
 
 const testPin = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-// richDocument returns a valid document that uses every block; it is the
-// document of testdata/valid.json and testdata/valid.yaml.
-func richDocument() *Document {
-	no := false
-	return &Document{
-		Global: Global{
-			TrustedProxies:      []string{"10.0.0.0/8", "192.0.2.7", "2001:db8::/32"},
-			TrustForwardedProto: true,
-			Zone:                "eu-1",
-			Server:              "edge",
-			DefaultAnswer:       &FixedAnswer{Status: 404, Body: "no such host\n"},
-		},
-		Hosts: []Host{
-			{
-				Names: []string{"example.com", "www.example.com"},
-				Routes: []Route{
-					{ID: "api", Path: "/api", Upstream: "api"},
-					{ID: "web", Upstream: "web"},
-				},
-				AccessList: "office", Server: "example",
-			},
-			{Names: []string{"*.example.com"}, Routes: []Route{{Path: "/", Upstream: "web"}}},
-			{Names: []string{"old.example.com"}, Kind: "redirect", Redirect: &Redirect{To: "https://example.com", Status: 301}},
-			{Names: []string{"status.example.com"}, Kind: "fixed", Fixed: &FixedAnswer{Status: 503, ContentType: "text/plain", Body: "maintenance\n"}},
-		},
-		Upstreams: []Upstream{
-			{
-				ID: "api",
-				Destinations: []Destination{
-					{ID: "a1", Address: "http://10.0.1.1:8080", Health: "http://10.0.1.1:9090"},
-					{ID: "a2", Address: "https://[2001:db8::2]", Metadata: map[string]string{"zone": "eu-1"}},
-				},
-				LoadBalancing: "LeastRequests",
-				HTTP: UpstreamHTTP{
-					Version: "2", VersionPolicy: "exact", ConnectTimeout: "5s", IdleTimeout: "10m",
-					TLS: UpstreamTLS{Trust: "pinned", Pins: []string{testPin}, ServerName: "api.internal"},
-				},
-				Health: HealthCheck{
-					Active: ActiveHealth{Enabled: true, Interval: "10s", Timeout: "2s", Path: "/healthz", Query: "deep=1",
-						Policy: "ConsecutiveFailures", Threshold: 3},
-					Passive: PassiveHealth{Enabled: true, Policy: "FailureRateWith5xx", Window: "30s",
-						MinRequests: 20, FailureRate: 0.5, ReactivationPeriod: "2m"},
-					Availability: "HealthyAndUnknown", ProbeFirst: true, SlowStart: "30s",
-				},
-				Affinity: Affinity{
-					Enabled: true, Mode: "HashCookie", FailurePolicy: "Return503", Key: "sticky",
-					Cookie: AffinityCookie{Path: "/", Domain: "example.com", HTTPOnly: &no, Secure: "Always", SameSite: "None", MaxAge: "1h"},
-				},
-				Metadata: map[string]string{"team": "api"},
-			},
-			{
-				ID: "web",
-				Destinations: []Destination{
-					{ID: "w1", Address: "http://web-1.internal:8080"},
-					{ID: "w2", Address: "http://web-2.internal:8080"},
-				},
-			},
-		},
-		AccessLists: []AccessList{
-			{ID: "office", Allow: []string{"198.51.100.0/24", "2001:db8:1::/48"}, Deny: []string{"198.51.100.66"}},
-		},
+// richDocument returns a valid document that uses every block: the
+// document of ../config/testdata/valid.json (and valid.yaml), which
+// package config's tests hold to its Go value.
+func richDocument() *config.Document {
+	data, err := os.ReadFile("../config/testdata/valid.json")
+	if err != nil {
+		panic(err)
 	}
+	doc, err := config.Decode(data)
+	if err != nil {
+		panic(err)
+	}
+	return doc
 }
 
 // codeCase is one bad document: either data for Decode, or a change to
@@ -89,386 +41,386 @@ func richDocument() *Document {
 type codeCase struct {
 	code, path string
 	data       string
-	change     func(d *Document)
+	change     func(d *config.Document)
 }
 
 func codeCases() []codeCase {
 	return []codeCase{
-		{code: CodeDocumentSyntax, data: `{"hosts": [}`},
-		{code: CodeDocumentSize, data: strings.Repeat(" ", MaxDocumentSize) + "{}"},
-		{code: CodeDocumentEmpty, data: " \n"},
-		{code: CodeDocumentFieldUnknown, path: "hosts[0].routes[1].bogus", data: `{"hosts":[{"routes":[{},{"upstream":"u","bogus":1}]}]}`},
-		{code: CodeDocumentFieldType, path: "upstreams[0].health.active.threshold", data: `{"upstreams":[{"health":{"active":{"threshold":"3"}}}]}`},
-		{code: CodeDocumentFieldDuplicate, path: "global.server", data: `{"global":{"server":"a","server":"b"}}`},
-		{code: CodeDocumentDurationInvalid, path: "upstreams[0].health.active.interval", change: func(d *Document) {
+		{code: config.CodeDocumentSyntax, data: `{"hosts": [}`},
+		{code: config.CodeDocumentSize, data: strings.Repeat(" ", config.MaxDocumentSize) + "{}"},
+		{code: config.CodeDocumentEmpty, data: " \n"},
+		{code: config.CodeDocumentFieldUnknown, path: "hosts[0].routes[1].bogus", data: `{"hosts":[{"routes":[{},{"upstream":"u","bogus":1}]}]}`},
+		{code: config.CodeDocumentFieldType, path: "upstreams[0].health.active.threshold", data: `{"upstreams":[{"health":{"active":{"threshold":"3"}}}]}`},
+		{code: config.CodeDocumentFieldDuplicate, path: "global.server", data: `{"global":{"server":"a","server":"b"}}`},
+		{code: config.CodeDocumentDurationInvalid, path: "upstreams[0].health.active.interval", change: func(d *config.Document) {
 			d.Upstreams[0].Health.Active.Interval = "15"
 		}},
-		{code: CodeDocumentDurationInvalid, path: "upstreams[0].http.idleTimeout", change: func(d *Document) {
+		{code: config.CodeDocumentDurationInvalid, path: "upstreams[0].http.idleTimeout", change: func(d *config.Document) {
 			d.Upstreams[0].HTTP.IdleTimeout = "-1s"
 		}},
 
-		{code: CodeGlobalTrustedProxyInvalid, path: "global.trustedProxies[3]", change: func(d *Document) {
+		{code: config.CodeGlobalTrustedProxyInvalid, path: "global.trustedProxies[3]", change: func(d *config.Document) {
 			d.Global.TrustedProxies = append(d.Global.TrustedProxies, "10.0.0.1/8")
 		}},
-		{code: gate.CodeAnswerStatusInvalid, path: "global.defaultAnswer.status", change: func(d *Document) { d.Global.DefaultAnswer.Status = 99 }},
-		{code: gate.CodeAnswerContentTypeInvalid, path: "global.defaultAnswer.contentType", change: func(d *Document) {
+		{code: gate.CodeAnswerStatusInvalid, path: "global.defaultAnswer.status", change: func(d *config.Document) { d.Global.DefaultAnswer.Status = 99 }},
+		{code: gate.CodeAnswerContentTypeInvalid, path: "global.defaultAnswer.contentType", change: func(d *config.Document) {
 			d.Global.DefaultAnswer.ContentType = "text/plain\r\nX-Evil: 1"
 		}},
-		{code: gate.CodeAnswerBodyTooLarge, path: "global.defaultAnswer.body", change: func(d *Document) {
+		{code: gate.CodeAnswerBodyTooLarge, path: "global.defaultAnswer.body", change: func(d *config.Document) {
 			d.Global.DefaultAnswer.Body = strings.Repeat("x", gate.MaxAnswerBody+1)
 		}},
-		{code: gate.CodeServerInvalid, path: "global.server", change: func(d *Document) { d.Global.Server = "edge\n" }},
+		{code: gate.CodeServerInvalid, path: "global.server", change: func(d *config.Document) { d.Global.Server = "edge\n" }},
 
-		{code: gate.CodeHostNamesEmpty, path: "hosts[1].names", change: func(d *Document) { d.Hosts[1].Names = nil }},
-		{code: gate.CodeHostNameInvalid, path: "hosts[0].names[1]", change: func(d *Document) { d.Hosts[0].Names[1] = "www example.com" }},
-		{code: gate.CodeHostNameDuplicate, path: "hosts[1].names[1]", change: func(d *Document) {
+		{code: gate.CodeHostNamesEmpty, path: "hosts[1].names", change: func(d *config.Document) { d.Hosts[1].Names = nil }},
+		{code: gate.CodeHostNameInvalid, path: "hosts[0].names[1]", change: func(d *config.Document) { d.Hosts[0].Names[1] = "www example.com" }},
+		{code: gate.CodeHostNameDuplicate, path: "hosts[1].names[1]", change: func(d *config.Document) {
 			d.Hosts[1].Names = append(d.Hosts[1].Names, "WWW.Example.COM.")
 		}},
-		{code: gate.CodeHostKindUnknown, path: "hosts[0].kind", change: func(d *Document) { d.Hosts[0].Kind = "Proxy" }},
-		{code: CodeHostRedirectMissing, path: "hosts[2].redirect", change: func(d *Document) { d.Hosts[2].Redirect = nil }},
-		{code: CodeHostRedirectUnexpected, path: "hosts[0].redirect", change: func(d *Document) {
-			d.Hosts[0].Redirect = &Redirect{To: "https://example.org"}
+		{code: gate.CodeHostKindUnknown, path: "hosts[0].kind", change: func(d *config.Document) { d.Hosts[0].Kind = "Proxy" }},
+		{code: config.CodeHostRedirectMissing, path: "hosts[2].redirect", change: func(d *config.Document) { d.Hosts[2].Redirect = nil }},
+		{code: config.CodeHostRedirectUnexpected, path: "hosts[0].redirect", change: func(d *config.Document) {
+			d.Hosts[0].Redirect = &config.Redirect{To: "https://example.org"}
 		}},
-		{code: gate.CodeHostRedirectToInvalid, path: "hosts[2].redirect.to", change: func(d *Document) { d.Hosts[2].Redirect.To = "ftp://example.com" }},
-		{code: gate.CodeHostNameInvalid, path: "hosts[0].names[1]", change: func(d *Document) { d.Hosts[0].Names[1] = "www..example.com" }},
-		{code: gate.CodeHostRedirectToLoop, path: "hosts[2].redirect.to", change: func(d *Document) { d.Hosts[2].Redirect.To = "https://OLD.example.com:8443" }},
-		{code: gate.CodeHostRedirectStatusInvalid, path: "hosts[2].redirect.status", change: func(d *Document) { d.Hosts[2].Redirect.Status = 200 }},
-		{code: CodeHostFixedMissing, path: "hosts[3].fixed", change: func(d *Document) { d.Hosts[3].Fixed = nil }},
-		{code: CodeHostFixedUnexpected, path: "hosts[2].fixed", change: func(d *Document) { d.Hosts[2].Fixed = &FixedAnswer{} }},
-		{code: gate.CodeAnswerStatusInvalid, path: "hosts[3].fixed.status", change: func(d *Document) { d.Hosts[3].Fixed.Status = 600 }},
-		{code: gate.CodeAnswerContentTypeInvalid, path: "hosts[3].fixed.contentType", change: func(d *Document) {
+		{code: gate.CodeHostRedirectToInvalid, path: "hosts[2].redirect.to", change: func(d *config.Document) { d.Hosts[2].Redirect.To = "ftp://example.com" }},
+		{code: gate.CodeHostNameInvalid, path: "hosts[0].names[1]", change: func(d *config.Document) { d.Hosts[0].Names[1] = "www..example.com" }},
+		{code: gate.CodeHostRedirectToLoop, path: "hosts[2].redirect.to", change: func(d *config.Document) { d.Hosts[2].Redirect.To = "https://OLD.example.com:8443" }},
+		{code: gate.CodeHostRedirectStatusInvalid, path: "hosts[2].redirect.status", change: func(d *config.Document) { d.Hosts[2].Redirect.Status = 200 }},
+		{code: config.CodeHostFixedMissing, path: "hosts[3].fixed", change: func(d *config.Document) { d.Hosts[3].Fixed = nil }},
+		{code: config.CodeHostFixedUnexpected, path: "hosts[2].fixed", change: func(d *config.Document) { d.Hosts[2].Fixed = &config.FixedAnswer{} }},
+		{code: gate.CodeAnswerStatusInvalid, path: "hosts[3].fixed.status", change: func(d *config.Document) { d.Hosts[3].Fixed.Status = 600 }},
+		{code: gate.CodeAnswerContentTypeInvalid, path: "hosts[3].fixed.contentType", change: func(d *config.Document) {
 			d.Hosts[3].Fixed.ContentType = "text/plain\x00"
 		}},
-		{code: gate.CodeAnswerBodyTooLarge, path: "hosts[3].fixed.body", change: func(d *Document) {
+		{code: gate.CodeAnswerBodyTooLarge, path: "hosts[3].fixed.body", change: func(d *config.Document) {
 			d.Hosts[3].Fixed.Body = strings.Repeat("x", gate.MaxAnswerBody+1)
 		}},
-		{code: CodeHostRoutesEmpty, path: "hosts[1].routes", change: func(d *Document) { d.Hosts[1].Routes = nil }},
-		{code: CodeHostRoutesUnexpected, path: "hosts[3].routes", change: func(d *Document) {
-			d.Hosts[3].Routes = []Route{{Upstream: "web"}}
+		{code: config.CodeHostRoutesEmpty, path: "hosts[1].routes", change: func(d *config.Document) { d.Hosts[1].Routes = nil }},
+		{code: config.CodeHostRoutesUnexpected, path: "hosts[3].routes", change: func(d *config.Document) {
+			d.Hosts[3].Routes = []config.Route{{Upstream: "web"}}
 		}},
-		{code: CodeHostForwardingUnused, path: "hosts[3].headers.request", change: func(d *Document) {
-			d.Hosts[3].Headers.Request = []HeaderRule{{Name: "X-Env", Value: "prod"}}
+		{code: config.CodeHostForwardingUnused, path: "hosts[3].headers.request", change: func(d *config.Document) {
+			d.Hosts[3].Headers.Request = []config.HeaderRule{{Name: "X-Env", Value: "prod"}}
 		}},
-		{code: CodeHostForwardingUnused, path: "hosts[2].compression", change: func(d *Document) { d.Hosts[2].Compression.Enabled = true }},
-		{code: CodeHostAccessListUnknown, path: "hosts[0].accessList", change: func(d *Document) { d.Hosts[0].AccessList = "Office" }},
-		{code: CodeCertificateSourceMissing, path: "certificates[0]", change: func(d *Document) {
-			d.Certificates = []Certificate{{ID: "main"}}
+		{code: config.CodeHostForwardingUnused, path: "hosts[2].compression", change: func(d *config.Document) { d.Hosts[2].Compression.Enabled = true }},
+		{code: config.CodeHostAccessListUnknown, path: "hosts[0].accessList", change: func(d *config.Document) { d.Hosts[0].AccessList = "Office" }},
+		{code: CodeCertificateSourceMissing, path: "certificates[0]", change: func(d *config.Document) {
+			d.Certificates = []config.Certificate{{ID: "main"}}
 		}},
-		{code: CodeHostClientCAsUnreadable, path: "hosts[0].tls.clientCAs", change: func(d *Document) {
-			d.Certificates = []Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}}
+		{code: CodeHostClientCAsUnreadable, path: "hosts[0].tls.clientCAs", change: func(d *config.Document) {
+			d.Certificates = []config.Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}}
 			d.Hosts[0].Certificate = "main"
-			d.Hosts[0].TLS = &HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/missing.pem"}
+			d.Hosts[0].TLS = &config.HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/missing.pem"}
 		}},
-		{code: tlsselect.CodeFileNotRegular, path: "hosts[0].tls.clientCAs", change: func(d *Document) {
-			d.Certificates = []Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}}
+		{code: tlsselect.CodeFileNotRegular, path: "hosts[0].tls.clientCAs", change: func(d *config.Document) {
+			d.Certificates = []config.Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}}
 			d.Hosts[0].Certificate = "main"
-			d.Hosts[0].TLS = &HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls"}
+			d.Hosts[0].TLS = &config.HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls"}
 		}},
-		{code: tlsselect.CodeFileNotRegular, path: "certificates[0].keyFile", change: func(d *Document) {
-			d.Certificates = []Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata"}}
+		{code: tlsselect.CodeFileNotRegular, path: "certificates[0].keyFile", change: func(d *config.Document) {
+			d.Certificates = []config.Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata"}}
 			d.Hosts[0].Certificate = "main"
 		}},
-		{code: gate.CodeServerInvalid, path: "hosts[0].server", change: func(d *Document) { d.Hosts[0].Server = "a\rb" }},
+		{code: gate.CodeServerInvalid, path: "hosts[0].server", change: func(d *config.Document) { d.Hosts[0].Server = "a\rb" }},
 
-		{code: CodeRouteIDInvalid, path: "hosts[0].routes[0].id", change: func(d *Document) { d.Hosts[0].Routes[0].ID = "api v2" }},
-		{code: CodeRouteIDDuplicate, path: "hosts[0].routes[1].id", change: func(d *Document) { d.Hosts[0].Routes[1].ID = "api" }},
-		{code: gate.CodeRoutePrefixInvalid, path: "hosts[0].routes[0].path", change: func(d *Document) { d.Hosts[0].Routes[0].Path = "/a/../api" }},
-		{code: gate.CodeRoutePrefixInvalid, path: "hosts[0].routes[0].path", change: func(d *Document) { d.Hosts[0].Routes[0].Path = "/api;v=1" }},
-		{code: gate.CodeRoutePrefixInvalid, path: "hosts[0].routes[0].path", change: func(d *Document) { d.Hosts[0].Routes[0].Path = "/a\\pi" }},
-		{code: gate.CodeRoutePrefixDuplicate, path: "hosts[0].routes[2].path", change: func(d *Document) {
-			d.Hosts[0].Routes = append(d.Hosts[0].Routes, Route{Path: "/api/", Upstream: "web"})
+		{code: config.CodeRouteIDInvalid, path: "hosts[0].routes[0].id", change: func(d *config.Document) { d.Hosts[0].Routes[0].ID = "api v2" }},
+		{code: config.CodeRouteIDDuplicate, path: "hosts[0].routes[1].id", change: func(d *config.Document) { d.Hosts[0].Routes[1].ID = "api" }},
+		{code: gate.CodeRoutePrefixInvalid, path: "hosts[0].routes[0].path", change: func(d *config.Document) { d.Hosts[0].Routes[0].Path = "/a/../api" }},
+		{code: gate.CodeRoutePrefixInvalid, path: "hosts[0].routes[0].path", change: func(d *config.Document) { d.Hosts[0].Routes[0].Path = "/api;v=1" }},
+		{code: gate.CodeRoutePrefixInvalid, path: "hosts[0].routes[0].path", change: func(d *config.Document) { d.Hosts[0].Routes[0].Path = "/a\\pi" }},
+		{code: gate.CodeRoutePrefixDuplicate, path: "hosts[0].routes[2].path", change: func(d *config.Document) {
+			d.Hosts[0].Routes = append(d.Hosts[0].Routes, config.Route{Path: "/api/", Upstream: "web"})
 		}},
-		{code: gate.CodeRoutePrefixDuplicate, path: "hosts[0].routes[2].path", change: func(d *Document) {
-			d.Hosts[0].Routes = append(d.Hosts[0].Routes, Route{Path: "/API", Upstream: "web"})
+		{code: gate.CodeRoutePrefixDuplicate, path: "hosts[0].routes[2].path", change: func(d *config.Document) {
+			d.Hosts[0].Routes = append(d.Hosts[0].Routes, config.Route{Path: "/API", Upstream: "web"})
 		}},
-		{code: gate.CodeRoutePathAllowUnknown, path: "hosts[0].routes[0].allowInPath[1]", change: func(d *Document) {
+		{code: gate.CodeRoutePathAllowUnknown, path: "hosts[0].routes[0].allowInPath[1]", change: func(d *config.Document) {
 			d.Hosts[0].Routes[0].AllowInPath = []string{"encodedSlash", "EncodedHash"}
 		}},
-		{code: CodeRouteAllowInPathDuplicate, path: "hosts[0].routes[0].allowInPath[1]", change: func(d *Document) {
+		{code: config.CodeRouteAllowInPathDuplicate, path: "hosts[0].routes[0].allowInPath[1]", change: func(d *config.Document) {
 			d.Hosts[0].Routes[0].AllowInPath = []string{"emptySegments", "emptySegments"}
 		}},
-		{code: CodeRouteUpstreamMissing, path: "hosts[1].routes[0].upstream", change: func(d *Document) { d.Hosts[1].Routes[0].Upstream = "" }},
-		{code: CodeRouteUpstreamUnknown, path: "hosts[1].routes[0].upstream", change: func(d *Document) { d.Hosts[1].Routes[0].Upstream = "Web" }},
-		{code: proxy.CodeRouteHostHeaderUnknown, path: "hosts[0].routes[0].hostHeader", change: func(d *Document) { d.Hosts[0].Routes[0].HostHeader = "Original" }},
-		{code: proxy.CodeRouteHostNameInvalid, path: "hosts[0].routes[0].hostName", change: func(d *Document) {
+		{code: config.CodeRouteUpstreamMissing, path: "hosts[1].routes[0].upstream", change: func(d *config.Document) { d.Hosts[1].Routes[0].Upstream = "" }},
+		{code: config.CodeRouteUpstreamUnknown, path: "hosts[1].routes[0].upstream", change: func(d *config.Document) { d.Hosts[1].Routes[0].Upstream = "Web" }},
+		{code: proxy.CodeRouteHostHeaderUnknown, path: "hosts[0].routes[0].hostHeader", change: func(d *config.Document) { d.Hosts[0].Routes[0].HostHeader = "Original" }},
+		{code: proxy.CodeRouteHostNameInvalid, path: "hosts[0].routes[0].hostName", change: func(d *config.Document) {
 			d.Hosts[0].Routes[0].HostHeader, d.Hosts[0].Routes[0].HostName = "custom", "bad name:99999"
 		}},
-		{code: proxy.CodeRouteHostNameUnused, path: "hosts[0].routes[0].hostName", change: func(d *Document) { d.Hosts[0].Routes[0].HostName = "api.internal" }},
-		{code: proxy.CodeRewriteStripPrefixRoot, path: "hosts[1].routes[0].rewrite.stripPrefix", change: func(d *Document) { d.Hosts[1].Routes[0].Rewrite.StripPrefix = true }},
-		{code: proxy.CodeRewriteAddPrefixInvalid, path: "hosts[0].routes[0].rewrite.addPrefix", change: func(d *Document) { d.Hosts[0].Routes[0].Rewrite.AddPrefix = "/a/%2e%2e" }},
-		{code: proxy.CodeRetryAttemptsInvalid, path: "hosts[0].routes[0].retry.attempts", change: func(d *Document) { d.Hosts[0].Routes[0].Retry.Attempts = 6 }},
-		{code: proxy.CodeRetryBodyLimitInvalid, path: "hosts[0].routes[0].retry.bodyLimit", change: func(d *Document) { d.Hosts[0].Routes[0].Retry.BodyLimit = -1 }},
-		{code: proxy.CodeRetryBudgetInvalid, path: "hosts[0].routes[0].retry.budget", change: func(d *Document) { d.Hosts[0].Routes[0].Retry.Budget = 1.5 }},
-		{code: proxy.CodeCompressionMinimumSize, path: "hosts[0].compression.minimumSize", change: func(d *Document) { d.Hosts[0].Compression.MinimumSize = 2 << 20 }},
-		{code: proxy.CodeCompressionEncodingUnknown, path: "hosts[0].compression.encodings[1]", change: func(d *Document) {
+		{code: proxy.CodeRouteHostNameUnused, path: "hosts[0].routes[0].hostName", change: func(d *config.Document) { d.Hosts[0].Routes[0].HostName = "api.internal" }},
+		{code: proxy.CodeRewriteStripPrefixRoot, path: "hosts[1].routes[0].rewrite.stripPrefix", change: func(d *config.Document) { d.Hosts[1].Routes[0].Rewrite.StripPrefix = true }},
+		{code: proxy.CodeRewriteAddPrefixInvalid, path: "hosts[0].routes[0].rewrite.addPrefix", change: func(d *config.Document) { d.Hosts[0].Routes[0].Rewrite.AddPrefix = "/a/%2e%2e" }},
+		{code: proxy.CodeRetryAttemptsInvalid, path: "hosts[0].routes[0].retry.attempts", change: func(d *config.Document) { d.Hosts[0].Routes[0].Retry.Attempts = 6 }},
+		{code: proxy.CodeRetryBodyLimitInvalid, path: "hosts[0].routes[0].retry.bodyLimit", change: func(d *config.Document) { d.Hosts[0].Routes[0].Retry.BodyLimit = -1 }},
+		{code: proxy.CodeRetryBudgetInvalid, path: "hosts[0].routes[0].retry.budget", change: func(d *config.Document) { d.Hosts[0].Routes[0].Retry.Budget = 1.5 }},
+		{code: proxy.CodeCompressionMinimumSize, path: "hosts[0].compression.minimumSize", change: func(d *config.Document) { d.Hosts[0].Compression.MinimumSize = 2 << 20 }},
+		{code: proxy.CodeCompressionEncodingUnknown, path: "hosts[0].compression.encodings[1]", change: func(d *config.Document) {
 			d.Hosts[0].Compression.Encodings = []string{"gzip", "deflate"}
 		}},
-		{code: proxy.CodeSiteRequestIDUnknown, path: "hosts[0].requestId", change: func(d *Document) { d.Hosts[0].RequestID = "always" }},
-		{code: proxy.CodeHeadersTooMany, path: "hosts[0].headers.response", change: func(d *Document) {
+		{code: proxy.CodeSiteRequestIDUnknown, path: "hosts[0].requestId", change: func(d *config.Document) { d.Hosts[0].RequestID = "always" }},
+		{code: proxy.CodeHeadersTooMany, path: "hosts[0].headers.response", change: func(d *config.Document) {
 			for k := range 33 {
-				d.Hosts[0].Headers.Response = append(d.Hosts[0].Headers.Response, HeaderRule{Name: "X-H" + itoa(k), Value: "v"})
+				d.Hosts[0].Headers.Response = append(d.Hosts[0].Headers.Response, config.HeaderRule{Name: "X-H" + strconv.Itoa(k), Value: "v"})
 			}
 		}},
-		{code: proxy.CodeHeaderNameInvalid, path: "hosts[0].headers.request[0].name", change: func(d *Document) {
-			d.Hosts[0].Headers.Request = []HeaderRule{{Name: "X Bad", Value: "v"}}
+		{code: proxy.CodeHeaderNameInvalid, path: "hosts[0].headers.request[0].name", change: func(d *config.Document) {
+			d.Hosts[0].Headers.Request = []config.HeaderRule{{Name: "X Bad", Value: "v"}}
 		}},
-		{code: proxy.CodeHeaderNameReserved, path: "hosts[0].routes[0].headers.request[0].name", change: func(d *Document) {
-			d.Hosts[0].Routes[0].Headers.Request = []HeaderRule{{Name: "X-Forwarded-For", Value: "1.2.3.4"}}
+		{code: proxy.CodeHeaderNameReserved, path: "hosts[0].routes[0].headers.request[0].name", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Headers.Request = []config.HeaderRule{{Name: "X-Forwarded-For", Value: "1.2.3.4"}}
 		}},
-		{code: proxy.CodeHeaderNameDuplicate, path: "hosts[0].headers.response[1].name", change: func(d *Document) {
-			d.Hosts[0].Headers.Response = []HeaderRule{{Name: "X-Frame-Options", Value: "DENY"}, {Name: "x-frame-options", Operation: "remove"}}
+		{code: proxy.CodeHeaderNameDuplicate, path: "hosts[0].headers.response[1].name", change: func(d *config.Document) {
+			d.Hosts[0].Headers.Response = []config.HeaderRule{{Name: "X-Frame-Options", Value: "DENY"}, {Name: "x-frame-options", Operation: "remove"}}
 		}},
-		{code: proxy.CodeHeaderOpInvalid, path: "hosts[0].headers.response[0].operation", change: func(d *Document) {
-			d.Hosts[0].Headers.Response = []HeaderRule{{Name: "Set-Cookie", Value: "a=b"}}
+		{code: proxy.CodeHeaderOpInvalid, path: "hosts[0].headers.response[0].operation", change: func(d *config.Document) {
+			d.Hosts[0].Headers.Response = []config.HeaderRule{{Name: "Set-Cookie", Value: "a=b"}}
 		}},
-		{code: proxy.CodeHeaderOpInvalid, path: "hosts[0].routes[1].headers.response[0].operation", change: func(d *Document) {
-			d.Hosts[0].Routes[1].Headers.Response = []HeaderRule{{Name: "X-A", Operation: "delete"}}
+		{code: proxy.CodeHeaderOpInvalid, path: "hosts[0].routes[1].headers.response[0].operation", change: func(d *config.Document) {
+			d.Hosts[0].Routes[1].Headers.Response = []config.HeaderRule{{Name: "X-A", Operation: "delete"}}
 		}},
-		{code: proxy.CodeHeaderValueInvalid, path: "hosts[0].headers.request[0].value", change: func(d *Document) {
-			d.Hosts[0].Headers.Request = []HeaderRule{{Name: "X-Env", Value: "a\r\nb"}}
+		{code: proxy.CodeHeaderValueInvalid, path: "hosts[0].headers.request[0].value", change: func(d *config.Document) {
+			d.Hosts[0].Headers.Request = []config.HeaderRule{{Name: "X-Env", Value: "a\r\nb"}}
 		}},
-		{code: proxy.CodeHeaderValueUnexpected, path: "hosts[0].headers.request[0].value", change: func(d *Document) {
-			d.Hosts[0].Headers.Request = []HeaderRule{{Name: "X-Env", Operation: "remove", Value: "x"}}
+		{code: proxy.CodeHeaderValueUnexpected, path: "hosts[0].headers.request[0].value", change: func(d *config.Document) {
+			d.Hosts[0].Headers.Request = []config.HeaderRule{{Name: "X-Env", Operation: "remove", Value: "x"}}
 		}},
 
-		{code: CodeUpstreamIDMissing, path: "upstreams[2].id", change: func(d *Document) { d.Upstreams = append(d.Upstreams, Upstream{}) }},
-		{code: CodeUpstreamIDInvalid, path: "upstreams[2].id", change: func(d *Document) {
-			d.Upstreams = append(d.Upstreams, Upstream{ID: "web/2"})
+		{code: config.CodeUpstreamIDMissing, path: "upstreams[2].id", change: func(d *config.Document) { d.Upstreams = append(d.Upstreams, config.Upstream{}) }},
+		{code: config.CodeUpstreamIDInvalid, path: "upstreams[2].id", change: func(d *config.Document) {
+			d.Upstreams = append(d.Upstreams, config.Upstream{ID: "web/2"})
 		}},
-		{code: CodeUpstreamIDDuplicate, path: "upstreams[2].id", change: func(d *Document) {
-			d.Upstreams = append(d.Upstreams, Upstream{ID: "api"})
+		{code: config.CodeUpstreamIDDuplicate, path: "upstreams[2].id", change: func(d *config.Document) {
+			d.Upstreams = append(d.Upstreams, config.Upstream{ID: "api"})
 		}},
-		{code: CodeUpstreamDestinationIDMissing, path: "upstreams[1].destinations[1].id", change: func(d *Document) {
+		{code: config.CodeUpstreamDestinationIDMissing, path: "upstreams[1].destinations[1].id", change: func(d *config.Document) {
 			d.Upstreams[1].Destinations[1].ID = ""
 		}},
-		{code: CodeUpstreamDestinationIDInvalid, path: "upstreams[1].destinations[1].id", change: func(d *Document) {
+		{code: config.CodeUpstreamDestinationIDInvalid, path: "upstreams[1].destinations[1].id", change: func(d *config.Document) {
 			d.Upstreams[1].Destinations[1].ID = strings.Repeat("w", 129)
 		}},
-		{code: CodeUpstreamDestinationIDDuplicate, path: "upstreams[1].destinations[1].id", change: func(d *Document) {
+		{code: config.CodeUpstreamDestinationIDDuplicate, path: "upstreams[1].destinations[1].id", change: func(d *config.Document) {
 			d.Upstreams[1].Destinations[1].ID = "w1"
 		}},
-		{code: CodeUpstreamDestinationAddressInvalid, path: "upstreams[1].destinations[0].address", change: func(d *Document) {
+		{code: config.CodeUpstreamDestinationAddressInvalid, path: "upstreams[1].destinations[0].address", change: func(d *config.Document) {
 			d.Upstreams[1].Destinations[0].Address = "http://web-1.internal:8080/app"
 		}},
-		{code: CodeUpstreamDestinationHealthInvalid, path: "upstreams[0].destinations[0].health", change: func(d *Document) {
+		{code: config.CodeUpstreamDestinationHealthInvalid, path: "upstreams[0].destinations[0].health", change: func(d *config.Document) {
 			d.Upstreams[0].Destinations[0].Health = "10.0.1.1:9090"
 		}},
-		{code: CodeUpstreamDestinationHealthScheme, path: "upstreams[0].destinations[0].health", change: func(d *Document) {
+		{code: config.CodeUpstreamDestinationHealthScheme, path: "upstreams[0].destinations[0].health", change: func(d *config.Document) {
 			d.Upstreams[0].Destinations[0].Health = "https://10.0.1.1:9443"
 		}},
-		{code: balance.CodePolicyUnknown, path: "upstreams[1].loadBalancing", change: func(d *Document) { d.Upstreams[1].LoadBalancing = "Fastest" }},
-		{code: balance.CodePolicyUnknown, path: "upstreams[1].loadBalancing", change: func(d *Document) { d.Upstreams[1].LoadBalancing = "ZoneAware" }},
-		{code: proxy.CodeClientVersionUnknown, path: "upstreams[0].http.version", change: func(d *Document) { d.Upstreams[0].HTTP.Version = "3" }},
-		{code: CodeUpstreamHTTPVersionPlainText, path: "upstreams[1].http.version", change: func(d *Document) { d.Upstreams[1].HTTP.Version = "2" }},
-		{code: proxy.CodeClientVersionPolicyUnknown, path: "upstreams[0].http.versionPolicy", change: func(d *Document) {
+		{code: balance.CodePolicyUnknown, path: "upstreams[1].loadBalancing", change: func(d *config.Document) { d.Upstreams[1].LoadBalancing = "Fastest" }},
+		{code: balance.CodePolicyUnknown, path: "upstreams[1].loadBalancing", change: func(d *config.Document) { d.Upstreams[1].LoadBalancing = "ZoneAware" }},
+		{code: proxy.CodeClientVersionUnknown, path: "upstreams[0].http.version", change: func(d *config.Document) { d.Upstreams[0].HTTP.Version = "3" }},
+		{code: CodeUpstreamHTTPVersionPlainText, path: "upstreams[1].http.version", change: func(d *config.Document) { d.Upstreams[1].HTTP.Version = "2" }},
+		{code: proxy.CodeClientVersionPolicyUnknown, path: "upstreams[0].http.versionPolicy", change: func(d *config.Document) {
 			d.Upstreams[0].HTTP.VersionPolicy = "orHigher"
 		}},
-		{code: proxy.CodeClientConnectTimeoutInvalid, path: "upstreams[0].http.connectTimeout", change: func(d *Document) {
+		{code: proxy.CodeClientConnectTimeoutInvalid, path: "upstreams[0].http.connectTimeout", change: func(d *config.Document) {
 			d.Upstreams[0].HTTP.ConnectTimeout = "99ms"
 		}},
-		{code: proxy.CodeClientHTTP1Unknown, path: "upstreams[0].http.http1Client", change: func(d *Document) { d.Upstreams[0].HTTP.HTTP1Client = "curl" }},
-		{code: proxy.CodeClientTrustUnknown, path: "upstreams[1].http.tls.trust", change: func(d *Document) { d.Upstreams[1].HTTP.TLS.Trust = "none" }},
-		{code: proxy.CodeClientPinsMissing, path: "upstreams[0].http.tls.pins", change: func(d *Document) { d.Upstreams[0].HTTP.TLS.Pins = nil }},
-		{code: proxy.CodeClientPinsUnexpected, path: "upstreams[1].http.tls.pins", change: func(d *Document) {
+		{code: proxy.CodeClientHTTP1Unknown, path: "upstreams[0].http.http1Client", change: func(d *config.Document) { d.Upstreams[0].HTTP.HTTP1Client = "curl" }},
+		{code: proxy.CodeClientTrustUnknown, path: "upstreams[1].http.tls.trust", change: func(d *config.Document) { d.Upstreams[1].HTTP.TLS.Trust = "none" }},
+		{code: proxy.CodeClientPinsMissing, path: "upstreams[0].http.tls.pins", change: func(d *config.Document) { d.Upstreams[0].HTTP.TLS.Pins = nil }},
+		{code: proxy.CodeClientPinsUnexpected, path: "upstreams[1].http.tls.pins", change: func(d *config.Document) {
 			d.Upstreams[1].HTTP.TLS.Pins = []string{testPin}
 		}},
-		{code: CodeUpstreamHTTPTLSPinInvalid, path: "upstreams[0].http.tls.pins[1]", change: func(d *Document) {
+		{code: config.CodeUpstreamHTTPTLSPinInvalid, path: "upstreams[0].http.tls.pins[1]", change: func(d *config.Document) {
 			d.Upstreams[0].HTTP.TLS.Pins = append(d.Upstreams[0].HTTP.TLS.Pins, testPin[:62])
 		}},
-		{code: proxy.CodeClientServerNameInvalid, path: "upstreams[0].http.tls.serverName", change: func(d *Document) {
+		{code: proxy.CodeClientServerNameInvalid, path: "upstreams[0].http.tls.serverName", change: func(d *config.Document) {
 			d.Upstreams[0].HTTP.TLS.ServerName = "*.internal"
 		}},
-		{code: health.CodeActivePathInvalid, path: "upstreams[0].health.active.path", change: func(d *Document) {
+		{code: health.CodeActivePathInvalid, path: "upstreams[0].health.active.path", change: func(d *config.Document) {
 			d.Upstreams[0].Health.Active.Path = "/healthz?deep=1"
 		}},
-		{code: health.CodeActiveQueryInvalid, path: "upstreams[0].health.active.query", change: func(d *Document) {
+		{code: health.CodeActiveQueryInvalid, path: "upstreams[0].health.active.query", change: func(d *config.Document) {
 			d.Upstreams[0].Health.Active.Query = "deep=1#x"
 		}},
-		{code: health.CodeActivePolicyUnknown, path: "upstreams[0].health.active.policy", change: func(d *Document) {
+		{code: health.CodeActivePolicyUnknown, path: "upstreams[0].health.active.policy", change: func(d *config.Document) {
 			d.Upstreams[0].Health.Active.Policy = "consecutiveFailures"
 		}},
-		{code: health.CodeActiveThresholdInvalid, path: "upstreams[0].health.active.threshold", change: func(d *Document) {
+		{code: health.CodeActiveThresholdInvalid, path: "upstreams[0].health.active.threshold", change: func(d *config.Document) {
 			d.Upstreams[0].Health.Active.Threshold = -1
 		}},
-		{code: health.CodePassivePolicyUnknown, path: "upstreams[0].health.passive.policy", change: func(d *Document) {
+		{code: health.CodePassivePolicyUnknown, path: "upstreams[0].health.passive.policy", change: func(d *config.Document) {
 			d.Upstreams[0].Health.Passive.Policy = "TransportFailureRateWith5xx"
 		}},
-		{code: health.CodePassiveWindowInvalid, path: "upstreams[0].health.passive.window", change: func(d *Document) {
+		{code: health.CodePassiveWindowInvalid, path: "upstreams[0].health.passive.window", change: func(d *config.Document) {
 			d.Upstreams[0].Health.Passive.Window = "1ns"
 		}},
-		{code: health.CodePassiveMinRequestsInvalid, path: "upstreams[0].health.passive.minRequests", change: func(d *Document) {
+		{code: health.CodePassiveMinRequestsInvalid, path: "upstreams[0].health.passive.minRequests", change: func(d *config.Document) {
 			d.Upstreams[0].Health.Passive.MinRequests = -1
 		}},
-		{code: health.CodePassiveFailureRateInvalid, path: "upstreams[0].health.passive.failureRate", change: func(d *Document) {
+		{code: health.CodePassiveFailureRateInvalid, path: "upstreams[0].health.passive.failureRate", change: func(d *config.Document) {
 			d.Upstreams[0].Health.Passive.FailureRate = 1
 		}},
-		{code: health.CodeAvailabilityUnknown, path: "upstreams[0].health.availability", change: func(d *Document) {
+		{code: health.CodeAvailabilityUnknown, path: "upstreams[0].health.availability", change: func(d *config.Document) {
 			d.Upstreams[0].Health.Availability = "Always"
 		}},
-		{code: health.CodeProbeFirstInactive, path: "upstreams[0].health.probeFirst", change: func(d *Document) {
+		{code: health.CodeProbeFirstInactive, path: "upstreams[0].health.probeFirst", change: func(d *config.Document) {
 			d.Upstreams[0].Health.Active.Enabled = false
 		}},
-		{code: health.CodeActiveThresholdInvalid, path: `upstreams[1].metadata["ConsecutiveFailuresHealthPolicy.Threshold"]`, change: func(d *Document) {
+		{code: health.CodeActiveThresholdInvalid, path: `upstreams[1].metadata["ConsecutiveFailuresHealthPolicy.Threshold"]`, change: func(d *config.Document) {
 			d.Upstreams[1].Metadata = map[string]string{health.MetadataThreshold: "0"}
 		}},
-		{code: CodeDocumentDurationInvalid, path: "upstreams[0].health.slowStart", change: func(d *Document) {
+		{code: config.CodeDocumentDurationInvalid, path: "upstreams[0].health.slowStart", change: func(d *config.Document) {
 			d.Upstreams[0].Health.SlowStart = "-30s"
 		}},
-		{code: balance.CodeAffinityModeUnknown, path: "upstreams[0].affinity.mode", change: func(d *Document) { d.Upstreams[0].Affinity.Mode = "Cookie" }},
-		{code: balance.CodeAffinityFailurePolicyUnknown, path: "upstreams[0].affinity.failurePolicy", change: func(d *Document) {
+		{code: balance.CodeAffinityModeUnknown, path: "upstreams[0].affinity.mode", change: func(d *config.Document) { d.Upstreams[0].Affinity.Mode = "Cookie" }},
+		{code: balance.CodeAffinityFailurePolicyUnknown, path: "upstreams[0].affinity.failurePolicy", change: func(d *config.Document) {
 			d.Upstreams[0].Affinity.FailurePolicy = "Fail"
 		}},
-		{code: balance.CodeAffinityKeyNameInvalid, path: "upstreams[0].affinity.key", change: func(d *Document) { d.Upstreams[0].Affinity.Key = "sticky;x" }},
-		{code: balance.CodeAffinityCookiePathInvalid, path: "upstreams[0].affinity.cookie.path", change: func(d *Document) {
+		{code: balance.CodeAffinityKeyNameInvalid, path: "upstreams[0].affinity.key", change: func(d *config.Document) { d.Upstreams[0].Affinity.Key = "sticky;x" }},
+		{code: balance.CodeAffinityCookiePathInvalid, path: "upstreams[0].affinity.cookie.path", change: func(d *config.Document) {
 			d.Upstreams[0].Affinity.Cookie.Path = "/;Domain=evil.com"
 		}},
-		{code: balance.CodeAffinityCookieDomainInvalid, path: "upstreams[0].affinity.cookie.domain", change: func(d *Document) {
+		{code: balance.CodeAffinityCookieDomainInvalid, path: "upstreams[0].affinity.cookie.domain", change: func(d *config.Document) {
 			d.Upstreams[0].Affinity.Cookie.Domain = "example.com;x"
 		}},
-		{code: balance.CodeAffinityCookieSecureUnknown, path: "upstreams[1].affinity.cookie.secure", change: func(d *Document) {
+		{code: balance.CodeAffinityCookieSecureUnknown, path: "upstreams[1].affinity.cookie.secure", change: func(d *config.Document) {
 			d.Upstreams[1].Affinity.Cookie.Secure = "Sometimes"
 		}},
-		{code: balance.CodeAffinityCookieSameSiteUnknown, path: "upstreams[0].affinity.cookie.sameSite", change: func(d *Document) {
+		{code: balance.CodeAffinityCookieSameSiteUnknown, path: "upstreams[0].affinity.cookie.sameSite", change: func(d *config.Document) {
 			d.Upstreams[0].Affinity.Cookie.SameSite = "none"
 		}},
-		{code: balance.CodeAffinityCookieSameSiteInsecure, path: "upstreams[0].affinity.cookie.sameSite", change: func(d *Document) {
+		{code: balance.CodeAffinityCookieSameSiteInsecure, path: "upstreams[0].affinity.cookie.sameSite", change: func(d *config.Document) {
 			d.Upstreams[0].Affinity.Cookie.Secure = "SameAsRequest"
 		}},
-		{code: balance.CodeAffinityCookieMaxAgeInvalid, path: "upstreams[0].affinity.cookie.maxAge", change: func(d *Document) {
+		{code: balance.CodeAffinityCookieMaxAgeInvalid, path: "upstreams[0].affinity.cookie.maxAge", change: func(d *config.Document) {
 			d.Upstreams[0].Affinity.Cookie.MaxAge = "1500ms"
 		}},
 
-		{code: CodePolicyIDMissing, path: "accessLists[1].id", change: func(d *Document) {
-			d.AccessLists = append(d.AccessLists, AccessList{Deny: []string{"203.0.113.0/24"}})
+		{code: config.CodePolicyIDMissing, path: "accessLists[1].id", change: func(d *config.Document) {
+			d.AccessLists = append(d.AccessLists, config.AccessList{Deny: []string{"203.0.113.0/24"}})
 		}},
-		{code: CodePolicyIDInvalid, path: "accessLists[1].id", change: func(d *Document) {
-			d.AccessLists = append(d.AccessLists, AccessList{ID: "office:2"})
+		{code: config.CodePolicyIDInvalid, path: "accessLists[1].id", change: func(d *config.Document) {
+			d.AccessLists = append(d.AccessLists, config.AccessList{ID: "office:2"})
 		}},
-		{code: CodePolicyIDDuplicate, path: "accessLists[1].id", change: func(d *Document) {
-			d.AccessLists = append(d.AccessLists, AccessList{ID: "office"})
+		{code: config.CodePolicyIDDuplicate, path: "accessLists[1].id", change: func(d *config.Document) {
+			d.AccessLists = append(d.AccessLists, config.AccessList{ID: "office"})
 		}},
-		{code: CodeAccessListPrefixInvalid, path: "accessLists[0].deny[0]", change: func(d *Document) {
+		{code: config.CodeAccessListPrefixInvalid, path: "accessLists[0].deny[0]", change: func(d *config.Document) {
 			d.AccessLists[0].Deny[0] = "198.51.100.300"
 		}},
-		{code: gate.CodeAccessListCountriesNoLookup, path: "accessLists[0].denyCountries", change: func(d *Document) {
+		{code: gate.CodeAccessListCountriesNoLookup, path: "accessLists[0].denyCountries", change: func(d *config.Document) {
 			d.AccessLists[0].DenyCountries = []string{"XX"}
 		}},
 
-		{code: CodeGlobalProbeSourceInvalid, path: "global.probeSources[0]", change: func(d *Document) { d.Global.ProbeSources = []string{"lb"} }},
-		{code: CodeHostPolicyUnknown, path: "hosts[0].policies[1]", change: func(d *Document) {
+		{code: config.CodeGlobalProbeSourceInvalid, path: "global.probeSources[0]", change: func(d *config.Document) { d.Global.ProbeSources = []string{"lb"} }},
+		{code: config.CodeHostPolicyUnknown, path: "hosts[0].policies[1]", change: func(d *config.Document) {
 			addPolicies(d)
 			d.Hosts[0].Policies = []string{"waf", "nope"}
 		}},
 		// tlsselect reads the minimum version for the handshake before the
 		// gate reads it for the re-check: its code is the one reported.
-		{code: tlsselect.CodeMinVersionInvalid, path: "hosts[0].tls.minVersion", change: func(d *Document) {
+		{code: tlsselect.CodeMinVersionInvalid, path: "hosts[0].tls.minVersion", change: func(d *config.Document) {
 			withHostCertificate(d)
-			d.Hosts[0].TLS = &HostTLS{MinVersion: "1.1"}
+			d.Hosts[0].TLS = &config.HostTLS{MinVersion: "1.1"}
 		}},
-		{code: gate.CodeHostTLSAltSvcInvalid, path: "hosts[0].tls.altSvc", change: func(d *Document) {
+		{code: gate.CodeHostTLSAltSvcInvalid, path: "hosts[0].tls.altSvc", change: func(d *config.Document) {
 			withHostCertificate(d)
-			d.Hosts[0].TLS = &HostTLS{AltSvc: `h3=":443"`}
+			d.Hosts[0].TLS = &config.HostTLS{AltSvc: `h3=":443"`}
 		}},
-		{code: CodeHostTLSUnused, path: "hosts[0].tls", change: func(d *Document) {
+		{code: config.CodeHostTLSUnused, path: "hosts[0].tls", change: func(d *config.Document) {
 			withCertificate(d) // served to no host
-			d.Hosts[0].TLS = &HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/cert.pem"}
+			d.Hosts[0].TLS = &config.HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/cert.pem"}
 		}},
-		{code: gate.CodeHostHSTSMaxAgeInvalid, path: "hosts[0].hsts.maxAge", change: func(d *Document) { d.Hosts[0].HSTS = &HSTS{MaxAge: "10ms"} }},
-		{code: CodeHostHSTSMaxAgeMissing, path: "hosts[0].hsts.maxAge", change: func(d *Document) { d.Hosts[0].HSTS = &HSTS{Preload: true} }},
-		{code: gate.CodeHostHTTPSRedirectStatusInvalid, path: "hosts[0].httpsRedirect.status", change: func(d *Document) {
-			d.Hosts[0].HTTPSRedirect = &HTTPSRedirect{Status: 303}
+		{code: gate.CodeHostHSTSMaxAgeInvalid, path: "hosts[0].hsts.maxAge", change: func(d *config.Document) { d.Hosts[0].HSTS = &config.HSTS{MaxAge: "10ms"} }},
+		{code: config.CodeHostHSTSMaxAgeMissing, path: "hosts[0].hsts.maxAge", change: func(d *config.Document) { d.Hosts[0].HSTS = &config.HSTS{Preload: true} }},
+		{code: gate.CodeHostHTTPSRedirectStatusInvalid, path: "hosts[0].httpsRedirect.status", change: func(d *config.Document) {
+			d.Hosts[0].HTTPSRedirect = &config.HTTPSRedirect{Status: 303}
 		}},
-		{code: gate.CodeHostHTTPSRedirectPortInvalid, path: "hosts[0].httpsRedirect.port", change: func(d *Document) {
-			d.Hosts[0].HTTPSRedirect = &HTTPSRedirect{Port: 70000}
+		{code: gate.CodeHostHTTPSRedirectPortInvalid, path: "hosts[0].httpsRedirect.port", change: func(d *config.Document) {
+			d.Hosts[0].HTTPSRedirect = &config.HTTPSRedirect{Port: 70000}
 		}},
-		{code: gate.CodeAnswerBodyTooLarge, path: "hosts[0].robots", change: func(d *Document) { d.Hosts[0].Robots = strings.Repeat("x", gate.MaxAnswerBody+1) }},
-		{code: gate.CodeHostLimitsInvalid, path: "hosts[0].limits.maxHeaderCount", change: func(d *Document) {
-			d.Hosts[0].Limits = &RequestLimits{MaxURIBytes: 100, MaxHeaderCount: -1}
+		{code: gate.CodeAnswerBodyTooLarge, path: "hosts[0].robots", change: func(d *config.Document) { d.Hosts[0].Robots = strings.Repeat("x", gate.MaxAnswerBody+1) }},
+		{code: gate.CodeHostLimitsInvalid, path: "hosts[0].limits.maxHeaderCount", change: func(d *config.Document) {
+			d.Hosts[0].Limits = &config.RequestLimits{MaxURIBytes: 100, MaxHeaderCount: -1}
 		}},
-		{code: CodeRoutePolicyUnknown, path: "hosts[0].routes[1].policies[0]", change: func(d *Document) { d.Hosts[0].Routes[1].Policies = []string{"nope"} }},
-		{code: gate.CodeRouteMaxBodyBytesInvalid, path: "hosts[0].routes[0].maxBodyBytes", change: func(d *Document) { d.Hosts[0].Routes[0].MaxBodyBytes = -1 }},
-		{code: CodePolicyIDMissing, path: "rateLimits[1].id", change: func(d *Document) {
+		{code: config.CodeRoutePolicyUnknown, path: "hosts[0].routes[1].policies[0]", change: func(d *config.Document) { d.Hosts[0].Routes[1].Policies = []string{"nope"} }},
+		{code: gate.CodeRouteMaxBodyBytesInvalid, path: "hosts[0].routes[0].maxBodyBytes", change: func(d *config.Document) { d.Hosts[0].Routes[0].MaxBodyBytes = -1 }},
+		{code: config.CodePolicyIDMissing, path: "rateLimits[1].id", change: func(d *config.Document) {
 			addPolicies(d)
-			d.RateLimits = append(d.RateLimits, RateLimit{Requests: 1, Period: "1s", Scope: "shared"})
+			d.RateLimits = append(d.RateLimits, config.RateLimit{Requests: 1, Period: "1s", Scope: "shared"})
 		}},
-		{code: CodePolicyIDInvalid, path: "ruleSets[0].id", change: func(d *Document) {
+		{code: config.CodePolicyIDInvalid, path: "ruleSets[0].id", change: func(d *config.Document) {
 			addPolicies(d)
 			d.RuleSets[0].ID = "waf 1"
 			d.Hosts[0].Policies[0] = "waf 1"
 		}},
-		{code: CodePolicyIDDuplicate, path: "forwardAuths[0].id", change: func(d *Document) {
+		{code: config.CodePolicyIDDuplicate, path: "forwardAuths[0].id", change: func(d *config.Document) {
 			addPolicies(d)
 			d.ForwardAuths[0].ID = "office"
 			d.Hosts[0].Routes[0].Policies = []string{"office"}
 		}},
-		{code: gate.CodeChainModeUnknown, path: "rateLimits[0].mode", change: func(d *Document) {
+		{code: gate.CodeChainModeUnknown, path: "rateLimits[0].mode", change: func(d *config.Document) {
 			addPolicies(d)
 			d.RateLimits[0].Mode = "dry"
 		}},
-		{code: gate.CodeAccessListUserNameInvalid, path: "accessLists[0].users[0].name", change: func(d *Document) {
-			d.AccessLists[0].Users = []BasicUser{{Name: "a:b", PasswordHash: testBcrypt}}
+		{code: gate.CodeAccessListUserNameInvalid, path: "accessLists[0].users[0].name", change: func(d *config.Document) {
+			d.AccessLists[0].Users = []config.BasicUser{{Name: "a:b", PasswordHash: testBcrypt}}
 		}},
-		{code: gate.CodeAccessListUserHashInvalid, path: "accessLists[0].users[0].passwordHash", change: func(d *Document) {
-			d.AccessLists[0].Users = []BasicUser{{Name: "ann", PasswordHash: "secret"}}
+		{code: gate.CodeAccessListUserHashInvalid, path: "accessLists[0].users[0].passwordHash", change: func(d *config.Document) {
+			d.AccessLists[0].Users = []config.BasicUser{{Name: "ann", PasswordHash: "secret"}}
 		}},
-		{code: gate.CodeAccessListRealmInvalid, path: "accessLists[0].realm", change: func(d *Document) { d.AccessLists[0].Realm = "a\nb\x00" }},
-		{code: gate.CodeRuleSetRuleActionUnknown, path: "ruleSets[0].rules[0].action", change: func(d *Document) {
+		{code: gate.CodeAccessListRealmInvalid, path: "accessLists[0].realm", change: func(d *config.Document) { d.AccessLists[0].Realm = "a\nb\x00" }},
+		{code: gate.CodeRuleSetRuleActionUnknown, path: "ruleSets[0].rules[0].action", change: func(d *config.Document) {
 			addPolicies(d)
 			d.RuleSets[0].Rules[0].Action = "block"
 		}},
-		{code: CodeRuleSetRuleRespondMissing, path: "ruleSets[0].rules[1].respond", change: func(d *Document) {
+		{code: config.CodeRuleSetRuleRespondMissing, path: "ruleSets[0].rules[1].respond", change: func(d *config.Document) {
 			addPolicies(d)
 			d.RuleSets[0].Rules[1].Respond = nil
 		}},
-		{code: CodeRuleSetRuleRespondUnexpected, path: "ruleSets[0].rules[0].respond", change: func(d *Document) {
+		{code: config.CodeRuleSetRuleRespondUnexpected, path: "ruleSets[0].rules[0].respond", change: func(d *config.Document) {
 			addPolicies(d)
-			d.RuleSets[0].Rules[0].Respond = &FixedAnswer{Status: 410}
+			d.RuleSets[0].Rules[0].Respond = &config.FixedAnswer{Status: 410}
 		}},
-		{code: gate.CodeAnswerStatusInvalid, path: "ruleSets[0].rules[1].respond.status", change: func(d *Document) {
+		{code: gate.CodeAnswerStatusInvalid, path: "ruleSets[0].rules[1].respond.status", change: func(d *config.Document) {
 			addPolicies(d)
 			d.RuleSets[0].Rules[1].Respond.Status = 99
 		}},
-		{code: gate.CodeRuleSetRuleMethodInvalid, path: "ruleSets[0].rules[1].methods[0]", change: func(d *Document) {
+		{code: gate.CodeRuleSetRuleMethodInvalid, path: "ruleSets[0].rules[1].methods[0]", change: func(d *config.Document) {
 			addPolicies(d)
 			d.RuleSets[0].Rules[1].Methods = []string{"GE T"}
 		}},
-		{code: gate.CodeRuleSetRulePathInvalid, path: "ruleSets[0].rules[0].pathPrefix", change: func(d *Document) {
+		{code: gate.CodeRuleSetRulePathInvalid, path: "ruleSets[0].rules[0].pathPrefix", change: func(d *config.Document) {
 			addPolicies(d)
 			d.RuleSets[0].Rules[0].PathPrefix = "admin"
 		}},
-		{code: gate.CodeRuleSetRulePathInvalid, path: "ruleSets[0].rules[1].pathExact", change: func(d *Document) {
+		{code: gate.CodeRuleSetRulePathInvalid, path: "ruleSets[0].rules[1].pathExact", change: func(d *config.Document) {
 			addPolicies(d)
 			d.RuleSets[0].Rules[1].PathExact = "/x?y=1"
 		}},
-		{code: gate.CodeRateLimitRateInvalid, path: "rateLimits[0].period", change: func(d *Document) {
+		{code: gate.CodeRateLimitRateInvalid, path: "rateLimits[0].period", change: func(d *config.Document) {
 			addPolicies(d)
 			d.RateLimits[0].Period = "0s"
 		}},
-		{code: gate.CodeRateLimitBurstInvalid, path: "rateLimits[0].burst", change: func(d *Document) {
+		{code: gate.CodeRateLimitBurstInvalid, path: "rateLimits[0].burst", change: func(d *config.Document) {
 			addPolicies(d)
 			d.RateLimits[0].Burst = -1
 		}},
-		{code: CodeRateLimitScopeMissing, path: "rateLimits[0].scope", change: func(d *Document) {
+		{code: config.CodeRateLimitScopeMissing, path: "rateLimits[0].scope", change: func(d *config.Document) {
 			addPolicies(d)
 			d.RateLimits[0].Scope = ""
 		}},
-		{code: gate.CodeRateLimitScopeUnknown, path: "rateLimits[0].scope", change: func(d *Document) {
+		{code: gate.CodeRateLimitScopeUnknown, path: "rateLimits[0].scope", change: func(d *config.Document) {
 			addPolicies(d)
 			d.RateLimits[0].Scope = "host"
 		}},
-		{code: gate.CodeForwardAuthURLInvalid, path: "forwardAuths[0].url", change: func(d *Document) {
+		{code: gate.CodeForwardAuthURLInvalid, path: "forwardAuths[0].url", change: func(d *config.Document) {
 			addPolicies(d)
 			d.ForwardAuths[0].URL = "auth.internal/check"
 		}},
-		{code: CodeDocumentDurationInvalid, path: "forwardAuths[0].timeout", change: func(d *Document) {
+		{code: config.CodeDocumentDurationInvalid, path: "forwardAuths[0].timeout", change: func(d *config.Document) {
 			addPolicies(d)
 			d.ForwardAuths[0].Timeout = "soon"
 		}},
-		{code: gate.CodeForwardAuthHeaderInvalid, path: "forwardAuths[0].identityHeaders[0]", change: func(d *Document) {
+		{code: gate.CodeForwardAuthHeaderInvalid, path: "forwardAuths[0].identityHeaders[0]", change: func(d *config.Document) {
 			addPolicies(d)
 			d.ForwardAuths[0].IdentityHeaders = []string{"X User"}
 		}},
-		{code: gate.CodeForwardAuthHeaderInvalid, path: "forwardAuths[0].identityHeaders[0]", change: func(d *Document) {
+		{code: gate.CodeForwardAuthHeaderInvalid, path: "forwardAuths[0].identityHeaders[0]", change: func(d *config.Document) {
 			addPolicies(d)
 			d.ForwardAuths[0].IdentityHeaders = []string{"X_User"}
 		}},
@@ -480,13 +432,13 @@ const testBcrypt = "$2a$04$9g3HXQT6Xq8bRr0qy3bQ2uTzK3dxN7Zb4SuN6bzYpU3TtR9c4s6Hy
 
 // addPolicies adds a valid rule set, rate limit and forward auth that
 // hosts[0] and its first route use.
-func addPolicies(d *Document) {
-	d.RuleSets = append(d.RuleSets, RuleSet{ID: "waf", Mode: "shadow", Rules: []Rule{
+func addPolicies(d *config.Document) {
+	d.RuleSets = append(d.RuleSets, config.RuleSet{ID: "waf", Mode: "shadow", Rules: []config.Rule{
 		{PathPrefix: "/wp-"},
-		{PathExact: "/admin", Methods: []string{"DELETE"}, Action: "respond", Respond: &FixedAnswer{Status: 405}},
+		{PathExact: "/admin", Methods: []string{"DELETE"}, Action: "respond", Respond: &config.FixedAnswer{Status: 405}},
 	}})
-	d.RateLimits = append(d.RateLimits, RateLimit{ID: "rl", Requests: 10, Period: "1s", Scope: "route", ExemptProbes: true})
-	d.ForwardAuths = append(d.ForwardAuths, ForwardAuth{ID: "sso", URL: "http://auth.internal/check", Timeout: "2s",
+	d.RateLimits = append(d.RateLimits, config.RateLimit{ID: "rl", Requests: 10, Period: "1s", Scope: "route", ExemptProbes: true})
+	d.ForwardAuths = append(d.ForwardAuths, config.ForwardAuth{ID: "sso", URL: "http://auth.internal/check", Timeout: "2s",
 		RequestHeaders: []string{"Authorization"}, IdentityHeaders: []string{"X-User"}})
 	d.Hosts[0].Policies = []string{"waf", "rl"}
 	d.Hosts[0].Routes[0].Policies = []string{"sso", "office"}
@@ -498,7 +450,7 @@ func TestValidateCodes(t *testing.T) {
 		t.Run(tc.code, func(t *testing.T) {
 			var probs []*ValidationError
 			if tc.change == nil {
-				_, err := Decode([]byte(tc.data))
+				_, err := config.Decode([]byte(tc.data))
 				require.Error(t, err)
 				probs = strictProblems(t, err)
 			} else {
@@ -516,13 +468,43 @@ func TestValidateCodes(t *testing.T) {
 	}
 }
 
+// TestCheckIsTheDocumentsOwn: every case of a code of the document's own
+// is found by config.Check alone, with the same code and path as the
+// compile reports it, and the owners' codes are not: the compile leaves
+// the document's checks to config's checker.
+func TestCheckIsTheDocumentsOwn(t *testing.T) {
+	own := map[string]bool{}
+	for _, c := range config.Codes() {
+		own[c] = true
+	}
+	for _, tc := range codeCases() {
+		if tc.change == nil {
+			continue
+		}
+		t.Run(tc.code+" "+tc.path, func(t *testing.T) {
+			doc := richDocument()
+			tc.change(doc)
+			probs := config.Check(doc)
+			if !own[tc.code] {
+				for _, p := range probs {
+					assert.True(t, own[p.Code], "Check reports %v, which is not the document's own", p)
+				}
+				return
+			}
+			require.Len(t, probs, 1, "problems: %v", probs)
+			assert.Equal(t, tc.code, probs[0].Code)
+			assert.Equal(t, tc.path, probs[0].Path)
+		})
+	}
+}
+
 func TestRedirectLoopThroughAnotherHost(t *testing.T) {
 	d := richDocument()
 	// old.example.com -> x.old.example.com (a wildcard redirect host) ->
 	// old.example.com: both loop; a redirect to a proxy host does not.
 	d.Hosts = append(d.Hosts,
-		Host{Names: []string{"*.old.example.com"}, Kind: "redirect", Redirect: &Redirect{To: "http://old.example.com"}},
-		Host{Names: []string{"moved.example.com"}, Kind: "redirect", Redirect: &Redirect{To: "https://www.example.com"}})
+		config.Host{Names: []string{"*.old.example.com"}, Kind: "redirect", Redirect: &config.Redirect{To: "http://old.example.com"}},
+		config.Host{Names: []string{"moved.example.com"}, Kind: "redirect", Redirect: &config.Redirect{To: "https://www.example.com"}})
 	d.Hosts[2].Redirect.To = "https://x.old.example.com"
 	assert.Equal(t, []string{gate.CodeHostRedirectToLoop + " hosts[2].redirect.to", gate.CodeHostRedirectToLoop + " hosts[4].redirect.to"},
 		codePaths(Validate(d)))
@@ -534,7 +516,7 @@ func TestEveryCodeHasACase(t *testing.T) {
 		cases[tc.code] = true
 	}
 	known := map[string]bool{}
-	for _, c := range allCodes {
+	for _, c := range append(config.Codes(), allCodes[:]...) {
 		assert.False(t, known[c], "code %s listed twice", c)
 		known[c] = true
 		assert.True(t, cases[c], "code %s has no case in codeCases", c)
@@ -545,7 +527,8 @@ func TestEveryCodeHasACase(t *testing.T) {
 	}
 }
 
-// TestCodesDocumented checks that the table in codes.go lists every code.
+// TestCodesDocumented checks that the table in codes.go lists every code
+// of the compile's (package config's test does the same for its own).
 func TestCodesDocumented(t *testing.T) {
 	src, err := os.ReadFile("codes.go")
 	require.NoError(t, err)
@@ -556,11 +539,11 @@ func TestCodesDocumented(t *testing.T) {
 
 func TestValidateRichDocument(t *testing.T) {
 	assert.Empty(t, Validate(richDocument()))
-	for _, name := range []string{"testdata/valid.json", "testdata/valid.yaml"} {
+	for _, name := range []string{"../config/testdata/valid.json", "../config/testdata/valid.yaml"} {
 		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(name)
 			require.NoError(t, err)
-			doc, err := Decode(data)
+			doc, err := config.Decode(data)
 			require.NoError(t, err)
 			assert.Equal(t, richDocument(), doc)
 			assert.Empty(t, Validate(doc))
@@ -569,7 +552,7 @@ func TestValidateRichDocument(t *testing.T) {
 }
 
 func TestValidateZeroAndNil(t *testing.T) {
-	assert.Empty(t, Validate(&Document{}))
+	assert.Empty(t, Validate(&config.Document{}))
 	assert.Empty(t, Validate(nil))
 }
 
@@ -582,16 +565,16 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	doc.Upstreams[0].Destinations[1].Address = "ftp://a"
 	doc.Upstreams[1].HTTP.ConnectTimeout = "1h"
 	doc.Upstreams[1].Health.Passive.FailureRate = 1
-	doc.Certificates = []Certificate{{ID: "main"}}
+	doc.Certificates = []config.Certificate{{ID: "main"}}
 
 	probs := Validate(doc)
 	assert.Equal(t, []string{
-		CodeUpstreamDestinationAddressInvalid + " upstreams[0].destinations[1].address",
+		config.CodeUpstreamDestinationAddressInvalid + " upstreams[0].destinations[1].address",
 		proxy.CodeClientConnectTimeoutInvalid + " upstreams[1].http.connectTimeout",
 		health.CodePassiveFailureRateInvalid + " upstreams[1].health.passive.failureRate",
 		CodeCertificateSourceMissing + " certificates[0]",
-		CodeGlobalTrustedProxyInvalid + " global.trustedProxies[1]",
-		CodeRouteUpstreamUnknown + " hosts[1].routes[0].upstream",
+		config.CodeGlobalTrustedProxyInvalid + " global.trustedProxies[1]",
+		config.CodeRouteUpstreamUnknown + " hosts[1].routes[0].upstream",
 		gate.CodeHostNameDuplicate + " hosts[0].names[2]",
 		gate.CodeHostRedirectStatusInvalid + " hosts[2].redirect.status",
 	}, codePaths(probs))
@@ -633,9 +616,9 @@ func TestValidateHostNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.names, ","), func(t *testing.T) {
-			doc := &Document{Upstreams: []Upstream{{ID: "u"}}}
+			doc := &config.Document{Upstreams: []config.Upstream{{ID: "u"}}}
 			for _, n := range tt.names {
-				doc.Hosts = append(doc.Hosts, Host{Names: []string{n}, Routes: []Route{{Upstream: "u"}}})
+				doc.Hosts = append(doc.Hosts, config.Host{Names: []string{n}, Routes: []config.Route{{Upstream: "u"}}})
 			}
 			probs := Validate(doc)
 			if !tt.dup {
@@ -649,93 +632,10 @@ func TestValidateHostNames(t *testing.T) {
 	}
 }
 
-func TestValidatePrefixes(t *testing.T) {
-	good := map[string]string{
-		"10.0.0.0/8":           "10.0.0.0/8",
-		"192.0.2.7":            "192.0.2.7",
-		"192.0.2.7/32":         "192.0.2.7",
-		"::ffff:192.0.2.7":     "192.0.2.7",
-		"::ffff:192.0.2.0/120": "192.0.2.0/24",
-		"2001:DB8::/32":        "2001:db8::/32",
-		"::/0":                 "::/0",
-	}
-	for in, want := range good {
-		p, reason := parseAddrPrefix(in)
-		require.Empty(t, reason, in)
-		assert.Equal(t, want, string(appendPrefix(nil, p)), in)
-	}
-	for _, in := range []string{"", "10.0.0.1/8", "10.0.0.0/33", "fe80::1%eth0", "example.com", "::ffff:1.2.3.4/64", "10.0.0.0/"} {
-		_, reason := parseAddrPrefix(in)
-		assert.NotEmpty(t, reason, in)
-	}
-}
-
-func TestValidatePins(t *testing.T) {
-	empty := sha256.Sum256(nil) // testPin in hex
-	sum := [32]byte{1, 2, 3}
-	for p, want := range map[string][32]byte{
-		testPin:                  empty,
-		strings.ToUpper(testPin): empty,
-		"47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU=": empty,
-		"47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU":  empty,
-		"AQIDAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=": sum,
-		"AQIDAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA":  sum,
-	} {
-		got, ok := decodeSHA256Pin(p)
-		assert.True(t, ok, p)
-		assert.Equal(t, want, got, p)
-	}
-	for _, p := range []string{"", "abc", testPin[:62], "AQID", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU\n", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSu\r\n"} {
-		_, ok := decodeSHA256Pin(p)
-		assert.False(t, ok, p)
-	}
-}
-
-func TestParseAddress(t *testing.T) {
-	tests := []struct{ in, scheme, hostport string }{
-		{"http://example.com", "http", "example.com:80"},
-		{"https://example.com", "https", "example.com:443"},
-		{"HTTPS://Example.COM:8443/", "https", "example.com:8443"},
-		{"http://10.0.0.1:8080", "http", "10.0.0.1:8080"},
-		{"http://[2001:db8::1]", "http", "[2001:db8::1]:80"},
-		{"http://[2001:DB8::1]:81", "http", "[2001:db8::1]:81"},
-		{"http://[::ffff:10.0.0.1]:81", "http", "10.0.0.1:81"},
-		{"http://bücher.example", "http", "xn--bcher-kva.example:80"},
-	}
-	for _, tt := range tests {
-		scheme, hostport, err := ParseAddress(tt.in)
-		require.NoError(t, err, tt.in)
-		assert.Equal(t, tt.scheme, scheme, tt.in)
-		assert.Equal(t, tt.hostport, hostport, tt.in)
-	}
-	for _, in := range []string{
-		"", "example.com", "ftp://example.com", "http://", "http://:80", "http://example.com:", "http://example.com:0",
-		"http://example.com:65536", "http://example.com:080", "http://example.com/app", "http://example.com?x",
-		"http://example.com#x", "http://user@example.com", "http://2001:db8::1", "http://[2001:db8::1", "http://[10.0.0.1]",
-		"http://[fe80::1%25eth0]", "http://*.example.com", "http://exa mple.com", "http://example.com.", "http://[::1]x",
-	} {
-		_, _, err := ParseAddress(in)
-		assert.Error(t, err, in)
-	}
-}
-
-func TestParseDuration(t *testing.T) {
-	d, err := ParseDuration("", 7)
-	require.NoError(t, err)
-	assert.EqualValues(t, 7, d)
-	d, err = ParseDuration("1m30s", 7)
-	require.NoError(t, err)
-	assert.Equal(t, "1m30s", d.String())
-	_, err = ParseDuration("-1s", 0)
-	assert.Error(t, err)
-	_, err = ParseDuration("10", 0)
-	assert.Error(t, err)
-}
-
 func TestValidationErrorText(t *testing.T) {
-	e := &ValidationError{Code: CodeRouteUpstreamUnknown, Path: "hosts[2].routes[0].upstream", Msg: `unknown upstream "x"`}
+	e := &ValidationError{Code: config.CodeRouteUpstreamUnknown, Path: "hosts[2].routes[0].upstream", Msg: `unknown upstream "x"`}
 	assert.Equal(t, `hosts[2].routes[0].upstream: unknown upstream "x" (route.upstream.unknown)`, e.Error())
-	e = &ValidationError{Code: CodeDocumentEmpty, Msg: "empty document"}
+	e = &ValidationError{Code: config.CodeDocumentEmpty, Msg: "empty document"}
 	assert.Equal(t, `empty document (document.empty)`, e.Error())
 	assert.Nil(t, Problems(nil))
 	var p *health.ValidationError
@@ -744,15 +644,15 @@ func TestValidationErrorText(t *testing.T) {
 
 // benchDocument returns n hosts h<i>.example.com, each with one route to
 // its own upstream of two destinations.
-func benchDocument(n int) *Document {
-	doc := &Document{Hosts: make([]Host, n), Upstreams: make([]Upstream, n)}
+func benchDocument(n int) *config.Document {
+	doc := &config.Document{Hosts: make([]config.Host, n), Upstreams: make([]config.Upstream, n)}
 	for i := range n {
 		id := fmt.Sprintf("u%d", i)
-		doc.Hosts[i] = Host{
+		doc.Hosts[i] = config.Host{
 			Names:  []string{fmt.Sprintf("h%d.example.com", i)},
-			Routes: []Route{{ID: "r", Path: "/", Upstream: id}},
+			Routes: []config.Route{{ID: "r", Path: "/", Upstream: id}},
 		}
-		doc.Upstreams[i] = Upstream{ID: id, Destinations: []Destination{
+		doc.Upstreams[i] = config.Upstream{ID: id, Destinations: []config.Destination{
 			{ID: "d0", Address: fmt.Sprintf("http://10.%d.%d.1:8080", i/250, i%250)},
 			{ID: "d1", Address: fmt.Sprintf("http://10.%d.%d.2:8080", i/250, i%250)},
 		}}
@@ -770,6 +670,25 @@ func BenchmarkValidate(b *testing.B) {
 			for b.Loop() {
 				if probs := Validate(doc); len(probs) > 0 {
 					b.Fatal(probs[0])
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkValidateCanonical is the cost of checking a publish: validate,
+// then the canonical form compared with the current one.
+func BenchmarkValidateCanonical(b *testing.B) {
+	for _, n := range benchSizes {
+		doc := benchDocument(n)
+		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if probs := Validate(doc); len(probs) > 0 {
+					b.Fatal(probs[0])
+				}
+				if _, err := config.Canonical(doc); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -89,7 +90,7 @@ func TestChurnUnderLoad(t *testing.T) {
 			} else {
 				b := backends[rnd.IntN(len(backends))]
 				added++
-				u.Destinations = append(u.Destinations, Destination{ID: fmt.Sprintf("n%d", added), Address: "http://" + b.addr})
+				u.Destinations = append(u.Destinations, config.Destination{ID: fmt.Sprintf("n%d", added), Address: "http://" + b.addr})
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

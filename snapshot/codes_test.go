@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/paduraksa/paduraksa/config"
 )
 
 // ownerCodeFiles are the files where the packages a document maps onto
@@ -51,11 +53,11 @@ func ownerCodes(t testing.TB) map[string]bool {
 	return codes
 }
 
-// knownCodes returns the document's codes and the owners'.
+// knownCodes returns the document's codes, the compile's and the owners'.
 func knownCodes(t testing.TB) map[string]bool {
 	t.Helper()
 	codes := ownerCodes(t)
-	for _, c := range allCodes {
+	for _, c := range append(config.Codes(), allCodes[:]...) {
 		codes[c] = true
 	}
 	codes[CodeCompileInternal] = true

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paduraksa/paduraksa/balance"
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/internal/problem"
@@ -29,8 +30,8 @@ import (
 // compile. A request reads one Snapshot and takes every decision from it.
 type Snapshot struct {
 	revision uint64
-	doc      *Document
-	canon    canonForm
+	doc      *config.Document
+	canon    config.Form
 	// upstreams holds what each upstream compiled to, for the next compile
 	// to reuse when the upstream and the global block are unchanged.
 	upstreams map[string]*compiledUpstream
@@ -63,10 +64,10 @@ func (s *Snapshot) Revision() uint64 { return s.revision }
 
 // Document returns the document the snapshot was compiled from. It must not
 // be modified.
-func (s *Snapshot) Document() *Document { return s.doc }
+func (s *Snapshot) Document() *config.Document { return s.doc }
 
 // Canonical returns the canonical JSON of the document.
-func (s *Snapshot) Canonical() []byte { return s.canon.bytes }
+func (s *Snapshot) Canonical() []byte { return s.canon.Bytes() }
 
 // Gate returns the snapshot's gate.
 func (s *Snapshot) Gate() *gate.Gate { return s.gate }
@@ -201,9 +202,9 @@ func (c *Compiler) init() {
 // document. It reads the files the document names on the caller's
 // goroutine. Users validate with [Compiler.Check] and serve through a
 // [Publisher].
-func (c *Compiler) compileDocument(doc *Document) (*Snapshot, error) {
+func (c *Compiler) compileDocument(doc *config.Document) (*Snapshot, error) {
 	if doc == nil {
-		doc = new(Document)
+		doc = new(config.Document)
 	}
 	form, err := canonical(doc)
 	if err != nil {
@@ -218,7 +219,7 @@ func (c *Compiler) compileDocument(doc *Document) (*Snapshot, error) {
 // nil means the document is valid. It compiles with runtime state of its
 // own, so it changes none of the compiler's (rate-limit buckets,
 // transports, destinations).
-func (c *Compiler) Check(doc *Document) []*ValidationError {
+func (c *Compiler) Check(doc *config.Document) []*ValidationError {
 	probe := Compiler{Countries: c.Countries, Health: c.Health, Policies: c.Policies, AffinityKey: c.AffinityKey, FileTimeout: c.FileTimeout}
 	_, err := probe.compileDocument(doc)
 	return Problems(err)
@@ -232,7 +233,7 @@ func (c *Compiler) Check(doc *Document) []*ValidationError {
 // ticket secret, and starts no health checks. It returns every problem
 // a publish would, as Check does. The snapshot is for reading and
 // simulating; to serve a document, publish it.
-func (c *Compiler) Draft(doc *Document) (*Snapshot, error) {
+func (c *Compiler) Draft(doc *config.Document) (*Snapshot, error) {
 	draft := Compiler{Countries: c.Countries, Health: c.Health, Policies: c.Policies, AffinityKey: c.AffinityKey,
 		Certificates: c.Certificates, Challenges: c.Challenges, TicketSecret: c.TicketSecret, FileTimeout: c.FileTimeout}
 	return draft.compileDocument(doc)
@@ -243,7 +244,7 @@ func (c *Compiler) Draft(doc *Document) (*Snapshot, error) {
 // is compiled all the same, and the error holds exactly the problems a
 // publish of data would be refused with.
 func (c *Compiler) DraftData(data []byte) (*Snapshot, error) {
-	doc, decoded := Decode(data)
+	doc, decoded := config.Decode(data)
 	if doc == nil {
 		return nil, decoded
 	}
@@ -255,22 +256,23 @@ func (c *Compiler) DraftData(data []byte) (*Snapshot, error) {
 }
 
 // Validate returns every problem of a decoded document with the built-in
-// names only, each with a stable Code and a Path, in document order; nil
-// means the document is valid. It never modifies doc and never panics. Use
-// [Compiler.Check] when policies are registered.
-func Validate(doc *Document) []*ValidationError {
+// names only, each with a stable Code and a Path, in document order: the
+// document's own (config.Check) and those of every package it maps onto;
+// nil means the document is valid. It never modifies doc and never panics.
+// Use [Compiler.Check] when policies are registered.
+func Validate(doc *config.Document) []*ValidationError {
 	var c Compiler
 	return c.Check(doc)
 }
 
 // canonical returns the canonical form of any document.
-func canonical(doc *Document) (form canonForm, err error) {
+func canonical(doc *config.Document) (form config.Form, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			form, err = canonForm{}, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("canonical form panic: ", v)}
+			form, err = config.Form{}, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("canonical form panic: ", v)}
 		}
 	}()
-	if form, err = canonicalSpans(doc); err != nil {
+	if form, err = config.CanonicalForm(doc); err != nil {
 		return form, &ValidationError{Code: CodeCompileInternal, Msg: err.Error()}
 	}
 	return form, nil
@@ -283,14 +285,14 @@ func canonical(doc *Document) (form canonForm, err error) {
 // are reused from it, unchecked, since it was valid. files are the files
 // the document names, read ahead: the compile reads no file. A panic is
 // turned into an error.
-func (c *Compiler) compile(doc *Document, form canonForm, prev *Snapshot, files *fileSet) (snap *Snapshot, err error) {
+func (c *Compiler) compile(doc *config.Document, form config.Form, prev *Snapshot, files *fileSet) (snap *Snapshot, err error) {
 	c.init()
 	defer func() {
 		if v := recover(); v != nil {
 			snap, err = nil, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("compiler panic: ", v)}
 		}
 	}()
-	r := &run{c: c, doc: doc, files: files}
+	r := newRun(c, doc, files)
 	s := r.build(form, prev)
 	if err := prune(r.probs).Err(); err != nil {
 		return nil, err
@@ -299,7 +301,7 @@ func (c *Compiler) compile(doc *Document, form canonForm, prev *Snapshot, files 
 	return s, nil
 }
 
-func (r *run) build(form canonForm, prev *Snapshot) *Snapshot {
+func (r *run) build(form config.Form, prev *Snapshot) *Snapshot {
 	doc, c := r.doc, r.c
 	s := &Snapshot{
 		doc: doc, canon: form, files: r.files,
@@ -307,13 +309,14 @@ func (r *run) build(form canonForm, prev *Snapshot) *Snapshot {
 		upstreams: make(map[string]*compiledUpstream, len(doc.Upstreams)),
 	}
 	prevTLS := prev
-	if prev != nil && !bytes.Equal(prev.canon.of(prev.canon.global), form.of(form.global)) {
+	if prev != nil && !bytes.Equal(prev.canon.Global(), form.Global()) {
 		prev = nil // the global block (the zone, say) reaches every cluster
 	}
 	c.Policies.Zone = doc.Global.Zone // read by PreferLocalZone when it is built
-	known := r.upstreams(s, form, prev)
+	r.upstreams(s, form, prev)
 	s.tls, s.tlsIn = r.tlsTable(prevTLS)
 	pols := r.policies()
+	r.check.Global()
 
 	gc := gate.Config{
 		Server:              doc.Global.Server,
@@ -326,8 +329,8 @@ func (r *run) build(form canonForm, prev *Snapshot) *Snapshot {
 		Observer:            c.Observer,
 		AccessLog:           c.AccessLog,
 		Answer:              c.Answer,
-		TrustedProxies:      r.prefixes("global.trustedProxies", doc.Global.TrustedProxies, CodeGlobalTrustedProxyInvalid),
-		ProbeSources:        r.prefixes("global.probeSources", doc.Global.ProbeSources, CodeGlobalProbeSourceInvalid),
+		TrustedProxies:      prefixes(doc.Global.TrustedProxies),
+		ProbeSources:        prefixes(doc.Global.ProbeSources),
 	}
 	if a := doc.Global.DefaultAnswer; a != nil {
 		gc.Default = answer(a)
@@ -355,7 +358,7 @@ func (r *run) build(form canonForm, prev *Snapshot) *Snapshot {
 			continue
 		}
 		s.hostIndex[i] = len(gc.Hosts)
-		gc.Hosts = append(gc.Hosts, r.host(i, &doc.Hosts[i], s, known, pols))
+		gc.Hosts = append(gc.Hosts, r.host(i, &doc.Hosts[i], s, pols))
 		docOf = append(docOf, i)
 	}
 	for i := range doc.Hosts {
@@ -482,14 +485,13 @@ func gateHostPath(rest string) string {
 // the global block (checked by build), the policy blocks it names, and the
 // clusters its routes lead to. A host that moved is compiled again. It
 // returns nil when nothing can be reused.
-func (c *Compiler) reusableHosts(doc *Document, s, prev *Snapshot) []*gate.Host {
-	if prev == nil || prev.gate == nil ||
-		!bytes.Equal(prev.canon.of(prev.canon.policies), s.canon.of(s.canon.policies)) {
+func (c *Compiler) reusableHosts(doc *config.Document, s, prev *Snapshot) []*gate.Host {
+	if prev == nil || prev.gate == nil || !bytes.Equal(prev.canon.Policies(), s.canon.Policies()) {
 		return nil
 	}
 	reuse := make([]*gate.Host, len(doc.Hosts))
-	for i := range min(len(doc.Hosts), len(prev.canon.hosts)) {
-		if bytes.Equal(prev.canon.of(prev.canon.hosts[i]), s.canon.of(s.canon.hosts[i])) &&
+	for i := range min(len(doc.Hosts), prev.canon.Hosts()) {
+		if bytes.Equal(prev.canon.Host(i), s.canon.Host(i)) &&
 			sameClusters(&doc.Hosts[i], s, prev) {
 			reuse[i] = prev.gate.Host(prev.hostIndex[i])
 		}
@@ -505,7 +507,7 @@ func sameCerts(a, b []*x509.Certificate) bool {
 
 // sameClusters reports whether every route of h leads to the same compiled
 // cluster in s as in prev.
-func sameClusters(h *Host, s, prev *Snapshot) bool {
+func sameClusters(h *config.Host, s, prev *Snapshot) bool {
 	for _, r := range h.Routes {
 		if c := s.clusters[r.Upstream]; c == nil || c != prev.clusters[r.Upstream] {
 			return false
@@ -545,7 +547,7 @@ func (c *Compiler) startHealth(s *Snapshot, own *ownMonitor) error {
 	return c.Health.Update(hs...)
 }
 
-func answer(a *FixedAnswer) gate.Answer {
+func answer(a *config.FixedAnswer) gate.Answer {
 	return gate.Answer{Status: a.Status, ContentType: a.ContentType, Body: []byte(a.Body)}
 }
 

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/proxy"
 	"github.com/paduraksa/paduraksa/upstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestCompileForwarding compiles every forwarding block of the document and
@@ -32,21 +32,21 @@ func TestCompileForwarding(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 
 	no := false
-	doc := &Document{
-		Hosts: []Host{{
+	doc := &config.Document{
+		Hosts: []config.Host{{
 			Names:     []string{"app.test"},
 			RequestID: "generate",
-			Headers:   Headers{Response: []HeaderRule{{Name: "X-Frame-Options", Value: "DENY"}}},
-			Routes: []Route{
+			Headers:   config.Headers{Response: []config.HeaderRule{{Name: "X-Frame-Options", Value: "DENY"}}},
+			Routes: []config.Route{
 				{Path: "/app", Upstream: "u", HostHeader: "custom", HostName: "internal.test",
-					Rewrite: Rewrite{StripPrefix: true, AddPrefix: "/v1"},
-					Headers: Headers{Request: []HeaderRule{{Name: "X-Env", Value: "prod"}}, Response: []HeaderRule{{Name: "X-Powered-By", Operation: "remove"}}},
-					Retry:   RouteRetry{Attempts: 1}},
-				{Path: "/keep", Upstream: "u", Rewrite: Rewrite{StripPrefix: true, RewriteLocation: &no}},
+					Rewrite: config.Rewrite{StripPrefix: true, AddPrefix: "/v1"},
+					Headers: config.Headers{Request: []config.HeaderRule{{Name: "X-Env", Value: "prod"}}, Response: []config.HeaderRule{{Name: "X-Powered-By", Operation: "remove"}}},
+					Retry:   config.RouteRetry{Attempts: 1}},
+				{Path: "/keep", Upstream: "u", Rewrite: config.Rewrite{StripPrefix: true, RewriteLocation: &no}},
 			},
 		}},
-		Upstreams: []Upstream{{ID: "u", Destinations: []Destination{{ID: "d", Address: "http://" + ln.Addr().String()}},
-			HTTP: UpstreamHTTP{IdleTimeout: "30s"}}},
+		Upstreams: []config.Upstream{{ID: "u", Destinations: []config.Destination{{ID: "d", Address: "http://" + ln.Addr().String()}},
+			HTTP: config.UpstreamHTTP{IdleTimeout: "30s"}}},
 	}
 	require.Empty(t, Validate(doc))
 	var c Compiler
@@ -105,9 +105,9 @@ func TestPublishKeepsLiveTunnels(t *testing.T) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 
-	doc := &Document{
-		Hosts:     []Host{{Names: []string{"app.test"}, Routes: []Route{{Path: "/", Upstream: "u"}}}},
-		Upstreams: []Upstream{{ID: "u", Destinations: []Destination{{ID: "d", Address: "http://" + ln.Addr().String()}}}},
+	doc := &config.Document{
+		Hosts:     []config.Host{{Names: []string{"app.test"}, Routes: []config.Route{{Path: "/", Upstream: "u"}}}},
+		Upstreams: []config.Upstream{{ID: "u", Destinations: []config.Destination{{ID: "d", Address: "http://" + ln.Addr().String()}}}},
 	}
 	store := new(Store)
 	var c Compiler

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
 )
@@ -23,8 +24,8 @@ import (
 // was checked against, and its gate answers every configured host name
 // with that host and any other name with the default answer.
 func FuzzCompile(f *testing.F) {
-	seeds, _ := filepath.Glob("testdata/*.json")
-	yamls, _ := filepath.Glob("testdata/*.yaml")
+	seeds, _ := filepath.Glob("../config/testdata/*.json")
+	yamls, _ := filepath.Glob("../config/testdata/*.yaml")
 	for _, p := range append(seeds, yamls...) {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
@@ -45,7 +46,7 @@ func FuzzCompile(f *testing.F) {
 	}
 	known := knownCodes(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		doc, err := Decode(data)
+		doc, err := config.Decode(data)
 		if err != nil {
 			return
 		}
@@ -87,7 +88,7 @@ func FuzzCompile(f *testing.F) {
 // checkHosts sends a request for every name of every host through the
 // snapshot's gate (simulated: nothing is forwarded) and checks that the
 // gate finds a host, and that a name no host has gets the default answer.
-func checkHosts(t *testing.T, doc *Document, snap *Snapshot) {
+func checkHosts(t *testing.T, doc *config.Document, snap *Snapshot) {
 	t.Helper()
 	lookup := func(host string) (gate.HostMatch, int) {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
@@ -139,7 +140,7 @@ func checkHosts(t *testing.T, doc *Document, snap *Snapshot) {
 // namesValue reports whether path ("upstreams[2].metadata.zone",
 // `hosts[0].headers["x y"]`) names a value present in doc, reading field
 // names as JSON spells them.
-func namesValue(doc *Document, path string) bool {
+func namesValue(doc *config.Document, path string) bool {
 	v := reflect.ValueOf(doc).Elem()
 	for path != "" {
 		for v.Kind() == reflect.Pointer {

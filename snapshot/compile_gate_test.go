@@ -5,30 +5,31 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // gateDocument is a host with every gate block, in front of the backend at
 // addr.
-func gateDocument(addr string) *Document {
-	return &Document{
-		Hosts: []Host{{
+func gateDocument(addr string) *config.Document {
+	return &config.Document{
+		Hosts: []config.Host{{
 			Names:    []string{"app.test"},
 			Policies: []string{"waf"},
-			Routes: []Route{
+			Routes: []config.Route{
 				{ID: "web", Path: "/", Upstream: "u", Policies: []string{"rl"}},
 				{ID: "up", Path: "/upload", Upstream: "u", MaxBodyBytes: 5},
 			},
-			HSTS:          &HSTS{MaxAge: "1h"},
-			HTTPSRedirect: &HTTPSRedirect{},
+			HSTS:          &config.HSTS{MaxAge: "1h"},
+			HTTPSRedirect: &config.HTTPSRedirect{},
 			Robots:        "User-agent: *\n",
-			Limits:        &RequestLimits{MaxURIBytes: 100},
+			Limits:        &config.RequestLimits{MaxURIBytes: 100},
 		}},
-		Upstreams:  []Upstream{{ID: "u", Destinations: []Destination{{ID: "d", Address: "http://" + addr}}}},
-		RuleSets:   []RuleSet{{ID: "waf", Rules: []Rule{{PathPrefix: "/wp-"}}}},
-		RateLimits: []RateLimit{{ID: "rl", Requests: 1, Period: "1h", Scope: "shared"}},
-		Global:     Global{TrustedProxies: []string{"10.0.0.0/8"}, TrustForwardedProto: true},
+		Upstreams:  []config.Upstream{{ID: "u", Destinations: []config.Destination{{ID: "d", Address: "http://" + addr}}}},
+		RuleSets:   []config.RuleSet{{ID: "waf", Rules: []config.Rule{{PathPrefix: "/wp-"}}}},
+		RateLimits: []config.RateLimit{{ID: "rl", Requests: 1, Period: "1h", Scope: "shared"}},
+		Global:     config.Global{TrustedProxies: []string{"10.0.0.0/8"}, TrustForwardedProto: true},
 	}
 }
 
@@ -37,7 +38,7 @@ func TestCompileGatePolicies(t *testing.T) {
 	var c Compiler
 	doc := gateDocument(b.addr)
 	require.Empty(t, Validate(doc))
-	compile := func(doc *Document) *Snapshot {
+	compile := func(doc *config.Document) *Snapshot {
 		t.Helper()
 		s, err := c.compileDocument(doc)
 		require.NoError(t, err)

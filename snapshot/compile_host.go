@@ -1,61 +1,36 @@
 package snapshot
 
 import (
+	"cmp"
 	"crypto/x509"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/proxy"
 	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
 // host maps hosts[i] onto the gate's host and the proxy's site and
-// routes, recording every problem; the gate checks the host itself when
-// it is built.
-func (r *run) host(i int, h *Host, s *Snapshot, upstreams map[string]bool, pols map[string]policy) gate.Host {
+// routes, recording every problem: the document's own from the checker,
+// then the owners'; the gate checks the host itself when it is built.
+func (r *run) host(i int, h *config.Host, s *Snapshot, pols map[string]policy) gate.Host {
+	r.check.Host(i)
 	at := func(field string) func() string { return func() string { return hostPath(i, field) } }
 	gh := gate.Host{Names: h.Names, Server: h.Server}
 	gh.Kind = name(r, at(".kind"), h.Kind, gate.ParseHostKind, gate.HostKindNames(), gate.CodeHostKindUnknown)
-	kindKnown := h.Kind == "" || gh.Kind.String() == h.Kind
-	kind := gh.Kind.String()
 	if h.Redirect != nil {
-		if kindKnown && gh.Kind != gate.HostRedirect {
-			r.add(CodeHostRedirectUnexpected, at(".redirect")(), "a redirect block on a "+kind+" host")
-		}
 		gh.Redirect = gate.Redirect{To: h.Redirect.To, Status: h.Redirect.Status, DropPath: h.Redirect.DropPath}
-	} else if gh.Kind == gate.HostRedirect {
-		r.add(CodeHostRedirectMissing, at(".redirect")(), "a redirect host needs a redirect block")
 	}
 	if h.Fixed != nil {
-		if kindKnown && gh.Kind != gate.HostFixed {
-			r.add(CodeHostFixedUnexpected, at(".fixed")(), "a fixed block on a "+kind+" host")
-		}
 		gh.Fixed = answer(h.Fixed)
-	} else if gh.Kind == gate.HostFixed {
-		r.add(CodeHostFixedMissing, at(".fixed")(), "a fixed host needs a fixed block")
-	}
-	switch {
-	case kindKnown && gh.Kind == gate.HostProxy && len(h.Routes) == 0:
-		r.add(CodeHostRoutesEmpty, at(".routes")(), "a proxy host needs at least one route")
-	case kindKnown && gh.Kind != gate.HostProxy && len(h.Routes) > 0:
-		r.add(CodeHostRoutesUnexpected, at(".routes")(), "a "+kind+" host has no routes")
 	}
 
-	if h.AccessList != "" {
-		switch p, ok := pols[h.AccessList]; {
-		case !ok || !p.accessList:
-			r.add(CodeHostAccessListUnknown, at(".accessList")(), "unknown access list "+quote(h.AccessList))
-		case p.use.Policy != nil:
-			gh.Policies = append(gh.Policies, p.use)
-		}
+	if p, ok := pols[h.AccessList]; ok && p.accessList && p.use.Policy != nil {
+		gh.Policies = append(gh.Policies, p.use)
 	}
-	gh.Policies = r.chain(gh.Policies, h.Policies, pols, CodeHostPolicyUnknown, func(k int) string { return hostPath(i, index(".policies", k)) })
+	gh.Policies = chain(gh.Policies, h.Policies, pols)
 
-	if t := h.TLS; t != nil && h.Certificate == "" && r.doc.Global.TLS.DefaultCertificate == "" {
-		// No handshake is ever made for the host: its policy could
-		// neither be asked of clients nor re-checked against a
-		// handshake of its own.
-		r.add(CodeHostTLSUnused, at(".tls")(), "a tls block on a host served over plain HTTP only (no certificate, and no global.tls.defaultCertificate)")
-	} else if t != nil {
+	if t := h.TLS; t != nil && (h.Certificate != "" || r.doc.Global.TLS.DefaultCertificate != "") {
 		gh.TLS = gate.TLSPolicy{HTTP1Only: t.HTTP1Only, HTTP3: t.HTTP3, AltSvc: t.AltSvc}
 		gh.TLS.MinVersion = name(r, at(".tls.minVersion"), t.MinVersion, gate.ParseTLSVersion, gate.TLSVersionNames(), gate.CodeHostTLSMinVersionInvalid)
 		// The names are tlsselect's; the roots are the ones its
@@ -69,10 +44,7 @@ func (r *run) host(i int, h *Host, s *Snapshot, upstreams map[string]bool, pols 
 		}
 	}
 	if hs := h.HSTS; hs != nil {
-		gh.HSTS = gate.HSTS{MaxAge: r.duration(at(".hsts.maxAge"), hs.MaxAge), IncludeSubdomains: hs.IncludeSubdomains, Preload: hs.Preload}
-		if hs.MaxAge == "" {
-			r.add(CodeHostHSTSMaxAgeMissing, at(".hsts.maxAge")(), "an hsts block needs a max-age")
-		}
+		gh.HSTS = gate.HSTS{MaxAge: duration(hs.MaxAge), IncludeSubdomains: hs.IncludeSubdomains, Preload: hs.Preload}
 	}
 	if rd := h.HTTPSRedirect; rd != nil {
 		gh.HTTPSRedirect = gate.HTTPSRedirect{Enabled: true, Status: rd.Status, Port: rd.Port}
@@ -86,14 +58,14 @@ func (r *run) host(i int, h *Host, s *Snapshot, upstreams map[string]bool, pols 
 			MaxHeaderBytes: l.MaxHeaderBytes, MaxBodyBytes: int64(l.MaxBodyBytes)}
 	}
 
-	site := r.site(i, h, kindKnown && gh.Kind != gate.HostProxy)
+	site := r.site(i, h)
 	if site != nil && (h.RequestID != "" || len(h.Headers.Response) > 0) {
 		gh.AnswerHeaders = site
 	}
 	if gh.Kind == gate.HostProxy {
 		gh.Routes = make([]gate.Route, len(h.Routes))
 		for j := range h.Routes {
-			gh.Routes[j] = r.route(i, j, &h.Routes[j], s, site, upstreams, pols)
+			gh.Routes[j] = r.route(i, j, &h.Routes[j], s, site, pols)
 		}
 	}
 	return gh
@@ -107,16 +79,12 @@ func (r *run) casOf(i int) []*x509.Certificate {
 	return nil
 }
 
-// chain resolves policy IDs onto uses after head; an unknown ID is
-// recorded with code at path(k), one whose policy has problems of its own
-// is left out.
-func (r *run) chain(head []gate.PolicyUse, ids []string, pols map[string]policy, code string, path func(k int) string) []gate.PolicyUse {
-	for k, id := range ids {
-		p, ok := pols[id]
-		switch {
-		case !ok:
-			r.add(code, path(k), "unknown policy "+quote(id))
-		case p.use.Policy != nil:
+// chain resolves policy IDs onto uses after head; an unknown ID (which
+// the checker reports) or one whose policy has problems of its own is left
+// out.
+func chain(head []gate.PolicyUse, ids []string, pols map[string]policy) []gate.PolicyUse {
+	for _, id := range ids {
+		if p := pols[id]; p.use.Policy != nil {
 			head = append(head, p.use)
 		}
 	}
@@ -125,8 +93,9 @@ func (r *run) chain(head []gate.PolicyUse, ids []string, pols map[string]policy,
 
 // site maps a host's forwarding settings onto the proxy's site. A host
 // that forwards nothing (redirect, fixed) takes only the settings of its
-// own answers: the response rules and the request ID.
-func (r *run) site(i int, h *Host, answersOnly bool) *proxy.Site {
+// own answers: the response rules and the request ID (the checker reports
+// the others).
+func (r *run) site(i int, h *config.Host) *proxy.Site {
 	cfg := proxy.SiteConfig{
 		RequestHeaders:  r.headerRules(h.Headers.Request, func(k int) string { return hostPath(i, index(".headers.request", k)) }),
 		ResponseHeaders: r.headerRules(h.Headers.Response, func(k int) string { return hostPath(i, index(".headers.response", k)) }),
@@ -139,20 +108,6 @@ func (r *run) site(i int, h *Host, answersOnly bool) *proxy.Site {
 	}
 	cfg.RequestID = name(r, func() string { return hostPath(i, ".requestId") }, h.RequestID,
 		proxy.ParseRequestIDMode, proxy.RequestIDModeNames(), proxy.CodeSiteRequestIDUnknown)
-	if answersOnly {
-		for _, f := range [...]struct {
-			field string
-			set   bool
-		}{
-			{".headers.request", len(h.Headers.Request) > 0},
-			{".compression", h.Compression.Enabled || h.Compression.MinimumSize != 0 || len(h.Compression.Encodings) > 0},
-			{".keepUnderscoreHeaders", h.KeepUnderscoreHeaders},
-		} {
-			if f.set {
-				r.add(CodeHostForwardingUnused, hostPath(i, f.field), "a host that forwards nothing takes no "+f.field[1:])
-			}
-		}
-	}
 	site, err := proxy.NewSite(cfg)
 	r.under(hostPath(i, ""), err, sitePath)
 	return site
@@ -163,7 +118,7 @@ func sitePath(p string) string { return renameHead(headerPath(p), "requestID", "
 // headerRules maps a list of header rules onto the proxy's; an unknown
 // operation is recorded at path(k), and the rule checked for the rest as
 // a set, or a remove when it has no value.
-func (r *run) headerRules(rules []HeaderRule, path func(k int) string) []proxy.HeaderRule {
+func (r *run) headerRules(rules []config.HeaderRule, path func(k int) string) []proxy.HeaderRule {
 	if len(rules) == 0 {
 		return nil
 	}
@@ -183,41 +138,19 @@ func (r *run) headerRules(rules []HeaderRule, path func(k int) string) []proxy.H
 
 // route maps hosts[i].routes[j] onto the gate's route and the proxy's
 // target.
-func (r *run) route(i, j int, rt *Route, s *Snapshot, site *proxy.Site, upstreams map[string]bool, pols map[string]policy) gate.Route {
+func (r *run) route(i, j int, rt *config.Route, s *Snapshot, site *proxy.Site, pols map[string]policy) gate.Route {
 	at := func(field string) string { return routePath(i, j, field) }
-	h := &r.doc.Hosts[i]
-	if rt.ID != "" {
-		if !validID(rt.ID) {
-			r.add(CodeRouteIDInvalid, at(".id"), quote(rt.ID)+": "+idRule)
-		} else {
-			for k := range j {
-				if h.Routes[k].ID == rt.ID {
-					r.add(CodeRouteIDDuplicate, at(".id"), quote(rt.ID)+" is also routes["+itoa(k)+"]")
-					break
-				}
-			}
-		}
-	}
 	gr := gate.Route{ID: rt.ID, Prefix: rt.Path, MaxBodyBytes: int64(rt.MaxBodyBytes)}
 	for k, n := range rt.AllowInPath {
 		a, ok := gate.ParsePathAllow(n)
-		switch {
-		case !ok:
+		if !ok {
 			r.add(gate.CodeRoutePathAllowUnknown, at(index(".allowInPath", k)), "unknown path allowance "+quote(n)+" (want one of "+joinNames(gate.PathAllowNames())+")")
-		case gr.PathAllow&a != 0:
-			r.add(CodeRouteAllowInPathDuplicate, at(index(".allowInPath", k)), quote(n)+" is listed twice")
 		}
 		gr.PathAllow |= a
 	}
-	gr.Policies = r.chain(nil, rt.Policies, pols, CodeRoutePolicyUnknown, func(k int) string { return at(index(".policies", k)) })
+	gr.Policies = chain(nil, rt.Policies, pols)
 
 	cluster := s.clusters[rt.Upstream]
-	switch {
-	case rt.Upstream == "":
-		r.add(CodeRouteUpstreamMissing, at(".upstream"), "a route needs an upstream")
-	case !upstreams[rt.Upstream]:
-		r.add(CodeRouteUpstreamUnknown, at(".upstream"), "unknown upstream "+quote(rt.Upstream))
-	}
 	if cluster == nil {
 		// The document is refused; the route's own settings are still
 		// checked.
@@ -240,7 +173,7 @@ func (r *run) route(i, j int, rt *Route, s *Snapshot, site *proxy.Site, upstream
 	if rt.Rewrite.StripPrefix && gate.CheckPrefix(rt.Path) == nil {
 		// The route "/" strips "/", which the proxy refuses: there is no
 		// prefix to strip. An invalid path is the gate's to report.
-		cfg.Rewrite.StripPrefix = cmpOr(routeKey(rt.Path), "/")
+		cfg.Rewrite.StripPrefix = cmp.Or(config.RoutePrefix(rt.Path), "/")
 	}
 	target, err := proxy.NewRoute(cfg)
 	r.under(at(""), err, headerPath)
@@ -250,20 +183,4 @@ func (r *run) route(i, j int, rt *Route, s *Snapshot, site *proxy.Site, upstream
 		gr.Target = target
 	}
 	return gr
-}
-
-// routeKey returns the prefix a valid route path matches: "" for "/" and
-// the empty path, and no trailing slash ("/api/" is "/api").
-func routeKey(p string) string {
-	if len(p) > 0 && p[len(p)-1] == '/' {
-		return p[:len(p)-1]
-	}
-	return p
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -6,15 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/internal/namedfile"
 	"github.com/paduraksa/paduraksa/tlsselect"
-)
-
-// Codes of the document's TLS blocks, beside tlsselect's own (which keep
-// their codes at the document's paths).
-const (
-	CodeCertificateSourceMissing = "certificate.source.missing"
-	CodeHostClientCAsUnreadable  = "host.tls.clientCAs.unreadable"
 )
 
 // tlsTable maps the document onto tlsselect's config and builds the TLS
@@ -28,7 +22,7 @@ const (
 // above all, may have something new at any time).
 func (r *run) tlsTable(prev *Snapshot) (*tlsselect.Table, *tlsInputs) {
 	doc, c := r.doc, r.c
-	if len(doc.Certificates) == 0 && doc.Global.TLS == (GlobalTLS{}) {
+	if len(doc.Certificates) == 0 && doc.Global.TLS == (config.GlobalTLS{}) {
 		return nil, nil
 	}
 	cfg := tlsselect.Config{
@@ -36,7 +30,7 @@ func (r *run) tlsTable(prev *Snapshot) (*tlsselect.Table, *tlsInputs) {
 		UnknownSNI:         tlsselect.Fallback(doc.Global.TLS.UnknownSNI),
 		NoSNI:              tlsselect.Fallback(doc.Global.TLS.NoSNI),
 		TicketSecret:       c.ticketSecret,
-		TicketKeyPeriod:    r.duration(func() string { return "global.tls.ticketKeyPeriod" }, doc.Global.TLS.TicketKeyPeriod),
+		TicketKeyPeriod:    duration(doc.Global.TLS.TicketKeyPeriod),
 	}
 	in := &tlsInputs{reusable: true, set: r.files}
 	for i := range doc.Certificates {

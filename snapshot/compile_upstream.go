@@ -7,8 +7,11 @@ import (
 	"time"
 
 	"github.com/paduraksa/paduraksa/balance"
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/health"
+	"github.com/paduraksa/paduraksa/internal/hostname"
 	"github.com/paduraksa/paduraksa/internal/problem"
+	"github.com/paduraksa/paduraksa/internal/strictdecode"
 	"github.com/paduraksa/paduraksa/proxy"
 	"github.com/paduraksa/paduraksa/upstream"
 )
@@ -33,21 +36,17 @@ type compiledUpstream struct {
 }
 
 // upstreams compiles (or reuses) every upstream into s and plans their
-// runtime state. It returns every upstream ID the document has, valid or
-// not: references to them are not reported again.
-func (r *run) upstreams(s *Snapshot, form canonForm, prev *Snapshot) map[string]bool {
+// runtime state.
+func (r *run) upstreams(s *Snapshot, form config.Form, prev *Snapshot) {
 	doc, c := r.doc, r.c
-	known := make(map[string]bool, len(doc.Upstreams))
-	seen := make(map[string]ref, len(doc.Upstreams))
 	units := make([]*compiledUpstream, 0, len(doc.Upstreams))
 	cfgs := make([]upstream.ClusterConfig, 0, len(doc.Upstreams))
 	for i := range doc.Upstreams {
 		u := &doc.Upstreams[i]
-		known[u.ID] = true
-		if !r.claim(u.ID, ref{"upstreams", i}, seen, upstreamIDCodes) {
+		if !r.check.UpstreamID(i) {
 			continue
 		}
-		canon := form.of(form.upstreams[i])
+		canon := form.Upstream(i)
 		if prev != nil {
 			if old := prev.upstreams[u.ID]; old != nil && bytes.Equal(old.canon, canon) {
 				units, cfgs = append(units, old), append(cfgs, old.cfg)
@@ -78,19 +77,19 @@ func (r *run) upstreams(s *Snapshot, form canonForm, prev *Snapshot) map[string]
 			s.health = append(s.health, health.ClusterHealth{Cluster: rc, Config: cu.health, Transport: tr})
 		}
 	}
-	return known
 }
 
 // upstream maps upstreams[i] onto the configs of balance, health and
 // proxy and builds its policies, recording every problem.
-func (r *run) upstream(i int, u *Upstream) *compiledUpstream {
+func (r *run) upstream(i int, u *config.Upstream) *compiledUpstream {
 	c := r.c
 	at := upPath(i, "")
 	cu := &compiledUpstream{cfg: upstream.ClusterConfig{ID: u.ID}}
 	var plain, secure bool
 	cu.cfg.Destinations, plain, secure = r.destinations(i, u.Destinations)
+	r.check.UpstreamValues(i)
 
-	slow := r.duration(func() string { return at + ".health.slowStart" }, u.Health.SlowStart)
+	slow := duration(u.Health.SlowStart)
 	var err error
 	if cu.policy, err = c.Policies.New(balance.Config{Policy: u.LoadBalancing, SlowStart: slow}); err != nil {
 		r.under(at, err, balancePath)
@@ -106,7 +105,7 @@ func (r *run) upstream(i int, u *Upstream) *compiledUpstream {
 		}
 	}
 
-	cu.health = r.healthConfig(i, u)
+	cu.health = r.healthConfig(u)
 	var errs, warns []error
 	if c.Health != nil {
 		errs, warns = c.Health.Validate(cu.health)
@@ -127,7 +126,7 @@ func (r *run) upstream(i int, u *Upstream) *compiledUpstream {
 	cu.monitor = slow > 0 || hc.Active != (health.ActiveConfig{}) || hc.Passive != (health.PassiveConfig{}) ||
 		hc.Availability != "" || hc.ProbeFirst
 
-	ac := r.affinityConfig(i, &u.Affinity)
+	ac := r.affinityConfig(&u.Affinity)
 	if err := ac.Validate(); err != nil {
 		r.under(at+".affinity", err, affinityPath)
 	} else if u.Affinity.Enabled {
@@ -138,41 +137,23 @@ func (r *run) upstream(i int, u *Upstream) *compiledUpstream {
 	return cu
 }
 
-// destinations maps an upstream's destinations, leaving out the ones whose
-// ID or address is wrong, and reports whether any is plain http or https.
-func (r *run) destinations(i int, ds []Destination) (out []upstream.DestinationConfig, plain, secure bool) {
+// destinations maps an upstream's destinations, leaving out the ones the
+// checker refuses (a wrong ID or address), and reports whether any is
+// plain http or https.
+func (r *run) destinations(i int, ds []config.Destination) (out []upstream.DestinationConfig, plain, secure bool) {
 	out = make([]upstream.DestinationConfig, 0, len(ds))
-	seen := make(map[string]ref, len(ds))
-	list := upPath(i, ".destinations")
 	for j := range ds {
 		d := &ds[j]
-		e := ref{list, j}
-		ok := r.claim(d.ID, e, seen, destinationIDCodes)
-		addr, reason := parseAddr(d.Address)
-		if reason != "" {
-			r.add(CodeUpstreamDestinationAddressInvalid, e.path()+".address", quote(d.Address)+": "+reason)
-			ok = false
-		}
-		dc := upstream.DestinationConfig{ID: d.ID, Scheme: addr.scheme, Host: addr.hostPort(), Metadata: d.Metadata}
-		if d.Health != "" {
-			ha, reason := parseAddr(d.Health)
-			switch {
-			case reason != "":
-				r.add(CodeUpstreamDestinationHealthInvalid, e.path()+".health", quote(d.Health)+": "+reason)
-				ok = false
-			case ha.scheme != addr.scheme && addr.scheme != "":
-				r.add(CodeUpstreamDestinationHealthScheme, e.path()+".health",
-					quote(d.Health)+": probes speak the destination's scheme, "+addr.scheme+"; write the health address with it")
-				ok = false
-			default:
-				dc.HealthHost = ha.hostPort()
-			}
-		}
-		if !ok {
+		if !r.check.Destination(i, j) {
 			continue
 		}
-		plain = plain || addr.scheme == "http"
-		secure = secure || addr.scheme == "https"
+		scheme, host, _ := config.ParseAddress(d.Address)
+		dc := upstream.DestinationConfig{ID: d.ID, Scheme: scheme, Host: host, Metadata: d.Metadata}
+		if d.Health != "" {
+			_, dc.HealthHost, _ = config.ParseAddress(d.Health)
+		}
+		plain = plain || scheme == "http"
+		secure = secure || scheme == "https"
 		out = append(out, dc)
 	}
 	return out, plain, secure
@@ -192,22 +173,21 @@ func affinityPath(p string) string { return renameHead(p, "keyName", "key") }
 func healthPath(i int) func(string) string {
 	return func(p string) string {
 		if key, ok := strings.CutPrefix(p, "metadata["); ok {
-			return joinKey(upPath(i, ".metadata"), strings.TrimSuffix(key, "]"))
+			return strictdecode.JoinKey(upPath(i, ".metadata"), strings.TrimSuffix(key, "]"))
 		}
 		return upPath(i, ".health."+p)
 	}
 }
 
 // healthConfig maps an upstream's health block onto health's config.
-func (r *run) healthConfig(i int, u *Upstream) health.Config {
+func (r *run) healthConfig(u *config.Upstream) health.Config {
 	h := &u.Health
-	at := func(field string) func() string { return func() string { return upPath(i, ".health."+field) } }
 	return health.Config{
 		Availability: h.Availability,
 		Active: health.ActiveConfig{
 			Enabled:   h.Active.Enabled,
-			Interval:  r.duration(at("active.interval"), h.Active.Interval),
-			Timeout:   r.duration(at("active.timeout"), h.Active.Timeout),
+			Interval:  duration(h.Active.Interval),
+			Timeout:   duration(h.Active.Timeout),
 			Policy:    h.Active.Policy,
 			Path:      h.Active.Path,
 			Query:     h.Active.Query,
@@ -216,10 +196,10 @@ func (r *run) healthConfig(i int, u *Upstream) health.Config {
 		Passive: health.PassiveConfig{
 			Enabled:            h.Passive.Enabled,
 			Policy:             h.Passive.Policy,
-			Window:             r.duration(at("passive.window"), h.Passive.Window),
+			Window:             duration(h.Passive.Window),
 			MinRequests:        h.Passive.MinRequests,
 			FailureRate:        h.Passive.FailureRate,
-			ReactivationPeriod: r.duration(at("passive.reactivationPeriod"), h.Passive.ReactivationPeriod),
+			ReactivationPeriod: duration(h.Passive.ReactivationPeriod),
 		},
 		ProbeFirst: h.ProbeFirst,
 		Metadata:   u.Metadata,
@@ -228,15 +208,15 @@ func (r *run) healthConfig(i int, u *Upstream) health.Config {
 
 // clientConfig maps an upstream's http block onto proxy's client config
 // and validates it; it returns the idle timeout too (-1: never).
-func (r *run) clientConfig(i int, h *UpstreamHTTP) (proxy.ClientConfig, time.Duration) {
+func (r *run) clientConfig(i int, h *config.UpstreamHTTP) (proxy.ClientConfig, time.Duration) {
 	at := func(field string) func() string { return func() string { return upPath(i, ".http."+field) } }
 	var c proxy.ClientConfig
 	c.Version = name(r, at("version"), h.Version, proxy.ParseHTTPVersion, proxy.HTTPVersionNames(), proxy.CodeClientVersionUnknown)
 	c.VersionPolicy = name(r, at("versionPolicy"), h.VersionPolicy, proxy.ParseVersionPolicy, proxy.VersionPolicyNames(), proxy.CodeClientVersionPolicyUnknown)
-	c.ConnectTimeout = r.duration(at("connectTimeout"), h.ConnectTimeout)
+	c.ConnectTimeout = duration(h.ConnectTimeout)
 	idle := proxy.DefaultIdleTimeout
 	if h.IdleTimeout != "" {
-		if idle = r.duration(at("idleTimeout"), h.IdleTimeout); idle == 0 {
+		if idle = duration(h.IdleTimeout); idle == 0 {
 			idle = -1 // "0s": never
 		}
 	}
@@ -245,17 +225,14 @@ func (r *run) clientConfig(i int, h *UpstreamHTTP) (proxy.ClientConfig, time.Dur
 	c.HTTP1 = name(r, at("http1Client"), h.HTTP1Client, proxy.ParseHTTP1Client, proxy.HTTP1ClientNames(), proxy.CodeClientHTTP1Unknown)
 	c.Trust = name(r, at("tls.trust"), h.TLS.Trust, proxy.ParseTrust, proxy.TrustNames(), proxy.CodeClientTrustUnknown)
 	var pins strings.Builder
-	for k, p := range h.TLS.Pins {
-		sum, ok := decodeSHA256Pin(p)
-		if !ok {
-			r.add(CodeUpstreamHTTPTLSPinInvalid, upPath(i, index(".http.tls.pins", k)), quote(p)+" is not a SHA-256 digest (32 bytes) in base64 or hex")
-			continue
+	for _, p := range h.TLS.Pins {
+		if sum, ok := config.ParsePin(p); ok {
+			pins.Write(sum[:])
 		}
-		pins.Write(sum[:])
 	}
 	c.Pins = pins.String()
 	c.ServerName = h.TLS.ServerName
-	if canon, wildcard, err := canonHostName(c.ServerName); err == nil && !wildcard {
+	if canon, wildcard, err := hostname.Canonical(c.ServerName); err == nil && !wildcard {
 		c.ServerName = canon // as the canonical form writes it
 	}
 	if err := c.Validate(); err != nil {
@@ -280,7 +257,7 @@ func clientPath(p string) string {
 }
 
 // affinityConfig maps an upstream's affinity block onto balance's.
-func (r *run) affinityConfig(i int, a *Affinity) balance.AffinityConfig {
+func (r *run) affinityConfig(a *config.Affinity) balance.AffinityConfig {
 	c := balance.AffinityConfig{
 		Mode:          balance.AffinityMode(a.Mode),
 		KeyName:       a.Key,
@@ -290,7 +267,7 @@ func (r *run) affinityConfig(i int, a *Affinity) balance.AffinityConfig {
 			Domain:   a.Cookie.Domain,
 			Secure:   balance.CookieSecure(a.Cookie.Secure),
 			SameSite: balance.CookieSameSite(a.Cookie.SameSite),
-			MaxAge:   r.duration(func() string { return upPath(i, ".affinity.cookie.maxAge") }, a.Cookie.MaxAge),
+			MaxAge:   duration(a.Cookie.MaxAge),
 		},
 	}
 	if h := a.Cookie.HTTPOnly; h != nil && !*h {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/paduraksa/paduraksa/config"
 	"sigs.k8s.io/yaml"
 )
 
@@ -18,7 +19,7 @@ func fleetData(b *testing.B, n int, format string) [2][]byte {
 	alt := clone(base)
 	alt.Hosts[n/2].Routes[0].Upstream = "u0"
 	var out [2][]byte
-	for i, d := range []*Document{base, alt} {
+	for i, d := range []*config.Document{base, alt} {
 		js, err := json.MarshalIndent(d, "", "  ")
 		if err != nil {
 			b.Fatal(err)
@@ -31,25 +32,6 @@ func fleetData(b *testing.B, n int, format string) [2][]byte {
 		out[i] = js
 	}
 	return out
-}
-
-// BenchmarkDecode measures Decode alone, the part of an apply before the
-// publish.
-func BenchmarkDecode(b *testing.B) {
-	for _, format := range []string{"json", "yaml"} {
-		for _, n := range []int{100, 500, 2000} {
-			data := fleetData(b, n, format)[0]
-			b.Run(fmt.Sprintf("%s/hosts=%d", format, n), func(b *testing.B) {
-				b.SetBytes(int64(len(data)))
-				b.ReportAllocs()
-				for b.Loop() {
-					if _, err := Decode(data); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
-	}
 }
 
 // BenchmarkApplyData measures an apply end to end: document bytes in (one

@@ -1,25 +1,27 @@
-// Package snapshot owns the gateway's config document: the [Document]
-// (plain Go types with JSON field names, read from JSON or YAML by
-// [Decode]), its canonical JSON form ([Canonical]), the compiler that maps
-// it onto the configs of the packages that own each setting and builds an
-// immutable [Snapshot] from them, the [Store] that holds the current one
-// behind one atomic pointer, and the single-writer [Publisher].
+// Package snapshot serves the gateway's config document (package config's
+// Document): the compiler that maps it onto the configs of the packages
+// that own each setting and builds an immutable [Snapshot] from them, the
+// [Store] that holds the current one behind one atomic pointer, and the
+// single-writer [Publisher] with its history.
 //
 // # Where each rule lives
 //
 // Every setting belongs to the package whose behaviour it changes: balance
 // (load balancing, affinity, slow start), health, proxy (forwarding,
 // headers, rewrite, retries, the upstream client), gate (hosts, routes,
-// policies, answers). That package validates its own config, applies its
-// defaults and exports the built-in names the document uses verbatim. The
-// compiler maps the document onto those configs and puts the document's
-// path in front of the problems they report, which keep their package's
-// code ("health.passive.window.invalid" at
-// "upstreams[2].health.passive.window"). It checks itself only what is the
-// document's own: its syntax and the values only it spells (durations,
-// addresses, prefixes, pins), IDs, duplicates, references between objects
-// and which blocks go together. [Validate] and [Compiler.Check] run the
-// same compile without keeping anything.
+// policies, answers), tlsselect (certificates, the TLS edge). That package
+// validates its own config, applies its defaults and exports the built-in
+// names the document uses verbatim. The compiler maps the document onto
+// those configs and puts the document's path in front of the problems
+// they report, which keep their package's code
+// ("health.passive.window.invalid" at "upstreams[2].health.passive.window").
+// What is the document's own (its values, IDs, duplicates, references,
+// which blocks go together) package config checks, part by part as the
+// compile reaches each part (config.Checker); what only a compile can
+// tell (a certificate's source, the files it reads, an HTTP version the
+// destinations cannot be spoken to in) the compiler checks, with the
+// codes of codes.go. [Validate] and [Compiler.Check] run the same compile
+// without keeping anything.
 //
 // # One snapshot per request
 //
@@ -56,15 +58,21 @@
 // one that serves or served.
 //
 // A publish costs little more than what changed: the canonical form
-// records the bytes of every host and upstream, and a host or upstream
-// whose bytes (and the blocks it depends on: the global block, the policy
-// blocks, its clusters) equal the applied snapshot's is reused as compiled,
-// policy instances and hash tables included, without being checked again.
+// (config.Form) records the bytes of every host and upstream, and a host
+// or upstream whose bytes (and the blocks it depends on: the global block,
+// the policy blocks, its clusters) equal the applied snapshot's is reused
+// as compiled, policy instances and hash tables included, without being
+// checked again.
 //
 // Revisions published while another is being processed coalesce: only the
 // latest is processed, and each one it replaced gets the outcome
 // Superseded. Every revision gets an [Outcome] its caller can wait for
 // ([Revision.Wait]) and listeners can observe ([PublisherConfig.OnOutcome]).
+// A publish of the serving document is Unchanged and takes no revision
+// number of its own: its outcome names the serving revision, so the
+// numbers outcomes carry are those of changes (applied, refused, stale,
+// superseded), and the one any outcome names can condition the next
+// publish ([Publisher.PublishDataIf]).
 //
 // The publisher keeps the latest outcomes ([Publisher.History], 16 by
 // default): each with its time, problems, duration, document bytes and,
@@ -80,10 +88,11 @@
 // Every problem is a [*ValidationError] (the library's one problem type)
 // with a stable Code and a Path in JSON names, such as
 // "route.upstream.unknown" at "hosts[2].routes[0].upstream". The
-// document's codes are listed in codes.go, the owners' in their packages.
-// A refusal lists every problem at once: [Publisher.PublishData] compiles
-// what decoded even when some fields did not, so an unknown field and
-// four bad values come back together.
+// document's codes are listed in config/codes.go, the compile's in
+// codes.go, the owners' in their packages. A refusal lists every problem
+// at once: [Publisher.PublishData] compiles what decoded even when some
+// fields did not, so an unknown field and four bad values come back
+// together.
 //
 // Nothing accepted is ignored: a setting that cannot take effect is
 // refused or warned about with a code. ACME certificates need
@@ -94,13 +103,6 @@
 // keepUnderscoreHeaders need a proxy host. Health blocks take effect
 // through the publisher's health monitor (see [Publisher]).
 //
-// [Decode] refuses an empty file or a bare null, although the zero Document
-// is valid: a truncated file must not take every host down on reload.
-//
-// # Compatibility
-//
-// Fields are only ever added to the document; the zero value of each new
-// field keeps the behaviour stored documents had.
 // # TLS
 //
 // The document's certificates, hosts' certificate and tls blocks and

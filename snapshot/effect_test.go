@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/tlsselect"
+	"github.com/stretchr/testify/require"
 )
 
 // documentLeaves returns the JSON path of every leaf field of the document
@@ -45,7 +45,7 @@ func documentLeaves() (names []string, paths [][]int) {
 			}
 		}
 	}
-	walk(reflect.TypeFor[Document](), nil, "")
+	walk(reflect.TypeFor[config.Document](), nil, "")
 	return names, paths
 }
 
@@ -194,23 +194,23 @@ func (f *printer) value(v reflect.Value) {
 
 // effectBase is a valid document whose every block is present where a
 // field needs its block to take effect, with defaults almost everywhere.
-func effectBase() *Document {
-	return &Document{
-		Global: Global{DefaultAnswer: &FixedAnswer{}},
-		Hosts: []Host{
+func effectBase() *config.Document {
+	return &config.Document{
+		Global: config.Global{DefaultAnswer: &config.FixedAnswer{}},
+		Hosts: []config.Host{
 			{Names: []string{"app.test"}, AccessList: "office", Policies: []string{"waf", "rl", "sso"},
-				Routes: []Route{{ID: "r", Path: "/api", Upstream: "u"}, {Path: "/", Upstream: "u2"}}},
-			{Names: []string{"moved.test"}, Kind: "redirect", Redirect: &Redirect{To: "https://app.test"}},
-			{Names: []string{"fixed.test"}, Kind: "fixed", Fixed: &FixedAnswer{}},
+				Routes: []config.Route{{ID: "r", Path: "/api", Upstream: "u"}, {Path: "/", Upstream: "u2"}}},
+			{Names: []string{"moved.test"}, Kind: "redirect", Redirect: &config.Redirect{To: "https://app.test"}},
+			{Names: []string{"fixed.test"}, Kind: "fixed", Fixed: &config.FixedAnswer{}},
 		},
-		Upstreams: []Upstream{
-			{ID: "u", Destinations: []Destination{{ID: "d", Address: "http://127.0.0.1:9"}}},
-			{ID: "u2", Destinations: []Destination{{ID: "d", Address: "https://127.0.0.1:9"}}},
+		Upstreams: []config.Upstream{
+			{ID: "u", Destinations: []config.Destination{{ID: "d", Address: "http://127.0.0.1:9"}}},
+			{ID: "u2", Destinations: []config.Destination{{ID: "d", Address: "https://127.0.0.1:9"}}},
 		},
-		AccessLists:  []AccessList{{ID: "office", Allow: []string{"10.0.0.0/8"}}},
-		RuleSets:     []RuleSet{{ID: "waf", Rules: []Rule{{PathPrefix: "/wp-"}}}},
-		RateLimits:   []RateLimit{{ID: "rl", Requests: 10, Period: "1s", Scope: "shared"}},
-		ForwardAuths: []ForwardAuth{{ID: "sso", URL: "http://127.0.0.1:9/auth"}},
+		AccessLists:  []config.AccessList{{ID: "office", Allow: []string{"10.0.0.0/8"}}},
+		RuleSets:     []config.RuleSet{{ID: "waf", Rules: []config.Rule{{PathPrefix: "/wp-"}}}},
+		RateLimits:   []config.RateLimit{{ID: "rl", Requests: 10, Period: "1s", Scope: "shared"}},
+		ForwardAuths: []config.ForwardAuth{{ID: "sso", URL: "http://127.0.0.1:9/auth"}},
 	}
 }
 
@@ -219,8 +219,8 @@ func effectBase() *Document {
 // other than its default. A field that cannot take effect in this wiring
 // names the code it is refused with.
 type effect struct {
-	base    func(d *Document)
-	set     func(d *Document)
+	base    func(d *config.Document)
+	set     func(d *config.Document)
 	refused string
 	// compiler prepares both compilers (a country lookup, say).
 	compiler func(c *Compiler)
@@ -230,211 +230,215 @@ type countries map[string]string
 
 func (c countries) Country(a netip.Addr) string { return c[a.String()] }
 
-func h0(d *Document) *Host     { return &d.Hosts[0] }
-func r0(d *Document) *Route    { return &d.Hosts[0].Routes[0] }
-func u0(d *Document) *Upstream { return &d.Upstreams[0] }
+func h0(d *config.Document) *config.Host     { return &d.Hosts[0] }
+func r0(d *config.Document) *config.Route    { return &d.Hosts[0].Routes[0] }
+func u0(d *config.Document) *config.Upstream { return &d.Upstreams[0] }
 
 // effects has a case for every leaf field of the document.
 func effects() map[string]effect {
 	no := false
-	withRouteRule := func(d *Document) {
-		r0(d).Headers = Headers{Request: []HeaderRule{{Name: "X-A", Value: "1"}}, Response: []HeaderRule{{Name: "X-A", Value: "1"}}}
+	withRouteRule := func(d *config.Document) {
+		r0(d).Headers = config.Headers{Request: []config.HeaderRule{{Name: "X-A", Value: "1"}}, Response: []config.HeaderRule{{Name: "X-A", Value: "1"}}}
 	}
-	withHostRule := func(d *Document) {
-		h0(d).Headers = Headers{Request: []HeaderRule{{Name: "X-A", Value: "1"}}, Response: []HeaderRule{{Name: "X-A", Value: "1"}}}
+	withHostRule := func(d *config.Document) {
+		h0(d).Headers = config.Headers{Request: []config.HeaderRule{{Name: "X-A", Value: "1"}}, Response: []config.HeaderRule{{Name: "X-A", Value: "1"}}}
 	}
-	active := func(d *Document) { u0(d).Health.Active.Enabled = true }
-	passive := func(d *Document) { u0(d).Health.Passive.Enabled = true }
-	affinity := func(d *Document) { u0(d).Affinity.Enabled = true }
-	respond := func(d *Document) {
-		d.RuleSets[0].Rules = append(d.RuleSets[0].Rules, Rule{PathExact: "/x", Action: "respond", Respond: &FixedAnswer{Status: 410}})
+	active := func(d *config.Document) { u0(d).Health.Active.Enabled = true }
+	passive := func(d *config.Document) { u0(d).Health.Passive.Enabled = true }
+	affinity := func(d *config.Document) { u0(d).Affinity.Enabled = true }
+	respond := func(d *config.Document) {
+		d.RuleSets[0].Rules = append(d.RuleSets[0].Rules, config.Rule{PathExact: "/x", Action: "respond", Respond: &config.FixedAnswer{Status: 410}})
 	}
-	user := func(d *Document) { d.AccessLists[0].Users = []BasicUser{{Name: "ann", PasswordHash: testBcrypt}} }
+	user := func(d *config.Document) {
+		d.AccessLists[0].Users = []config.BasicUser{{Name: "ann", PasswordHash: testBcrypt}}
+	}
 	lookup := func(c *Compiler) { c.Countries = countries{} }
 	return map[string]effect{
-		"global.trustedProxies":            {set: func(d *Document) { d.Global.TrustedProxies = []string{"10.0.0.0/8"} }},
-		"global.trustForwardedProto":       {set: func(d *Document) { d.Global.TrustForwardedProto = true }},
-		"global.zone":                      {base: func(d *Document) { u0(d).LoadBalancing = "PreferLocalZone" }, set: func(d *Document) { d.Global.Zone = "eu-1" }},
-		"global.server":                    {set: func(d *Document) { d.Global.Server = "edge" }},
-		"global.defaultAnswer.status":      {set: func(d *Document) { d.Global.DefaultAnswer.Status = 410 }},
-		"global.defaultAnswer.contentType": {set: func(d *Document) { d.Global.DefaultAnswer.ContentType = "text/html" }},
-		"global.defaultAnswer.body":        {set: func(d *Document) { d.Global.DefaultAnswer.Body = "gone" }},
-		"global.cloudflare":                {set: func(d *Document) { d.Global.Cloudflare = true }},
-		"global.probeSources":              {set: func(d *Document) { d.Global.ProbeSources = []string{"192.0.2.1"} }},
+		"global.trustedProxies":            {set: func(d *config.Document) { d.Global.TrustedProxies = []string{"10.0.0.0/8"} }},
+		"global.trustForwardedProto":       {set: func(d *config.Document) { d.Global.TrustForwardedProto = true }},
+		"global.zone":                      {base: func(d *config.Document) { u0(d).LoadBalancing = "PreferLocalZone" }, set: func(d *config.Document) { d.Global.Zone = "eu-1" }},
+		"global.server":                    {set: func(d *config.Document) { d.Global.Server = "edge" }},
+		"global.defaultAnswer.status":      {set: func(d *config.Document) { d.Global.DefaultAnswer.Status = 410 }},
+		"global.defaultAnswer.contentType": {set: func(d *config.Document) { d.Global.DefaultAnswer.ContentType = "text/html" }},
+		"global.defaultAnswer.body":        {set: func(d *config.Document) { d.Global.DefaultAnswer.Body = "gone" }},
+		"global.cloudflare":                {set: func(d *config.Document) { d.Global.Cloudflare = true }},
+		"global.probeSources":              {set: func(d *config.Document) { d.Global.ProbeSources = []string{"192.0.2.1"} }},
 
-		"hosts[].names": {set: func(d *Document) { h0(d).Names = append(h0(d).Names, "www.app.test") }},
-		"hosts[].kind": {set: func(d *Document) {
-			d.Hosts[2].Kind, d.Hosts[2].Fixed, d.Hosts[2].Redirect = "redirect", nil, &Redirect{To: "https://app.test"}
+		"hosts[].names": {set: func(d *config.Document) { h0(d).Names = append(h0(d).Names, "www.app.test") }},
+		"hosts[].kind": {set: func(d *config.Document) {
+			d.Hosts[2].Kind, d.Hosts[2].Fixed, d.Hosts[2].Redirect = "redirect", nil, &config.Redirect{To: "https://app.test"}
 		}},
-		"hosts[].redirect.to":       {set: func(d *Document) { d.Hosts[1].Redirect.To = "https://app.test/new" }},
-		"hosts[].redirect.status":   {set: func(d *Document) { d.Hosts[1].Redirect.Status = 301 }},
-		"hosts[].redirect.dropPath": {set: func(d *Document) { d.Hosts[1].Redirect.DropPath = true }},
-		"hosts[].fixed.status":      {set: func(d *Document) { d.Hosts[2].Fixed.Status = 503 }},
-		"hosts[].fixed.contentType": {set: func(d *Document) { d.Hosts[2].Fixed.ContentType = "text/html" }},
-		"hosts[].fixed.body":        {set: func(d *Document) { d.Hosts[2].Fixed.Body = "down" }},
+		"hosts[].redirect.to":       {set: func(d *config.Document) { d.Hosts[1].Redirect.To = "https://app.test/new" }},
+		"hosts[].redirect.status":   {set: func(d *config.Document) { d.Hosts[1].Redirect.Status = 301 }},
+		"hosts[].redirect.dropPath": {set: func(d *config.Document) { d.Hosts[1].Redirect.DropPath = true }},
+		"hosts[].fixed.status":      {set: func(d *config.Document) { d.Hosts[2].Fixed.Status = 503 }},
+		"hosts[].fixed.contentType": {set: func(d *config.Document) { d.Hosts[2].Fixed.ContentType = "text/html" }},
+		"hosts[].fixed.body":        {set: func(d *config.Document) { d.Hosts[2].Fixed.Body = "down" }},
 
-		"hosts[].routes[].id":           {set: func(d *Document) { r0(d).ID = "api" }},
-		"hosts[].routes[].path":         {set: func(d *Document) { r0(d).Path = "/v2" }},
-		"hosts[].routes[].allowInPath":  {set: func(d *Document) { r0(d).AllowInPath = []string{"encodedSlash"} }},
-		"hosts[].routes[].upstream":     {set: func(d *Document) { r0(d).Upstream = "u2" }},
-		"hosts[].routes[].policies":     {set: func(d *Document) { r0(d).Policies = []string{"waf"} }},
-		"hosts[].routes[].maxBodyBytes": {set: func(d *Document) { r0(d).MaxBodyBytes = 10 }},
-		"hosts[].routes[].hostHeader":   {set: func(d *Document) { r0(d).HostHeader = "destination" }},
-		"hosts[].routes[].hostName": {base: func(d *Document) { r0(d).HostHeader, r0(d).HostName = "custom", "a.internal" },
-			set: func(d *Document) { r0(d).HostName = "b.internal" }},
-		"hosts[].routes[].rewrite.stripPrefix": {set: func(d *Document) { r0(d).Rewrite.StripPrefix = true }},
-		"hosts[].routes[].rewrite.addPrefix":   {set: func(d *Document) { r0(d).Rewrite.AddPrefix = "/v1" }},
-		"hosts[].routes[].rewrite.rewriteLocation": {base: func(d *Document) { r0(d).Rewrite.StripPrefix = true },
-			set: func(d *Document) { r0(d).Rewrite.RewriteLocation = &no }},
-		"hosts[].routes[].headers.request[].name":       {base: withRouteRule, set: func(d *Document) { r0(d).Headers.Request[0].Name = "X-B" }},
-		"hosts[].routes[].headers.request[].operation":  {base: withRouteRule, set: func(d *Document) { r0(d).Headers.Request[0].Operation = "add" }},
-		"hosts[].routes[].headers.request[].value":      {base: withRouteRule, set: func(d *Document) { r0(d).Headers.Request[0].Value = "2" }},
-		"hosts[].routes[].headers.response[].name":      {base: withRouteRule, set: func(d *Document) { r0(d).Headers.Response[0].Name = "X-B" }},
-		"hosts[].routes[].headers.response[].operation": {base: withRouteRule, set: func(d *Document) { r0(d).Headers.Response[0].Operation = "add" }},
-		"hosts[].routes[].headers.response[].value":     {base: withRouteRule, set: func(d *Document) { r0(d).Headers.Response[0].Value = "2" }},
-		"hosts[].routes[].retry.attempts":               {set: func(d *Document) { r0(d).Retry.Attempts = 2 }},
-		"hosts[].routes[].retry.bodyLimit":              {set: func(d *Document) { r0(d).Retry.BodyLimit = 4096 }},
-		"hosts[].routes[].retry.budget":                 {set: func(d *Document) { r0(d).Retry.Budget = 0.5 }},
+		"hosts[].routes[].id":           {set: func(d *config.Document) { r0(d).ID = "api" }},
+		"hosts[].routes[].path":         {set: func(d *config.Document) { r0(d).Path = "/v2" }},
+		"hosts[].routes[].allowInPath":  {set: func(d *config.Document) { r0(d).AllowInPath = []string{"encodedSlash"} }},
+		"hosts[].routes[].upstream":     {set: func(d *config.Document) { r0(d).Upstream = "u2" }},
+		"hosts[].routes[].policies":     {set: func(d *config.Document) { r0(d).Policies = []string{"waf"} }},
+		"hosts[].routes[].maxBodyBytes": {set: func(d *config.Document) { r0(d).MaxBodyBytes = 10 }},
+		"hosts[].routes[].hostHeader":   {set: func(d *config.Document) { r0(d).HostHeader = "destination" }},
+		"hosts[].routes[].hostName": {base: func(d *config.Document) { r0(d).HostHeader, r0(d).HostName = "custom", "a.internal" },
+			set: func(d *config.Document) { r0(d).HostName = "b.internal" }},
+		"hosts[].routes[].rewrite.stripPrefix": {set: func(d *config.Document) { r0(d).Rewrite.StripPrefix = true }},
+		"hosts[].routes[].rewrite.addPrefix":   {set: func(d *config.Document) { r0(d).Rewrite.AddPrefix = "/v1" }},
+		"hosts[].routes[].rewrite.rewriteLocation": {base: func(d *config.Document) { r0(d).Rewrite.StripPrefix = true },
+			set: func(d *config.Document) { r0(d).Rewrite.RewriteLocation = &no }},
+		"hosts[].routes[].headers.request[].name":       {base: withRouteRule, set: func(d *config.Document) { r0(d).Headers.Request[0].Name = "X-B" }},
+		"hosts[].routes[].headers.request[].operation":  {base: withRouteRule, set: func(d *config.Document) { r0(d).Headers.Request[0].Operation = "add" }},
+		"hosts[].routes[].headers.request[].value":      {base: withRouteRule, set: func(d *config.Document) { r0(d).Headers.Request[0].Value = "2" }},
+		"hosts[].routes[].headers.response[].name":      {base: withRouteRule, set: func(d *config.Document) { r0(d).Headers.Response[0].Name = "X-B" }},
+		"hosts[].routes[].headers.response[].operation": {base: withRouteRule, set: func(d *config.Document) { r0(d).Headers.Response[0].Operation = "add" }},
+		"hosts[].routes[].headers.response[].value":     {base: withRouteRule, set: func(d *config.Document) { r0(d).Headers.Response[0].Value = "2" }},
+		"hosts[].routes[].retry.attempts":               {set: func(d *config.Document) { r0(d).Retry.Attempts = 2 }},
+		"hosts[].routes[].retry.bodyLimit":              {set: func(d *config.Document) { r0(d).Retry.BodyLimit = 4096 }},
+		"hosts[].routes[].retry.budget":                 {set: func(d *config.Document) { r0(d).Retry.Budget = 0.5 }},
 
-		"hosts[].accessList":  {base: func(d *Document) { h0(d).AccessList = "" }, set: func(d *Document) { h0(d).AccessList = "office" }},
-		"hosts[].certificate": {base: withCertificate, set: func(d *Document) { h0(d).Certificate = "main" }},
-		"hosts[].tls.clientAuth": {base: withHostCertificate, set: func(d *Document) {
-			h0(d).TLS = &HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/cert.pem"}
+		"hosts[].accessList":  {base: func(d *config.Document) { h0(d).AccessList = "" }, set: func(d *config.Document) { h0(d).AccessList = "office" }},
+		"hosts[].certificate": {base: withCertificate, set: func(d *config.Document) { h0(d).Certificate = "main" }},
+		"hosts[].tls.clientAuth": {base: withHostCertificate, set: func(d *config.Document) {
+			h0(d).TLS = &config.HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/cert.pem"}
 		}},
-		"hosts[].tls.clientCAs": {base: func(d *Document) {
+		"hosts[].tls.clientCAs": {base: func(d *config.Document) {
 			withHostCertificate(d)
-			h0(d).TLS = &HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/cert.pem"}
-		}, set: func(d *Document) { h0(d).TLS.ClientCAs = "testdata/tls/cert2.pem" }},
-		"hosts[].server":         {set: func(d *Document) { h0(d).Server = "app" }},
-		"hosts[].policies":       {set: func(d *Document) { h0(d).Policies = []string{"waf"} }},
-		"hosts[].tls.minVersion": {base: withHostCertificate, set: func(d *Document) { h0(d).TLS = &HostTLS{MinVersion: "1.3"} }},
-		"hosts[].tls.http1Only":  {base: withHostCertificate, set: func(d *Document) { h0(d).TLS = &HostTLS{HTTP1Only: true} }},
-		"hosts[].tls.http3":      {base: withHostCertificate, set: func(d *Document) { h0(d).TLS = &HostTLS{HTTP3: true} }},
-		"hosts[].tls.altSvc": {base: func(d *Document) { withHostCertificate(d); h0(d).TLS = &HostTLS{HTTP3: true} },
-			set: func(d *Document) { h0(d).TLS.AltSvc = `h3=":8443"; ma=60` }},
-		"hosts[].hsts.maxAge": {base: func(d *Document) { h0(d).HSTS = &HSTS{MaxAge: "1h"} }, set: func(d *Document) { h0(d).HSTS.MaxAge = "2h" }},
-		"hosts[].hsts.includeSubdomains": {base: func(d *Document) { h0(d).HSTS = &HSTS{MaxAge: "1h"} },
-			set: func(d *Document) { h0(d).HSTS.IncludeSubdomains = true }},
-		"hosts[].hsts.preload": {base: func(d *Document) { h0(d).HSTS = &HSTS{MaxAge: "1h"} }, set: func(d *Document) { h0(d).HSTS.Preload = true }},
-		"hosts[].httpsRedirect.status": {base: func(d *Document) { h0(d).HTTPSRedirect = &HTTPSRedirect{} },
-			set: func(d *Document) { h0(d).HTTPSRedirect.Status = 301 }},
-		"hosts[].httpsRedirect.port": {base: func(d *Document) { h0(d).HTTPSRedirect = &HTTPSRedirect{} },
-			set: func(d *Document) { h0(d).HTTPSRedirect.Port = 8443 }},
-		"hosts[].robots":                       {set: func(d *Document) { h0(d).Robots = "User-agent: *\n" }},
-		"hosts[].limits.maxUriBytes":           {set: func(d *Document) { h0(d).Limits = &RequestLimits{MaxURIBytes: 100} }},
-		"hosts[].limits.maxHeaderCount":        {set: func(d *Document) { h0(d).Limits = &RequestLimits{MaxHeaderCount: 10} }},
-		"hosts[].limits.maxHeaderBytes":        {set: func(d *Document) { h0(d).Limits = &RequestLimits{MaxHeaderBytes: 1000} }},
-		"hosts[].limits.maxBodyBytes":          {set: func(d *Document) { h0(d).Limits = &RequestLimits{MaxBodyBytes: 1000} }},
-		"hosts[].headers.request[].name":       {base: withHostRule, set: func(d *Document) { h0(d).Headers.Request[0].Name = "X-B" }},
-		"hosts[].headers.request[].operation":  {base: withHostRule, set: func(d *Document) { h0(d).Headers.Request[0].Operation = "add" }},
-		"hosts[].headers.request[].value":      {base: withHostRule, set: func(d *Document) { h0(d).Headers.Request[0].Value = "2" }},
-		"hosts[].headers.response[].name":      {base: withHostRule, set: func(d *Document) { h0(d).Headers.Response[0].Name = "X-B" }},
-		"hosts[].headers.response[].operation": {base: withHostRule, set: func(d *Document) { h0(d).Headers.Response[0].Operation = "add" }},
-		"hosts[].headers.response[].value":     {base: withHostRule, set: func(d *Document) { h0(d).Headers.Response[0].Value = "2" }},
-		"hosts[].compression.enabled":          {set: func(d *Document) { h0(d).Compression.Enabled = true }},
-		"hosts[].compression.minimumSize": {base: func(d *Document) { h0(d).Compression.Enabled = true },
-			set: func(d *Document) { h0(d).Compression.MinimumSize = 10 }},
-		"hosts[].compression.encodings": {base: func(d *Document) { h0(d).Compression.Enabled = true },
-			set: func(d *Document) { h0(d).Compression.Encodings = []string{"br"} }},
-		"hosts[].requestId":             {set: func(d *Document) { h0(d).RequestID = "generate" }},
-		"hosts[].keepUnderscoreHeaders": {set: func(d *Document) { h0(d).KeepUnderscoreHeaders = true }},
-		"hosts[].accessLog":             {set: func(d *Document) { h0(d).AccessLog = &no }},
+			h0(d).TLS = &config.HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/cert.pem"}
+		}, set: func(d *config.Document) { h0(d).TLS.ClientCAs = "testdata/tls/cert2.pem" }},
+		"hosts[].server":         {set: func(d *config.Document) { h0(d).Server = "app" }},
+		"hosts[].policies":       {set: func(d *config.Document) { h0(d).Policies = []string{"waf"} }},
+		"hosts[].tls.minVersion": {base: withHostCertificate, set: func(d *config.Document) { h0(d).TLS = &config.HostTLS{MinVersion: "1.3"} }},
+		"hosts[].tls.http1Only":  {base: withHostCertificate, set: func(d *config.Document) { h0(d).TLS = &config.HostTLS{HTTP1Only: true} }},
+		"hosts[].tls.http3":      {base: withHostCertificate, set: func(d *config.Document) { h0(d).TLS = &config.HostTLS{HTTP3: true} }},
+		"hosts[].tls.altSvc": {base: func(d *config.Document) { withHostCertificate(d); h0(d).TLS = &config.HostTLS{HTTP3: true} },
+			set: func(d *config.Document) { h0(d).TLS.AltSvc = `h3=":8443"; ma=60` }},
+		"hosts[].hsts.maxAge": {base: func(d *config.Document) { h0(d).HSTS = &config.HSTS{MaxAge: "1h"} }, set: func(d *config.Document) { h0(d).HSTS.MaxAge = "2h" }},
+		"hosts[].hsts.includeSubdomains": {base: func(d *config.Document) { h0(d).HSTS = &config.HSTS{MaxAge: "1h"} },
+			set: func(d *config.Document) { h0(d).HSTS.IncludeSubdomains = true }},
+		"hosts[].hsts.preload": {base: func(d *config.Document) { h0(d).HSTS = &config.HSTS{MaxAge: "1h"} }, set: func(d *config.Document) { h0(d).HSTS.Preload = true }},
+		"hosts[].httpsRedirect.status": {base: func(d *config.Document) { h0(d).HTTPSRedirect = &config.HTTPSRedirect{} },
+			set: func(d *config.Document) { h0(d).HTTPSRedirect.Status = 301 }},
+		"hosts[].httpsRedirect.port": {base: func(d *config.Document) { h0(d).HTTPSRedirect = &config.HTTPSRedirect{} },
+			set: func(d *config.Document) { h0(d).HTTPSRedirect.Port = 8443 }},
+		"hosts[].robots":                       {set: func(d *config.Document) { h0(d).Robots = "User-agent: *\n" }},
+		"hosts[].limits.maxUriBytes":           {set: func(d *config.Document) { h0(d).Limits = &config.RequestLimits{MaxURIBytes: 100} }},
+		"hosts[].limits.maxHeaderCount":        {set: func(d *config.Document) { h0(d).Limits = &config.RequestLimits{MaxHeaderCount: 10} }},
+		"hosts[].limits.maxHeaderBytes":        {set: func(d *config.Document) { h0(d).Limits = &config.RequestLimits{MaxHeaderBytes: 1000} }},
+		"hosts[].limits.maxBodyBytes":          {set: func(d *config.Document) { h0(d).Limits = &config.RequestLimits{MaxBodyBytes: 1000} }},
+		"hosts[].headers.request[].name":       {base: withHostRule, set: func(d *config.Document) { h0(d).Headers.Request[0].Name = "X-B" }},
+		"hosts[].headers.request[].operation":  {base: withHostRule, set: func(d *config.Document) { h0(d).Headers.Request[0].Operation = "add" }},
+		"hosts[].headers.request[].value":      {base: withHostRule, set: func(d *config.Document) { h0(d).Headers.Request[0].Value = "2" }},
+		"hosts[].headers.response[].name":      {base: withHostRule, set: func(d *config.Document) { h0(d).Headers.Response[0].Name = "X-B" }},
+		"hosts[].headers.response[].operation": {base: withHostRule, set: func(d *config.Document) { h0(d).Headers.Response[0].Operation = "add" }},
+		"hosts[].headers.response[].value":     {base: withHostRule, set: func(d *config.Document) { h0(d).Headers.Response[0].Value = "2" }},
+		"hosts[].compression.enabled":          {set: func(d *config.Document) { h0(d).Compression.Enabled = true }},
+		"hosts[].compression.minimumSize": {base: func(d *config.Document) { h0(d).Compression.Enabled = true },
+			set: func(d *config.Document) { h0(d).Compression.MinimumSize = 10 }},
+		"hosts[].compression.encodings": {base: func(d *config.Document) { h0(d).Compression.Enabled = true },
+			set: func(d *config.Document) { h0(d).Compression.Encodings = []string{"br"} }},
+		"hosts[].requestId":             {set: func(d *config.Document) { h0(d).RequestID = "generate" }},
+		"hosts[].keepUnderscoreHeaders": {set: func(d *config.Document) { h0(d).KeepUnderscoreHeaders = true }},
+		"hosts[].accessLog":             {set: func(d *config.Document) { h0(d).AccessLog = &no }},
 
-		"upstreams[].id":                      {set: func(d *Document) { u0(d).ID, r0(d).Upstream = "u9", "u9" }},
-		"upstreams[].destinations[].id":       {set: func(d *Document) { u0(d).Destinations[0].ID = "d9" }},
-		"upstreams[].destinations[].address":  {set: func(d *Document) { u0(d).Destinations[0].Address = "http://127.0.0.1:10" }},
-		"upstreams[].destinations[].health":   {set: func(d *Document) { u0(d).Destinations[0].Health = "http://127.0.0.1:11" }},
-		"upstreams[].destinations[].metadata": {set: func(d *Document) { u0(d).Destinations[0].Metadata = map[string]string{"zone": "eu-1"} }},
-		"upstreams[].loadBalancing":           {set: func(d *Document) { u0(d).LoadBalancing = "RoundRobin" }},
-		"upstreams[].http.version":            {set: func(d *Document) { d.Upstreams[1].HTTP.Version = "2" }},
-		"upstreams[].http.versionPolicy":      {set: func(d *Document) { u0(d).HTTP.VersionPolicy = "exact" }},
-		"upstreams[].http.connectTimeout":     {set: func(d *Document) { u0(d).HTTP.ConnectTimeout = "1s" }},
-		"upstreams[].http.idleTimeout":        {set: func(d *Document) { u0(d).HTTP.IdleTimeout = "1m" }},
-		"upstreams[].http.http1Client":        {set: func(d *Document) { u0(d).HTTP.HTTP1Client = "netHTTP" }},
-		"upstreams[].http.tls.trust":          {set: func(d *Document) { d.Upstreams[1].HTTP.TLS.Trust = "any" }},
-		"upstreams[].http.tls.pins": {base: func(d *Document) { d.Upstreams[1].HTTP.TLS = UpstreamTLS{Trust: "pinned", Pins: []string{testPin}} },
-			set: func(d *Document) { d.Upstreams[1].HTTP.TLS.Pins = []string{strings.Repeat("0", 64)} }},
-		"upstreams[].http.tls.serverName":    {set: func(d *Document) { d.Upstreams[1].HTTP.TLS.ServerName = "api.internal" }},
+		"upstreams[].id":                      {set: func(d *config.Document) { u0(d).ID, r0(d).Upstream = "u9", "u9" }},
+		"upstreams[].destinations[].id":       {set: func(d *config.Document) { u0(d).Destinations[0].ID = "d9" }},
+		"upstreams[].destinations[].address":  {set: func(d *config.Document) { u0(d).Destinations[0].Address = "http://127.0.0.1:10" }},
+		"upstreams[].destinations[].health":   {set: func(d *config.Document) { u0(d).Destinations[0].Health = "http://127.0.0.1:11" }},
+		"upstreams[].destinations[].metadata": {set: func(d *config.Document) { u0(d).Destinations[0].Metadata = map[string]string{"zone": "eu-1"} }},
+		"upstreams[].loadBalancing":           {set: func(d *config.Document) { u0(d).LoadBalancing = "RoundRobin" }},
+		"upstreams[].http.version":            {set: func(d *config.Document) { d.Upstreams[1].HTTP.Version = "2" }},
+		"upstreams[].http.versionPolicy":      {set: func(d *config.Document) { u0(d).HTTP.VersionPolicy = "exact" }},
+		"upstreams[].http.connectTimeout":     {set: func(d *config.Document) { u0(d).HTTP.ConnectTimeout = "1s" }},
+		"upstreams[].http.idleTimeout":        {set: func(d *config.Document) { u0(d).HTTP.IdleTimeout = "1m" }},
+		"upstreams[].http.http1Client":        {set: func(d *config.Document) { u0(d).HTTP.HTTP1Client = "netHTTP" }},
+		"upstreams[].http.tls.trust":          {set: func(d *config.Document) { d.Upstreams[1].HTTP.TLS.Trust = "any" }},
+		"upstreams[].http.tls.pins": {base: func(d *config.Document) {
+			d.Upstreams[1].HTTP.TLS = config.UpstreamTLS{Trust: "pinned", Pins: []string{testPin}}
+		},
+			set: func(d *config.Document) { d.Upstreams[1].HTTP.TLS.Pins = []string{strings.Repeat("0", 64)} }},
+		"upstreams[].http.tls.serverName":    {set: func(d *config.Document) { d.Upstreams[1].HTTP.TLS.ServerName = "api.internal" }},
 		"upstreams[].health.active.enabled":  {set: active},
-		"upstreams[].health.active.interval": {base: active, set: func(d *Document) { u0(d).Health.Active.Interval = "1m" }},
-		"upstreams[].health.active.timeout":  {base: active, set: func(d *Document) { u0(d).Health.Active.Timeout = "1s" }},
-		"upstreams[].health.active.path":     {base: active, set: func(d *Document) { u0(d).Health.Active.Path = "/healthz" }},
-		"upstreams[].health.active.query":    {base: active, set: func(d *Document) { u0(d).Health.Active.Query = "deep=1" }},
-		"upstreams[].health.active.policy": {base: active, set: func(d *Document) { u0(d).Health.Active.Policy = "Custom" },
+		"upstreams[].health.active.interval": {base: active, set: func(d *config.Document) { u0(d).Health.Active.Interval = "1m" }},
+		"upstreams[].health.active.timeout":  {base: active, set: func(d *config.Document) { u0(d).Health.Active.Timeout = "1s" }},
+		"upstreams[].health.active.path":     {base: active, set: func(d *config.Document) { u0(d).Health.Active.Path = "/healthz" }},
+		"upstreams[].health.active.query":    {base: active, set: func(d *config.Document) { u0(d).Health.Active.Query = "deep=1" }},
+		"upstreams[].health.active.policy": {base: active, set: func(d *config.Document) { u0(d).Health.Active.Policy = "Custom" },
 			compiler: func(c *Compiler) {
 				c.Health = health.New(health.Options{ActivePolicies: map[string]health.ActivePolicy{"Custom": health.ConsecutiveFailures{}}})
 			}},
-		"upstreams[].health.active.threshold":           {base: active, set: func(d *Document) { u0(d).Health.Active.Threshold = 5 }},
+		"upstreams[].health.active.threshold":           {base: active, set: func(d *config.Document) { u0(d).Health.Active.Threshold = 5 }},
 		"upstreams[].health.passive.enabled":            {set: passive},
-		"upstreams[].health.passive.policy":             {base: passive, set: func(d *Document) { u0(d).Health.Passive.Policy = "FailureRateWith5xx" }},
-		"upstreams[].health.passive.window":             {base: passive, set: func(d *Document) { u0(d).Health.Passive.Window = "30s" }},
-		"upstreams[].health.passive.minRequests":        {base: passive, set: func(d *Document) { u0(d).Health.Passive.MinRequests = 50 }},
-		"upstreams[].health.passive.failureRate":        {base: passive, set: func(d *Document) { u0(d).Health.Passive.FailureRate = 0.5 }},
-		"upstreams[].health.passive.reactivationPeriod": {base: passive, set: func(d *Document) { u0(d).Health.Passive.ReactivationPeriod = "5m" }},
-		"upstreams[].health.availability":               {set: func(d *Document) { u0(d).Health.Availability = "HealthyAndUnknown" }},
-		"upstreams[].health.probeFirst":                 {base: active, set: func(d *Document) { u0(d).Health.ProbeFirst = true }},
-		"upstreams[].health.slowStart":                  {set: func(d *Document) { u0(d).Health.SlowStart = "30s" }},
+		"upstreams[].health.passive.policy":             {base: passive, set: func(d *config.Document) { u0(d).Health.Passive.Policy = "FailureRateWith5xx" }},
+		"upstreams[].health.passive.window":             {base: passive, set: func(d *config.Document) { u0(d).Health.Passive.Window = "30s" }},
+		"upstreams[].health.passive.minRequests":        {base: passive, set: func(d *config.Document) { u0(d).Health.Passive.MinRequests = 50 }},
+		"upstreams[].health.passive.failureRate":        {base: passive, set: func(d *config.Document) { u0(d).Health.Passive.FailureRate = 0.5 }},
+		"upstreams[].health.passive.reactivationPeriod": {base: passive, set: func(d *config.Document) { u0(d).Health.Passive.ReactivationPeriod = "5m" }},
+		"upstreams[].health.availability":               {set: func(d *config.Document) { u0(d).Health.Availability = "HealthyAndUnknown" }},
+		"upstreams[].health.probeFirst":                 {base: active, set: func(d *config.Document) { u0(d).Health.ProbeFirst = true }},
+		"upstreams[].health.slowStart":                  {set: func(d *config.Document) { u0(d).Health.SlowStart = "30s" }},
 		"upstreams[].affinity.enabled":                  {set: affinity},
-		"upstreams[].affinity.mode":                     {base: affinity, set: func(d *Document) { u0(d).Affinity.Mode = "ArrCookie" }},
-		"upstreams[].affinity.failurePolicy":            {base: affinity, set: func(d *Document) { u0(d).Affinity.FailurePolicy = "Return503" }},
-		"upstreams[].affinity.key":                      {base: affinity, set: func(d *Document) { u0(d).Affinity.Key = "sticky" }},
-		"upstreams[].affinity.cookie.path":              {base: affinity, set: func(d *Document) { u0(d).Affinity.Cookie.Path = "/app" }},
-		"upstreams[].affinity.cookie.domain":            {base: affinity, set: func(d *Document) { u0(d).Affinity.Cookie.Domain = "app.test" }},
-		"upstreams[].affinity.cookie.httpOnly":          {base: affinity, set: func(d *Document) { u0(d).Affinity.Cookie.HTTPOnly = &no }},
-		"upstreams[].affinity.cookie.secure":            {base: affinity, set: func(d *Document) { u0(d).Affinity.Cookie.Secure = "Always" }},
-		"upstreams[].affinity.cookie.sameSite":          {base: affinity, set: func(d *Document) { u0(d).Affinity.Cookie.SameSite = "Strict" }},
-		"upstreams[].affinity.cookie.maxAge":            {base: affinity, set: func(d *Document) { u0(d).Affinity.Cookie.MaxAge = "1h" }},
-		"upstreams[].metadata":                          {set: func(d *Document) { u0(d).Metadata = map[string]string{"team": "api"} }},
+		"upstreams[].affinity.mode":                     {base: affinity, set: func(d *config.Document) { u0(d).Affinity.Mode = "ArrCookie" }},
+		"upstreams[].affinity.failurePolicy":            {base: affinity, set: func(d *config.Document) { u0(d).Affinity.FailurePolicy = "Return503" }},
+		"upstreams[].affinity.key":                      {base: affinity, set: func(d *config.Document) { u0(d).Affinity.Key = "sticky" }},
+		"upstreams[].affinity.cookie.path":              {base: affinity, set: func(d *config.Document) { u0(d).Affinity.Cookie.Path = "/app" }},
+		"upstreams[].affinity.cookie.domain":            {base: affinity, set: func(d *config.Document) { u0(d).Affinity.Cookie.Domain = "app.test" }},
+		"upstreams[].affinity.cookie.httpOnly":          {base: affinity, set: func(d *config.Document) { u0(d).Affinity.Cookie.HTTPOnly = &no }},
+		"upstreams[].affinity.cookie.secure":            {base: affinity, set: func(d *config.Document) { u0(d).Affinity.Cookie.Secure = "Always" }},
+		"upstreams[].affinity.cookie.sameSite":          {base: affinity, set: func(d *config.Document) { u0(d).Affinity.Cookie.SameSite = "Strict" }},
+		"upstreams[].affinity.cookie.maxAge":            {base: affinity, set: func(d *config.Document) { u0(d).Affinity.Cookie.MaxAge = "1h" }},
+		"upstreams[].metadata":                          {set: func(d *config.Document) { u0(d).Metadata = map[string]string{"team": "api"} }},
 
-		"accessLists[].id":                   {set: func(d *Document) { d.AccessLists[0].ID, h0(d).AccessList = "lan", "lan" }},
-		"accessLists[].allow":                {set: func(d *Document) { d.AccessLists[0].Allow = []string{"192.168.0.0/16"} }},
-		"accessLists[].deny":                 {set: func(d *Document) { d.AccessLists[0].Deny = []string{"10.9.9.9"} }},
-		"accessLists[].allowCountries":       {set: func(d *Document) { d.AccessLists[0].AllowCountries = []string{"DE"} }, compiler: lookup},
-		"accessLists[].denyCountries":        {set: func(d *Document) { d.AccessLists[0].DenyCountries = []string{"DE"} }, compiler: lookup},
-		"accessLists[].mode":                 {set: func(d *Document) { d.AccessLists[0].Mode = "shadow" }},
-		"accessLists[].users[].name":         {base: user, set: func(d *Document) { d.AccessLists[0].Users[0].Name = "bob" }},
-		"accessLists[].users[].passwordHash": {base: user, set: func(d *Document) { d.AccessLists[0].Users[0].PasswordHash = testBcrypt2 }},
-		"accessLists[].realm":                {base: user, set: func(d *Document) { d.AccessLists[0].Realm = "office" }},
-		"certificates[].id": {base: withHostCertificate, set: func(d *Document) {
+		"accessLists[].id":                   {set: func(d *config.Document) { d.AccessLists[0].ID, h0(d).AccessList = "lan", "lan" }},
+		"accessLists[].allow":                {set: func(d *config.Document) { d.AccessLists[0].Allow = []string{"192.168.0.0/16"} }},
+		"accessLists[].deny":                 {set: func(d *config.Document) { d.AccessLists[0].Deny = []string{"10.9.9.9"} }},
+		"accessLists[].allowCountries":       {set: func(d *config.Document) { d.AccessLists[0].AllowCountries = []string{"DE"} }, compiler: lookup},
+		"accessLists[].denyCountries":        {set: func(d *config.Document) { d.AccessLists[0].DenyCountries = []string{"DE"} }, compiler: lookup},
+		"accessLists[].mode":                 {set: func(d *config.Document) { d.AccessLists[0].Mode = "shadow" }},
+		"accessLists[].users[].name":         {base: user, set: func(d *config.Document) { d.AccessLists[0].Users[0].Name = "bob" }},
+		"accessLists[].users[].passwordHash": {base: user, set: func(d *config.Document) { d.AccessLists[0].Users[0].PasswordHash = testBcrypt2 }},
+		"accessLists[].realm":                {base: user, set: func(d *config.Document) { d.AccessLists[0].Realm = "office" }},
+		"certificates[].id": {base: withHostCertificate, set: func(d *config.Document) {
 			d.Certificates[0].ID, h0(d).Certificate = "other", "other"
 		}},
-		"certificates[].certFile": {base: withHostCertificate, set: func(d *Document) {
+		"certificates[].certFile": {base: withHostCertificate, set: func(d *config.Document) {
 			d.Certificates[0].CertFile, d.Certificates[0].KeyFile = "testdata/tls/cert2.pem", "testdata/tls/key2.pem"
 		}},
-		"certificates[].keyFile": {base: withHostCertificate, set: func(d *Document) { d.Certificates[0].KeyFile = "testdata/tls/key2.pem" },
+		"certificates[].keyFile": {base: withHostCertificate, set: func(d *config.Document) { d.Certificates[0].KeyFile = "testdata/tls/key2.pem" },
 			refused: tlsselect.CodeCertificateKeyMismatch},
-		"certificates[].acme": {base: withHostCertificate, set: func(d *Document) { d.Certificates[0] = Certificate{ID: "main", ACME: true} },
+		"certificates[].acme": {base: withHostCertificate, set: func(d *config.Document) { d.Certificates[0] = config.Certificate{ID: "main", ACME: true} },
 			refused: CodeCertificateSourceMissing},
-		"global.tls.defaultCertificate": {base: withCertificate, set: func(d *Document) { d.Global.TLS.DefaultCertificate = "main" }},
-		"global.tls.unknownSni":         {base: withHostCertificate, set: func(d *Document) { d.Global.TLS.UnknownSNI = "refuse" }},
-		"global.tls.noSni":              {base: withHostCertificate, set: func(d *Document) { d.Global.TLS.NoSNI = "refuse" }},
-		"global.tls.ticketKeyPeriod":    {base: withHostCertificate, set: func(d *Document) { d.Global.TLS.TicketKeyPeriod = "1h" }},
+		"global.tls.defaultCertificate": {base: withCertificate, set: func(d *config.Document) { d.Global.TLS.DefaultCertificate = "main" }},
+		"global.tls.unknownSni":         {base: withHostCertificate, set: func(d *config.Document) { d.Global.TLS.UnknownSNI = "refuse" }},
+		"global.tls.noSni":              {base: withHostCertificate, set: func(d *config.Document) { d.Global.TLS.NoSNI = "refuse" }},
+		"global.tls.ticketKeyPeriod":    {base: withHostCertificate, set: func(d *config.Document) { d.Global.TLS.TicketKeyPeriod = "1h" }},
 
-		"ruleSets[].id":                          {set: func(d *Document) { d.RuleSets[0].ID, h0(d).Policies[0] = "wall", "wall" }},
-		"ruleSets[].mode":                        {set: func(d *Document) { d.RuleSets[0].Mode = "off" }},
-		"ruleSets[].rules[].pathPrefix":          {set: func(d *Document) { d.RuleSets[0].Rules[0].PathPrefix = "/admin" }},
-		"ruleSets[].rules[].pathExact":           {set: func(d *Document) { d.RuleSets[0].Rules[0].PathExact = "/wp-login.php" }},
-		"ruleSets[].rules[].methods":             {set: func(d *Document) { d.RuleSets[0].Rules[0].Methods = []string{"POST"} }},
-		"ruleSets[].rules[].userAgentContains":   {set: func(d *Document) { d.RuleSets[0].Rules[0].UserAgentContains = "bot" }},
-		"ruleSets[].rules[].action":              {set: func(d *Document) { d.RuleSets[0].Rules[0].Action = "allow" }},
-		"ruleSets[].rules[].respond.status":      {base: respond, set: func(d *Document) { d.RuleSets[0].Rules[1].Respond.Status = 451 }},
-		"ruleSets[].rules[].respond.contentType": {base: respond, set: func(d *Document) { d.RuleSets[0].Rules[1].Respond.ContentType = "text/html" }},
-		"ruleSets[].rules[].respond.body":        {base: respond, set: func(d *Document) { d.RuleSets[0].Rules[1].Respond.Body = "gone" }},
+		"ruleSets[].id":                          {set: func(d *config.Document) { d.RuleSets[0].ID, h0(d).Policies[0] = "wall", "wall" }},
+		"ruleSets[].mode":                        {set: func(d *config.Document) { d.RuleSets[0].Mode = "off" }},
+		"ruleSets[].rules[].pathPrefix":          {set: func(d *config.Document) { d.RuleSets[0].Rules[0].PathPrefix = "/admin" }},
+		"ruleSets[].rules[].pathExact":           {set: func(d *config.Document) { d.RuleSets[0].Rules[0].PathExact = "/wp-login.php" }},
+		"ruleSets[].rules[].methods":             {set: func(d *config.Document) { d.RuleSets[0].Rules[0].Methods = []string{"POST"} }},
+		"ruleSets[].rules[].userAgentContains":   {set: func(d *config.Document) { d.RuleSets[0].Rules[0].UserAgentContains = "bot" }},
+		"ruleSets[].rules[].action":              {set: func(d *config.Document) { d.RuleSets[0].Rules[0].Action = "allow" }},
+		"ruleSets[].rules[].respond.status":      {base: respond, set: func(d *config.Document) { d.RuleSets[0].Rules[1].Respond.Status = 451 }},
+		"ruleSets[].rules[].respond.contentType": {base: respond, set: func(d *config.Document) { d.RuleSets[0].Rules[1].Respond.ContentType = "text/html" }},
+		"ruleSets[].rules[].respond.body":        {base: respond, set: func(d *config.Document) { d.RuleSets[0].Rules[1].Respond.Body = "gone" }},
 
-		"rateLimits[].id":           {set: func(d *Document) { d.RateLimits[0].ID, h0(d).Policies[1] = "slow", "slow" }},
-		"rateLimits[].mode":         {set: func(d *Document) { d.RateLimits[0].Mode = "shadow" }},
-		"rateLimits[].requests":     {set: func(d *Document) { d.RateLimits[0].Requests = 20 }},
-		"rateLimits[].period":       {set: func(d *Document) { d.RateLimits[0].Period = "1m" }},
-		"rateLimits[].burst":        {set: func(d *Document) { d.RateLimits[0].Burst = 5 }},
-		"rateLimits[].scope":        {set: func(d *Document) { d.RateLimits[0].Scope = "route" }},
-		"rateLimits[].exemptProbes": {set: func(d *Document) { d.RateLimits[0].ExemptProbes = true }},
+		"rateLimits[].id":           {set: func(d *config.Document) { d.RateLimits[0].ID, h0(d).Policies[1] = "slow", "slow" }},
+		"rateLimits[].mode":         {set: func(d *config.Document) { d.RateLimits[0].Mode = "shadow" }},
+		"rateLimits[].requests":     {set: func(d *config.Document) { d.RateLimits[0].Requests = 20 }},
+		"rateLimits[].period":       {set: func(d *config.Document) { d.RateLimits[0].Period = "1m" }},
+		"rateLimits[].burst":        {set: func(d *config.Document) { d.RateLimits[0].Burst = 5 }},
+		"rateLimits[].scope":        {set: func(d *config.Document) { d.RateLimits[0].Scope = "route" }},
+		"rateLimits[].exemptProbes": {set: func(d *config.Document) { d.RateLimits[0].ExemptProbes = true }},
 
-		"forwardAuths[].id":              {set: func(d *Document) { d.ForwardAuths[0].ID, h0(d).Policies[2] = "auth", "auth" }},
-		"forwardAuths[].mode":            {set: func(d *Document) { d.ForwardAuths[0].Mode = "off" }},
-		"forwardAuths[].url":             {set: func(d *Document) { d.ForwardAuths[0].URL = "http://127.0.0.1:9/check" }},
-		"forwardAuths[].timeout":         {set: func(d *Document) { d.ForwardAuths[0].Timeout = "1s" }},
-		"forwardAuths[].requestHeaders":  {set: func(d *Document) { d.ForwardAuths[0].RequestHeaders = []string{"Authorization"} }},
-		"forwardAuths[].identityHeaders": {set: func(d *Document) { d.ForwardAuths[0].IdentityHeaders = []string{"X-User"} }},
+		"forwardAuths[].id":              {set: func(d *config.Document) { d.ForwardAuths[0].ID, h0(d).Policies[2] = "auth", "auth" }},
+		"forwardAuths[].mode":            {set: func(d *config.Document) { d.ForwardAuths[0].Mode = "off" }},
+		"forwardAuths[].url":             {set: func(d *config.Document) { d.ForwardAuths[0].URL = "http://127.0.0.1:9/check" }},
+		"forwardAuths[].timeout":         {set: func(d *config.Document) { d.ForwardAuths[0].Timeout = "1s" }},
+		"forwardAuths[].requestHeaders":  {set: func(d *config.Document) { d.ForwardAuths[0].RequestHeaders = []string{"Authorization"} }},
+		"forwardAuths[].identityHeaders": {set: func(d *config.Document) { d.ForwardAuths[0].IdentityHeaders = []string{"X-User"} }},
 	}
 }
 
@@ -442,11 +446,11 @@ func effects() map[string]effect {
 const testBcrypt2 = "$2a$04$Tj0l7dyXcLk4SQZtJrMKj.QT7vUm9D8iGvAvJQnWmkR4oK5G1uQ2W"
 
 // deepCopy returns a copy of d that shares nothing with it.
-func deepCopy(t *testing.T, d *Document) *Document {
+func deepCopy(t *testing.T, d *config.Document) *config.Document {
 	t.Helper()
 	b, err := json.Marshal(d)
 	require.NoError(t, err)
-	var c Document
+	var c config.Document
 	require.NoError(t, json.Unmarshal(b, &c))
 	return &c
 }
@@ -461,7 +465,7 @@ func TestEveryFieldTakesEffect(t *testing.T) {
 	cases := effects()
 	names, _ := documentLeaves()
 	key := []byte("0123456789abcdef0123456789abcdef")
-	compile := func(t *testing.T, e effect, d *Document) (*Snapshot, error) {
+	compile := func(t *testing.T, e effect, d *config.Document) (*Snapshot, error) {
 		t.Helper()
 		c := &Compiler{AffinityKey: key}
 		if e.compiler != nil {
@@ -507,11 +511,11 @@ func TestEveryFieldTakesEffect(t *testing.T) {
 
 // withCertificate adds the test certificate "main" (testdata/tls, for
 // app.test); withHostCertificate also gives it to the first host.
-func withCertificate(d *Document) {
-	d.Certificates = []Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}}
+func withCertificate(d *config.Document) {
+	d.Certificates = []config.Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}}
 }
 
-func withHostCertificate(d *Document) {
+func withHostCertificate(d *config.Document) {
 	withCertificate(d)
 	h0(d).Certificate = "main"
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/snapshot"
 )
 
@@ -21,7 +22,7 @@ func Example() {
 	}))
 	defer up.Close()
 
-	doc, err := snapshot.Decode([]byte(`
+	doc, err := config.Decode([]byte(`
 hosts:
   - names: [app.example]
     routes:
@@ -68,10 +69,10 @@ upstreams:
 func ExamplePublisher_Apply_refused() {
 	store := new(snapshot.Store)
 	pub := snapshot.NewPublisher(snapshot.PublisherConfig{Store: store})
-	doc := &snapshot.Document{
-		Hosts: []snapshot.Host{
-			{Names: []string{"a.example"}, Routes: []snapshot.Route{{Upstream: "missing"}}},
-			{Names: []string{"A.example"}, Kind: "fixed", Fixed: &snapshot.FixedAnswer{Status: 200}},
+	doc := &config.Document{
+		Hosts: []config.Host{
+			{Names: []string{"a.example"}, Routes: []config.Route{{Upstream: "missing"}}},
+			{Names: []string{"A.example"}, Kind: "fixed", Fixed: &config.FixedAnswer{Status: 200}},
 		},
 	}
 	outcome, _ := pub.Apply(context.Background(), doc)

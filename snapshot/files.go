@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/internal/namedfile"
 	"github.com/paduraksa/paduraksa/tlsselect"
 )
@@ -39,7 +40,7 @@ type namedEntry struct {
 // order. Every field of the document that names a file is listed here,
 // so that it is read by the rules and ahead of the compile: a field
 // added later that names one is added here too.
-func documentFiles(doc *Document) []namedfile.Request {
+func documentFiles(doc *config.Document) []namedfile.Request {
 	var reqs []namedfile.Request
 	seen := make(map[string]bool)
 	add := func(name string) {
@@ -67,7 +68,7 @@ func documentFiles(doc *Document) []namedfile.Request {
 // same as when prev read it is taken from prev, not read again. It reads
 // nothing of c but FileTimeout, so any goroutine may call it while the
 // publisher compiles.
-func (c *Compiler) readFiles(doc *Document, prev *fileSet) *fileSet {
+func (c *Compiler) readFiles(doc *config.Document, prev *fileSet) *fileSet {
 	reqs := documentFiles(doc)
 	if len(reqs) == 0 {
 		return noFiles
@@ -180,8 +181,8 @@ func parseClientCAs(file string, data []byte) ([]*x509.Certificate, string) {
 // CodeFileBusy) and no path; any other failure is the file system's
 // error, as os returns it.
 func ReadDocument(name string, max int64) ([]byte, error) {
-	if max <= 0 || max > MaxDocumentSize {
-		max = MaxDocumentSize
+	if max <= 0 || max > config.MaxDocumentSize {
+		max = config.MaxDocumentSize
 	}
 	b, err := namedfile.Reader{}.Read(name, max)
 	return b, namedfile.Problem(err)

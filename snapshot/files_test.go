@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/internal/namedfile"
 	"github.com/paduraksa/paduraksa/internal/namedfile/namedfiletest"
 	"github.com/paduraksa/paduraksa/tlsselect"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fileFields are the document's fields that name a file, with their
@@ -28,11 +28,11 @@ var fileFields = []struct{ field, path string }{
 // fileDoc is a valid document of one TLS host that requires client
 // certificates, with the field named by field (see fileFields) naming
 // file instead of its test file ("" keeps them all).
-func fileDoc(field, file string) *Document {
-	doc := &Document{
-		Certificates: []Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}},
-		Hosts: []Host{{Names: []string{"app.test"}, Certificate: "main", Kind: "fixed", Fixed: &FixedAnswer{Body: "app\n"},
-			TLS: &HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/cert.pem"}}},
+func fileDoc(field, file string) *config.Document {
+	doc := &config.Document{
+		Certificates: []config.Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}},
+		Hosts: []config.Host{{Names: []string{"app.test"}, Certificate: "main", Kind: "fixed", Fixed: &config.FixedAnswer{Body: "app\n"},
+			TLS: &config.HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/cert.pem"}}},
 	}
 	switch field {
 	case "certFile":
@@ -233,8 +233,8 @@ func TestDecodeProblemsAloneRefuse(t *testing.T) {
 	for _, tc := range []struct {
 		name, extra, code, path string
 	}{
-		{"unknown field", `"bogus":1,`, CodeDocumentFieldUnknown, "bogus"},
-		{"type error", `"global":{"server":5},`, CodeDocumentFieldType, "global.server"},
+		{"unknown field", `"bogus":1,`, config.CodeDocumentFieldUnknown, "bogus"},
+		{"type error", `"global":{"server":5},`, config.CodeDocumentFieldType, "global.server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := new(Store)

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/upstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestGenerationConsistency: a request that starts on snapshot N is routed
@@ -31,11 +31,11 @@ func TestGenerationConsistency(t *testing.T) {
 	fresh := startBackend(t, "new")
 
 	store, pub := newPublisher(t)
-	doc := &Document{
-		Hosts: []Host{{Names: []string{"app.test"}, Routes: []Route{{Path: "/", Upstream: "old"}}}},
-		Upstreams: []Upstream{
-			{ID: "old", Destinations: []Destination{{ID: "d", Address: "http://" + slow.addr}}},
-			{ID: "new", Destinations: []Destination{{ID: "d", Address: "http://" + fresh.addr}}},
+	doc := &config.Document{
+		Hosts: []config.Host{{Names: []string{"app.test"}, Routes: []config.Route{{Path: "/", Upstream: "old"}}}},
+		Upstreams: []config.Upstream{
+			{ID: "old", Destinations: []config.Destination{{ID: "d", Address: "http://" + slow.addr}}},
+			{ID: "new", Destinations: []config.Destination{{ID: "d", Address: "http://" + fresh.addr}}},
 		},
 	}
 	_, err := pub.Apply(testContext(t), doc)
@@ -105,7 +105,7 @@ func TestHealthContinuityAcrossPublishes(t *testing.T) {
 	next.Hosts[1].Routes[0].Path = "/other"
 	next.Upstreams[2].Destinations = next.Upstreams[2].Destinations[:1]
 	next.Upstreams[0].LoadBalancing = "RoundRobin"
-	next.Upstreams[0].Health.Active = ActiveHealth{Enabled: true, Interval: "30s"}
+	next.Upstreams[0].Health.Active = config.ActiveHealth{Enabled: true, Interval: "30s"}
 	_, err = pub.Apply(testContext(t), next)
 	require.NoError(t, err)
 	assert.Same(t, d0, dest("u0", "d0"))

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/upstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestActiveHealthThroughPublisher: a published upstream with active health
@@ -42,15 +42,15 @@ func TestActiveHealthThroughPublisher(t *testing.T) {
 
 	store := new(Store)
 	pub := NewPublisher(PublisherConfig{Store: store, Compiler: Compiler{Health: mon}})
-	doc := &Document{
-		Hosts: []Host{{Names: []string{"app.test"}, Routes: []Route{{Upstream: "u"}}}},
-		Upstreams: []Upstream{{
+	doc := &config.Document{
+		Hosts: []config.Host{{Names: []string{"app.test"}, Routes: []config.Route{{Upstream: "u"}}}},
+		Upstreams: []config.Upstream{{
 			ID: "u",
-			Destinations: []Destination{
+			Destinations: []config.Destination{
 				{ID: "good", Address: "http://" + good.addr},
 				{ID: "bad", Address: "http://" + bad.addr},
 			},
-			Health: HealthCheck{Active: ActiveHealth{Enabled: true, Interval: "20ms", Timeout: "10s", Path: "/healthz"}},
+			Health: config.HealthCheck{Active: config.ActiveHealth{Enabled: true, Interval: "20ms", Timeout: "10s", Path: "/healthz"}},
 		}},
 	}
 	_, err := pub.Apply(ctx, doc)
@@ -93,8 +93,8 @@ func TestActiveHealthThroughPublisher(t *testing.T) {
 func TestHealthProblemsUseDocumentPaths(t *testing.T) {
 	mon := health.New(health.Options{})
 	defer mon.Close()
-	doc := &Document{Upstreams: []Upstream{
-		{ID: "a", Health: HealthCheck{Passive: PassiveHealth{Enabled: true, FailureRate: 1, Window: "1ms"}}},
+	doc := &config.Document{Upstreams: []config.Upstream{
+		{ID: "a", Health: config.HealthCheck{Passive: config.PassiveHealth{Enabled: true, FailureRate: 1, Window: "1ms"}}},
 		{ID: "b", Metadata: map[string]string{health.MetadataThreshold: "0", health.MetadataRateLimit: "0x1p-1"}},
 	}}
 	want := []string{

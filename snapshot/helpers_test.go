@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,17 +44,17 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 
 // fleet builds a document of n hosts h<i>.test, each with one route to its
 // own upstream u<i> whose destinations point at the given backends.
-func fleet(n int, backends ...*backend) *Document {
-	doc := &Document{}
+func fleet(n int, backends ...*backend) *config.Document {
+	doc := &config.Document{}
 	for i := range n {
-		doc.Hosts = append(doc.Hosts, Host{
+		doc.Hosts = append(doc.Hosts, config.Host{
 			Names:  []string{fmt.Sprintf("h%d.test", i)},
-			Routes: []Route{{ID: "r", Path: "/", Upstream: fmt.Sprintf("u%d", i)}},
+			Routes: []config.Route{{ID: "r", Path: "/", Upstream: fmt.Sprintf("u%d", i)}},
 		})
-		u := Upstream{ID: fmt.Sprintf("u%d", i)}
+		u := config.Upstream{ID: fmt.Sprintf("u%d", i)}
 		for j := range 2 {
 			b := backends[(i+j)%len(backends)]
-			u.Destinations = append(u.Destinations, Destination{ID: fmt.Sprintf("d%d", j), Address: "http://" + b.addr})
+			u.Destinations = append(u.Destinations, config.Destination{ID: fmt.Sprintf("d%d", j), Address: "http://" + b.addr})
 		}
 		doc.Upstreams = append(doc.Upstreams, u)
 	}
@@ -61,15 +62,15 @@ func fleet(n int, backends ...*backend) *Document {
 }
 
 // clone deep-copies the parts of a document the tests change.
-func clone(d *Document) *Document {
+func clone(d *config.Document) *config.Document {
 	c := *d
-	c.Hosts = append([]Host(nil), d.Hosts...)
+	c.Hosts = append([]config.Host(nil), d.Hosts...)
 	for i := range c.Hosts {
-		c.Hosts[i].Routes = append([]Route(nil), c.Hosts[i].Routes...)
+		c.Hosts[i].Routes = append([]config.Route(nil), c.Hosts[i].Routes...)
 	}
-	c.Upstreams = append([]Upstream(nil), d.Upstreams...)
+	c.Upstreams = append([]config.Upstream(nil), d.Upstreams...)
 	for i := range c.Upstreams {
-		c.Upstreams[i].Destinations = append([]Destination(nil), c.Upstreams[i].Destinations...)
+		c.Upstreams[i].Destinations = append([]config.Destination(nil), c.Upstreams[i].Destinations...)
 	}
 	return &c
 }
@@ -141,4 +142,43 @@ func get(t testing.TB, c *http.Client, proxy, host, path string) (int, string) {
 	body, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	return res.StatusCode, strings.TrimSpace(string(body))
+}
+
+// problemList returns "code path" for each problem of err, and fails the
+// test if err holds anything but problems: an error of another type would
+// be dropped by Problems and go unseen.
+func problemList(t testing.TB, err error) []string {
+	t.Helper()
+	return codePaths(strictProblems(t, err))
+}
+
+// strictProblems is [Problems], failing the test when err holds an error
+// that is not a *ValidationError.
+func strictProblems(t testing.TB, err error) []*ValidationError {
+	t.Helper()
+	var walk func(err error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil, *ValidationError:
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				walk(inner)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		default:
+			t.Errorf("an error that is not a *ValidationError: %T %v", err, err)
+		}
+	}
+	walk(err)
+	return Problems(err)
+}
+
+// codePaths returns "code path" for each problem.
+func codePaths(probs []*ValidationError) []string {
+	var out []string
+	for _, p := range probs {
+		out = append(out, p.Code+" "+p.Path)
+	}
+	return out
 }

@@ -24,7 +24,7 @@ type Entry struct {
 	// Source holds the document's bytes when it was published as bytes
 	// ([Publisher.PublishData], [Publisher.PublishDataIf]; a TLS refresh
 	// keeps those of the document it republishes); nil for a document
-	// published as a [Document].
+	// published as a [config.Document].
 	Source []byte
 	// Snapshot is the compiled snapshot of an applied revision (nil
 	// otherwise): run a simulation against it, or compare it with the
@@ -88,6 +88,9 @@ func (h *history) init(n int) {
 	}
 }
 
+// record counts an outcome and keeps it, but an Unchanged one, which is
+// counted only: it names the serving revision, whose entry the history
+// has.
 func (h *history) record(r *Revision, now time.Time) {
 	e := Entry{Outcome: r.outcome, Time: now, Source: r.source, Snapshot: r.snap}
 	s := &h.stats
@@ -99,6 +102,7 @@ func (h *history) record(r *Revision, now time.Time) {
 		h.cur = e
 	case Unchanged:
 		s.Unchanged++
+		return
 	case Refused:
 		s.Refused++
 	case Superseded:
@@ -117,7 +121,9 @@ func (h *history) record(r *Revision, now time.Time) {
 }
 
 // History returns the latest outcomes the publisher kept
-// ([PublisherConfig.History] of them), newest revision first. The entries
+// ([PublisherConfig.History] of them), newest revision first; an
+// Unchanged publish is counted in [Publisher.Stats] and kept nowhere,
+// since it is the serving revision. The entries
 // are copies: changing them changes nothing in the publisher. History is
 // safe for concurrent use.
 func (p *Publisher) History() []Entry {

@@ -5,11 +5,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func docBytes(t testing.TB, d *Document) []byte {
+func docBytes(t testing.TB, d *config.Document) []byte {
 	t.Helper()
 	b, err := json.Marshal(d)
 	require.NoError(t, err)
@@ -19,7 +20,7 @@ func docBytes(t testing.TB, d *Document) []byte {
 func TestHistoryKeepsTheLatestOutcomes(t *testing.T) {
 	a := startBackend(t, "a")
 	store := new(Store)
-	pub := NewPublisher(PublisherConfig{Store: store, History: 3})
+	pub := NewPublisher(PublisherConfig{Store: store, History: 2})
 	t.Cleanup(func() { pub.Close() })
 	ctx := testContext(t)
 
@@ -33,22 +34,24 @@ func TestHistoryKeepsTheLatestOutcomes(t *testing.T) {
 		outs = append(outs, o)
 	}
 	require.Equal(t, []Status{Applied, Applied, Unchanged, Refused}, []Status{outs[0].Status, outs[1].Status, outs[2].Status, outs[3].Status})
+	assert.Equal(t, []uint64{1, 2, 2, 3}, []uint64{outs[0].Revision, outs[1].Revision, outs[2].Revision, outs[3].Revision},
+		"the unchanged publish is the serving revision and takes no number of its own")
 
 	h := pub.History()
-	require.Len(t, h, 3, "the oldest fell out")
-	assert.Equal(t, []uint64{4, 3, 2}, []uint64{h[0].Revision, h[1].Revision, h[2].Revision}, "newest first")
+	require.Len(t, h, 2, "the oldest fell out; the unchanged publish is not kept")
+	assert.Equal(t, []uint64{3, 2}, []uint64{h[0].Revision, h[1].Revision}, "newest first")
 	assert.Equal(t, Refused, h[0].Status)
 	assert.Equal(t, outs[3].Errors, h[0].Errors)
 	assert.Equal(t, docs[3], h[0].Source)
 	assert.Nil(t, h[0].Snapshot)
-	assert.Nil(t, h[1].Snapshot, "an unchanged revision compiled nothing")
-	assert.Equal(t, docs[1], h[2].Source)
-	require.NotNil(t, h[2].Snapshot)
-	assert.Same(t, store.Load(), h[2].Snapshot)
-	assert.Equal(t, uint64(2), h[2].Snapshot.Revision())
-	assert.False(t, h[2].Time.After(h[1].Time), "times follow the outcomes")
+	assert.Equal(t, Applied, h[1].Status)
+	assert.Equal(t, docs[1], h[1].Source)
+	require.NotNil(t, h[1].Snapshot)
+	assert.Same(t, store.Load(), h[1].Snapshot)
+	assert.Equal(t, uint64(2), h[1].Snapshot.Revision())
+	assert.False(t, h[1].Time.After(h[0].Time), "times follow the outcomes")
 
-	e, ok := pub.Entry(3)
+	e, ok := pub.Entry(2)
 	require.True(t, ok)
 	assert.Equal(t, h[1], e)
 	_, ok = pub.Entry(1)
@@ -89,7 +92,7 @@ func TestHistoryIsCopiedOnRead(t *testing.T) {
 	h[0].Errors = nil
 	again := pub.History()
 	assert.Equal(t, []byte("{bad"), again[0].Source)
-	assert.Equal(t, CodeDocumentSyntax, again[0].Errors[0].Code)
+	assert.Equal(t, config.CodeDocumentSyntax, again[0].Errors[0].Code)
 }
 
 func TestHistoryOff(t *testing.T) {
@@ -129,7 +132,7 @@ func TestPublishDataIfIsACompareAndSwap(t *testing.T) {
 	assert.Equal(t, uint64(2), pub.Stats().Stale)
 
 	_, err = pub.ApplyDataIf(ctx, []byte("{bad"), store.Load().Revision())
-	assert.Equal(t, []*ValidationError{{Code: CodeDocumentSyntax, Msg: Problems(err)[0].Msg}}, Problems(err), "a current condition then refuses a bad document")
+	assert.Equal(t, []*ValidationError{{Code: config.CodeDocumentSyntax, Msg: Problems(err)[0].Msg}}, Problems(err), "a current condition then refuses a bad document")
 }
 
 // Conditional publishes racing on one revision: exactly one applies, the

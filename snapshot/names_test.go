@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/paduraksa/paduraksa/balance"
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/internal/testcert"
 	"github.com/paduraksa/paduraksa/proxy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // builtin is one built-in name a package exports and how a document uses
@@ -26,7 +26,7 @@ import (
 // to the backend; want is the status a GET /api/x then gets (0: 200 from
 // the backend); tls routes to a TLS backend instead.
 type builtin struct {
-	set  func(d *Document, name string)
+	set  func(d *config.Document, name string)
 	want func(name string) int
 	tls  bool
 }
@@ -41,40 +41,40 @@ func builtinNames() map[string]struct {
 		names []string
 		use   builtin
 	}
-	up := func(d *Document) *Upstream { return &d.Upstreams[0] }
+	up := func(d *config.Document) *config.Upstream { return &d.Upstreams[0] }
 	return map[string]entry{
-		"balance.PolicyNames": {balance.PolicyNames(), builtin{set: func(d *Document, n string) {
+		"balance.PolicyNames": {balance.PolicyNames(), builtin{set: func(d *config.Document, n string) {
 			up(d).LoadBalancing = n
 			d.Global.Zone = "eu-1"
 		}}},
-		"balance.AffinityModeNames": {balance.AffinityModeNames(), builtin{set: func(d *Document, n string) {
-			up(d).Affinity = Affinity{Enabled: true, Mode: n}
+		"balance.AffinityModeNames": {balance.AffinityModeNames(), builtin{set: func(d *config.Document, n string) {
+			up(d).Affinity = config.Affinity{Enabled: true, Mode: n}
 		}}},
-		"balance.AffinityFailurePolicyNames": {balance.AffinityFailurePolicyNames(), builtin{set: func(d *Document, n string) {
-			up(d).Affinity = Affinity{Enabled: true, FailurePolicy: n}
+		"balance.AffinityFailurePolicyNames": {balance.AffinityFailurePolicyNames(), builtin{set: func(d *config.Document, n string) {
+			up(d).Affinity = config.Affinity{Enabled: true, FailurePolicy: n}
 		}}},
-		"balance.CookieSecureNames": {balance.CookieSecureNames(), builtin{set: func(d *Document, n string) {
-			up(d).Affinity = Affinity{Enabled: true, Cookie: AffinityCookie{Secure: n}}
+		"balance.CookieSecureNames": {balance.CookieSecureNames(), builtin{set: func(d *config.Document, n string) {
+			up(d).Affinity = config.Affinity{Enabled: true, Cookie: config.AffinityCookie{Secure: n}}
 		}}},
-		"balance.CookieSameSiteNames": {balance.CookieSameSiteNames(), builtin{set: func(d *Document, n string) {
-			up(d).Affinity = Affinity{Enabled: true, Cookie: AffinityCookie{SameSite: n, Secure: "Always"}}
+		"balance.CookieSameSiteNames": {balance.CookieSameSiteNames(), builtin{set: func(d *config.Document, n string) {
+			up(d).Affinity = config.Affinity{Enabled: true, Cookie: config.AffinityCookie{SameSite: n, Secure: "Always"}}
 		}}},
-		"health.ActivePolicyNames": {health.ActivePolicyNames(), builtin{set: func(d *Document, n string) {
-			up(d).Health.Active = ActiveHealth{Enabled: true, Policy: n, Interval: "1h"}
+		"health.ActivePolicyNames": {health.ActivePolicyNames(), builtin{set: func(d *config.Document, n string) {
+			up(d).Health.Active = config.ActiveHealth{Enabled: true, Policy: n, Interval: "1h"}
 		}}},
-		"health.PassivePolicyNames": {health.PassivePolicyNames(), builtin{set: func(d *Document, n string) {
-			up(d).Health.Passive = PassiveHealth{Enabled: true, Policy: n}
+		"health.PassivePolicyNames": {health.PassivePolicyNames(), builtin{set: func(d *config.Document, n string) {
+			up(d).Health.Passive = config.PassiveHealth{Enabled: true, Policy: n}
 		}}},
-		"health.AvailabilityNames": {health.AvailabilityNames(), builtin{set: func(d *Document, n string) {
+		"health.AvailabilityNames": {health.AvailabilityNames(), builtin{set: func(d *config.Document, n string) {
 			up(d).Health.Availability = n
 		}}},
-		"gate.HostKindNames": {gate.HostKindNames(), builtin{set: func(d *Document, n string) {
+		"gate.HostKindNames": {gate.HostKindNames(), builtin{set: func(d *config.Document, n string) {
 			h := &d.Hosts[0]
 			switch h.Kind = n; n {
 			case "redirect":
-				h.Routes, h.Redirect = nil, &Redirect{To: "https://elsewhere.test"}
+				h.Routes, h.Redirect = nil, &config.Redirect{To: "https://elsewhere.test"}
 			case "fixed":
-				h.Routes, h.Fixed = nil, &FixedAnswer{Body: "fixed"}
+				h.Routes, h.Fixed = nil, &config.FixedAnswer{Body: "fixed"}
 			}
 		}, want: func(n string) int {
 			if n == "redirect" {
@@ -82,8 +82,8 @@ func builtinNames() map[string]struct {
 			}
 			return 0
 		}}},
-		"gate.ModeNames": {gate.ModeNames(), builtin{set: func(d *Document, n string) {
-			d.RuleSets = []RuleSet{{ID: "waf", Mode: n, Rules: []Rule{{PathPrefix: "/api"}}}}
+		"gate.ModeNames": {gate.ModeNames(), builtin{set: func(d *config.Document, n string) {
+			d.RuleSets = []config.RuleSet{{ID: "waf", Mode: n, Rules: []config.Rule{{PathPrefix: "/api"}}}}
 			d.Hosts[0].Policies = []string{"waf"}
 		}, want: func(n string) int {
 			if n == "enforce" {
@@ -91,58 +91,58 @@ func builtinNames() map[string]struct {
 			}
 			return 0
 		}}},
-		"gate.RuleActionNames": {gate.RuleActionNames(), builtin{set: func(d *Document, n string) {
-			r := Rule{PathPrefix: "/api", Action: n}
+		"gate.RuleActionNames": {gate.RuleActionNames(), builtin{set: func(d *config.Document, n string) {
+			r := config.Rule{PathPrefix: "/api", Action: n}
 			if n == "respond" {
-				r.Respond = &FixedAnswer{Status: 418}
+				r.Respond = &config.FixedAnswer{Status: 418}
 			}
-			d.RuleSets = []RuleSet{{ID: "waf", Rules: []Rule{r}}}
+			d.RuleSets = []config.RuleSet{{ID: "waf", Rules: []config.Rule{r}}}
 			d.Hosts[0].Policies = []string{"waf"}
 		}, want: func(n string) int {
 			return map[string]int{"deny": 403, "respond": 418}[n]
 		}}},
-		"gate.RateLimitScopeNames": {gate.RateLimitScopeNames(), builtin{set: func(d *Document, n string) {
-			d.RateLimits = []RateLimit{{ID: "rl", Requests: 100, Period: "1s", Scope: n}}
+		"gate.RateLimitScopeNames": {gate.RateLimitScopeNames(), builtin{set: func(d *config.Document, n string) {
+			d.RateLimits = []config.RateLimit{{ID: "rl", Requests: 100, Period: "1s", Scope: n}}
 			d.Hosts[0].Routes[0].Policies = []string{"rl"}
 		}}},
-		"gate.TLSVersionNames": {gate.TLSVersionNames(), builtin{set: func(d *Document, n string) {
+		"gate.TLSVersionNames": {gate.TLSVersionNames(), builtin{set: func(d *config.Document, n string) {
 			withHostCertificate(d)
-			d.Hosts[0].TLS = &HostTLS{MinVersion: n}
+			d.Hosts[0].TLS = &config.HostTLS{MinVersion: n}
 		}}},
-		"gate.PathAllowNames": {gate.PathAllowNames(), builtin{set: func(d *Document, n string) {
+		"gate.PathAllowNames": {gate.PathAllowNames(), builtin{set: func(d *config.Document, n string) {
 			d.Hosts[0].Routes[0].AllowInPath = []string{n}
 		}}},
-		"proxy.HostHeaderNames": {proxy.HostHeaderNames(), builtin{set: func(d *Document, n string) {
+		"proxy.HostHeaderNames": {proxy.HostHeaderNames(), builtin{set: func(d *config.Document, n string) {
 			r := &d.Hosts[0].Routes[0]
 			if r.HostHeader = n; n == "custom" {
 				r.HostName = "internal.test"
 			}
 		}}},
-		"proxy.RequestIDModeNames": {proxy.RequestIDModeNames(), builtin{set: func(d *Document, n string) {
+		"proxy.RequestIDModeNames": {proxy.RequestIDModeNames(), builtin{set: func(d *config.Document, n string) {
 			d.Hosts[0].RequestID = n
 		}}},
-		"proxy.HeaderOpNames": {proxy.HeaderOpNames(), builtin{set: func(d *Document, n string) {
-			rule := HeaderRule{Name: "X-Env", Operation: n, Value: "prod"}
+		"proxy.HeaderOpNames": {proxy.HeaderOpNames(), builtin{set: func(d *config.Document, n string) {
+			rule := config.HeaderRule{Name: "X-Env", Operation: n, Value: "prod"}
 			if n == "remove" {
 				rule.Value = ""
 			}
-			d.Hosts[0].Headers.Request = []HeaderRule{rule}
+			d.Hosts[0].Headers.Request = []config.HeaderRule{rule}
 		}}},
-		"proxy.EncodingNames": {proxy.EncodingNames(), builtin{set: func(d *Document, n string) {
-			d.Hosts[0].Compression = Compression{Enabled: true, Encodings: []string{n}}
+		"proxy.EncodingNames": {proxy.EncodingNames(), builtin{set: func(d *config.Document, n string) {
+			d.Hosts[0].Compression = config.Compression{Enabled: true, Encodings: []string{n}}
 		}}},
-		"proxy.HTTPVersionNames": {proxy.HTTPVersionNames(), builtin{tls: true, set: func(d *Document, n string) {
+		"proxy.HTTPVersionNames": {proxy.HTTPVersionNames(), builtin{tls: true, set: func(d *config.Document, n string) {
 			up(d).HTTP.Version = n
 			up(d).HTTP.TLS.Trust = "any"
 		}}},
-		"proxy.VersionPolicyNames": {proxy.VersionPolicyNames(), builtin{tls: true, set: func(d *Document, n string) {
+		"proxy.VersionPolicyNames": {proxy.VersionPolicyNames(), builtin{tls: true, set: func(d *config.Document, n string) {
 			up(d).HTTP.Version, up(d).HTTP.VersionPolicy = "2", n
 			up(d).HTTP.TLS.Trust = "any"
 		}}},
-		"proxy.HTTP1ClientNames": {proxy.HTTP1ClientNames(), builtin{set: func(d *Document, n string) {
+		"proxy.HTTP1ClientNames": {proxy.HTTP1ClientNames(), builtin{set: func(d *config.Document, n string) {
 			up(d).HTTP.HTTP1Client = n
 		}}},
-		"proxy.TrustNames": {proxy.TrustNames(), builtin{tls: true, set: func(d *Document, n string) {
+		"proxy.TrustNames": {proxy.TrustNames(), builtin{tls: true, set: func(d *config.Document, n string) {
 			up(d).HTTP.TLS.Trust = n
 			if n == "pinned" {
 				up(d).HTTP.TLS.Pins = []string{tlsPin}
@@ -196,15 +196,15 @@ func TestEveryBuiltinNameIsAcceptedCompilesAndServes(t *testing.T) {
 				if e.use.tls {
 					addr = "https://" + secure
 				}
-				doc := &Document{
-					Hosts: []Host{{Names: []string{"app.test"}, Routes: []Route{{Path: "/api", Upstream: "u"}}}},
-					Upstreams: []Upstream{{ID: "u", Destinations: []Destination{
+				doc := &config.Document{
+					Hosts: []config.Host{{Names: []string{"app.test"}, Routes: []config.Route{{Path: "/api", Upstream: "u"}}}},
+					Upstreams: []config.Upstream{{ID: "u", Destinations: []config.Destination{
 						{ID: "d", Address: addr, Metadata: map[string]string{"zone": "eu-1"}}}}},
 				}
 				e.use.set(doc, n)
 				data, err := json.Marshal(doc)
 				require.NoError(t, err)
-				decoded, err := Decode(data)
+				decoded, err := config.Decode(data)
 				require.NoError(t, err, "the document does not take %s", n)
 				assert.Equal(t, doc, decoded)
 
@@ -239,18 +239,18 @@ func TestEveryBuiltinNameIsAcceptedCompilesAndServes(t *testing.T) {
 // its own way are refused with the owner's code, so there is one spelling.
 func TestDocumentNamesAreThePackagesNames(t *testing.T) {
 	for _, tc := range []struct {
-		set        func(d *Document)
+		set        func(d *config.Document)
 		code, path string
 	}{
-		{func(d *Document) { d.Upstreams[0].LoadBalancing = "ZoneAware" }, balance.CodePolicyUnknown, "upstreams[0].loadBalancing"},
-		{func(d *Document) {
-			d.Upstreams[0].Health.Passive = PassiveHealth{Enabled: true, Policy: "TransportFailureRateWith5xx"}
+		{func(d *config.Document) { d.Upstreams[0].LoadBalancing = "ZoneAware" }, balance.CodePolicyUnknown, "upstreams[0].loadBalancing"},
+		{func(d *config.Document) {
+			d.Upstreams[0].Health.Passive = config.PassiveHealth{Enabled: true, Policy: "TransportFailureRateWith5xx"}
 		}, health.CodePassivePolicyUnknown, "upstreams[0].health.passive.policy"},
-		{func(d *Document) {
-			d.Upstreams[0].Affinity = Affinity{Enabled: true, Cookie: AffinityCookie{SameSite: "Unset"}}
+		{func(d *config.Document) {
+			d.Upstreams[0].Affinity = config.Affinity{Enabled: true, Cookie: config.AffinityCookie{SameSite: "Unset"}}
 		}, balance.CodeAffinityCookieSameSiteUnknown, "upstreams[0].affinity.cookie.sameSite"},
 	} {
-		doc := &Document{Upstreams: []Upstream{{ID: "u"}}}
+		doc := &config.Document{Upstreams: []config.Upstream{{ID: "u"}}}
 		tc.set(doc)
 		assert.Equal(t, []string{tc.code + " " + tc.path}, codePaths(Validate(doc)))
 	}

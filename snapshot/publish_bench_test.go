@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/paduraksa/paduraksa/config"
 )
 
 // BenchmarkPublish measures one publish of a document with one route
@@ -18,7 +20,7 @@ func BenchmarkPublish(b *testing.B) {
 		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
 			_, pub := newPublisher(b)
 			ctx := context.Background()
-			docs := [2]*Document{base, alt}
+			docs := [2]*config.Document{base, alt}
 			if _, err := pub.Apply(ctx, base); err != nil {
 				b.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/health"
 )
 
@@ -19,6 +20,8 @@ const (
 	// Applied: the revision's snapshot is now current.
 	Applied
 	// Unchanged: the document equals the current one; nothing was swapped.
+	// The outcome names the serving revision, which the document is: an
+	// unchanged publish takes no revision number of its own.
 	Unchanged
 	// Refused: the document is invalid; the previous snapshot keeps serving.
 	Refused
@@ -59,10 +62,10 @@ type Outcome struct {
 // Revision is a handle on one published document.
 type Revision struct {
 	id      uint64
-	doc     *Document // nil: the document did not parse (decoded says why)
-	decoded error     // the problems of decoding the document's bytes
-	files   *fileSet  // the files doc names, read before it was queued
-	tls     bool      // rebuild the TLS table even when the document is unchanged
+	doc     *config.Document // nil: the document did not parse (decoded says why)
+	decoded error            // the problems of decoding the document's bytes
+	files   *fileSet         // the files doc names, read before it was queued
+	tls     bool             // rebuild the TLS table even when the document is unchanged
 	done    chan struct{}
 	outcome Outcome
 
@@ -70,9 +73,16 @@ type Revision struct {
 	ifRev  uint64    // with ifSet: apply only while this revision is current
 	ifSet  bool      //
 	snap   *Snapshot // the applied snapshot, for the history
+	named  bool      // a superseded revision's outcome names this one
 }
 
-// ID returns the revision number; numbers increase with every publish.
+// ID returns the number the revision was published under; numbers
+// increase with every publish. A revision whose document turns out
+// Unchanged gives its number back (the next publish takes it, unless a
+// later one took another meanwhile or a superseded revision names it):
+// its outcome names the serving revision instead, so that the numbers
+// outcomes carry are the numbers of changes (applied, refused, stale,
+// superseded), and the one an answer gives is the one serving.
 func (r *Revision) ID() uint64 { return r.id }
 
 // Done is closed once the revision has an outcome.
@@ -181,10 +191,10 @@ func (p *Publisher) Close() error {
 // and within Compiler.FileTimeout (see [Publisher.Prepare]), then queues
 // the document and returns its revision. The document must not be
 // modified afterwards.
-func (p *Publisher) Publish(doc *Document) *Revision {
+func (p *Publisher) Publish(doc *config.Document) *Revision {
 	r := &Revision{doc: doc, done: make(chan struct{})}
 	if doc == nil {
-		_, r.decoded = Decode(nil) // refused as an empty document
+		_, r.decoded = config.Decode(nil) // refused as an empty document
 	} else {
 		r.files = p.readFiles(doc)
 	}
@@ -223,7 +233,7 @@ func (p *Publisher) PublishData(data []byte) *Revision {
 // it. A Prepared does not change: published twice, it publishes the
 // files as they were when it was prepared.
 type Prepared struct {
-	doc     *Document
+	doc     *config.Document
 	decoded error
 	data    []byte
 	files   *fileSet
@@ -243,7 +253,7 @@ type Prepared struct {
 func (p *Publisher) Prepare(data []byte) *Prepared {
 	data = bytes.Clone(data)
 	pd := &Prepared{data: data}
-	pd.doc, pd.decoded = Decode(data)
+	pd.doc, pd.decoded = config.Decode(data)
 	if pd.doc != nil {
 		pd.files = p.readFiles(pd.doc)
 	}
@@ -258,7 +268,7 @@ func (p *Publisher) PublishPrepared(pd *Prepared) *Revision {
 
 // readFiles reads the files doc names on the caller's goroutine, taking
 // those unchanged since from the serving snapshot.
-func (p *Publisher) readFiles(doc *Document) *fileSet {
+func (p *Publisher) readFiles(doc *config.Document) *fileSet {
 	var prev *fileSet
 	if cur := p.cfg.Store.Load(); cur != nil {
 		prev = cur.files
@@ -278,6 +288,7 @@ func (p *Publisher) enqueue(r *Revision) *Revision {
 	}
 	if old := p.pending; old != nil {
 		old.outcome = Outcome{Revision: old.id, Status: Superseded, SupersededBy: r.id}
+		r.named = true
 		p.notify(old)
 	}
 	p.pending = r
@@ -315,6 +326,9 @@ func (p *Publisher) drain() {
 
 		applied := p.process(r)
 		p.mu.Lock()
+		if r.outcome.Status == Unchanged && p.next == r.id && !r.named {
+			p.next-- // no revision but this one had the number
+		}
 		p.notify(r)
 		p.mu.Unlock()
 		if applied != nil && p.cfg.OnApplied != nil {
@@ -354,8 +368,9 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 		return refuse(err)
 	}
 	cur := p.cfg.Store.Load()
-	if decoded == nil && cur != nil && bytes.Equal(form.bytes, cur.canon.bytes) && !r.tls && (cur.tlsIn == nil || !cur.tlsIn.changedIn(r.files)) {
-		r.outcome.Status, r.outcome.Took = Unchanged, time.Since(start)
+	if decoded == nil && cur != nil && bytes.Equal(form.Bytes(), cur.canon.Bytes()) && !r.tls && (cur.tlsIn == nil || !cur.tlsIn.changedIn(r.files)) {
+		// The document is the serving revision: the outcome says which.
+		r.outcome.Revision, r.outcome.Status, r.outcome.Took = cur.revision, Unchanged, time.Since(start)
 		return nil
 	}
 	snap, err := c.compile(doc, form, cur, r.files)
@@ -413,7 +428,7 @@ func (p *Publisher) Flush() {
 // Apply publishes a document and waits for its outcome. It returns the
 // outcome and, when the document was refused, an error joining its
 // problems.
-func (p *Publisher) Apply(ctx context.Context, doc *Document) (Outcome, error) {
+func (p *Publisher) Apply(ctx context.Context, doc *config.Document) (Outcome, error) {
 	o, err := p.Publish(doc).Wait(ctx)
 	if err != nil {
 		return o, err

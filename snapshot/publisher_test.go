@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -49,7 +50,7 @@ func TestRefusedDocumentKeepsOldSnapshotServing(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, Refused, o.Status)
 	assert.Equal(t, []string{
-		CodeRouteUpstreamUnknown + " hosts[1].routes[0].upstream",
+		config.CodeRouteUpstreamUnknown + " hosts[1].routes[0].upstream",
 		gate.CodeHostNameDuplicate + " hosts[1].names[0]",
 	}, codePaths(o.Errors), "every problem is reported")
 	assert.Equal(t, o.Errors, Problems(err), "the error holds the same problems")
@@ -123,10 +124,66 @@ func TestPublishDataRefusesUndecodable(t *testing.T) {
 	o, err := pub.PublishData([]byte("{not json")).Wait(testContext(t))
 	require.NoError(t, err)
 	assert.Equal(t, Refused, o.Status)
-	assert.Equal(t, []string{CodeDocumentSyntax + " "}, codePaths(o.Errors))
+	assert.Equal(t, []string{config.CodeDocumentSyntax + " "}, codePaths(o.Errors))
 }
 
 func TestStoreWithoutSnapshotAnswers503(t *testing.T) {
 	status, _ := get(t, newClient(t), serve(t, new(Store)), "h.test", "/")
 	assert.Equal(t, 503, status)
+}
+
+// TestUnchangedTakesNoRevision: a publish of the serving document names
+// the serving revision and gives its number back to the next publish,
+// unless an outcome named that number (a revision it superseded), which
+// then stays its own.
+func TestUnchangedTakesNoRevision(t *testing.T) {
+	a := startBackend(t, "a")
+	store := new(Store)
+	hold, release := make(chan struct{}), make(chan struct{})
+	pub := NewPublisher(PublisherConfig{Store: store, OnApplied: func(s *Snapshot) {
+		if s.Revision() == 1 {
+			close(hold)
+			<-release // bounded by the test's receive below
+		}
+	}})
+	t.Cleanup(func() { pub.Close() })
+	ctx := testContext(t)
+	doc := fleet(1, a)
+
+	r1 := pub.Publish(doc)
+	receive(t, hold, 10*time.Second) // the single writer waits in OnApplied
+	r2 := pub.Publish(fleet(2, a))
+	r3 := pub.Publish(clone(doc)) // supersedes r2, which names it
+	close(release)
+	o1, err := r1.Wait(ctx)
+	require.NoError(t, err)
+	o2, err := r2.Wait(ctx)
+	require.NoError(t, err)
+	o3, err := r3.Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, Applied, o1.Status)
+	assert.Equal(t, Outcome{Revision: 2, Status: Superseded, SupersededBy: 3}, o2)
+	assert.Equal(t, Unchanged, o3.Status)
+	assert.Equal(t, uint64(1), o3.Revision, "the unchanged publish is the serving revision")
+	r4 := pub.Publish(clone(doc))
+	assert.Equal(t, uint64(4), r4.ID(), "3 is named by revision 2's outcome: it is not given again")
+
+	o4, err := r4.Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, Outcome{Revision: 1, Status: Unchanged, Took: o4.Took}, o4)
+	r5 := pub.Publish(fleet(3, a))
+	assert.Equal(t, uint64(4), r5.ID(), "an unchanged publish no outcome names gives its number back")
+	o5, err := r5.Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, Applied, o5.Status)
+	assert.Equal(t, uint64(4), store.Load().Revision())
+	assert.Equal(t, []uint64{4, 2, 1}, revisions(pub.History()))
+}
+
+func revisions(h []Entry) []uint64 {
+	out := make([]uint64, len(h))
+	for i, e := range h {
+		out[i] = e.Revision
+	}
+	return out
 }

@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/paduraksa/paduraksa/snapshot"
 )
 
 // embed is the README's embedding snippet, serving on ln instead of a

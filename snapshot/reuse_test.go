@@ -3,6 +3,7 @@ package snapshot
 import (
 	"testing"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +18,7 @@ func TestIncrementalCompileReusesOnlyUnchanged(t *testing.T) {
 	store, pub := newPublisher(t)
 	ctx := testContext(t)
 	doc := fleet(4, a)
-	doc.AccessLists = []AccessList{{ID: "office", Allow: []string{"127.0.0.0/8"}}}
+	doc.AccessLists = []config.AccessList{{ID: "office", Allow: []string{"127.0.0.0/8"}}}
 	doc.Hosts[3].AccessList = "office"
 	_, err := pub.Apply(ctx, doc)
 	require.NoError(t, err)
@@ -57,7 +58,7 @@ func TestIncrementalCompileReusesOnlyUnchanged(t *testing.T) {
 	// An access list's content changes: hosts name it by ID, so none is
 	// reused, and the new list is enforced.
 	next3 := clone(next2)
-	next3.AccessLists = []AccessList{{ID: "office", Allow: []string{"192.0.2.0/24"}}}
+	next3.AccessLists = []config.AccessList{{ID: "office", Allow: []string{"192.0.2.0/24"}}}
 	_, err = pub.Apply(ctx, next3)
 	require.NoError(t, err)
 	s4 := store.Load()
@@ -80,7 +81,7 @@ func TestIncrementalCompileReusesOnlyUnchanged(t *testing.T) {
 	bad.Upstreams[0].Destinations[0].Address = "ftp://nowhere"
 	o, err := pub.Apply(ctx, bad)
 	require.Error(t, err)
-	assert.Equal(t, []string{CodeUpstreamDestinationAddressInvalid + " upstreams[0].destinations[0].address"}, codePaths(o.Errors))
+	assert.Equal(t, []string{config.CodeUpstreamDestinationAddressInvalid + " upstreams[0].destinations[0].address"}, codePaths(o.Errors))
 
 	res, err := c.Get("http://" + addr + "/")
 	require.NoError(t, err)

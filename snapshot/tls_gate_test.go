@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,8 +34,8 @@ func TestTLSClientCAsReadAgainReachTheGate(t *testing.T) {
 	}
 	write("testdata/tls/cert2.pem")
 	doc := twoCertificates(b.addr)
-	doc.Hosts[0].TLS = &HostTLS{ClientAuth: "optional", ClientCAs: caFile}
-	doc.Hosts[1].TLS = &HostTLS{ClientAuth: "required", ClientCAs: caFile}
+	doc.Hosts[0].TLS = &config.HostTLS{ClientAuth: "optional", ClientCAs: caFile}
+	doc.Hosts[1].TLS = &config.HostTLS{ClientAuth: "required", ClientCAs: caFile}
 	addr, pub, store := tlsEdge(t, doc)
 
 	client, err := tls.LoadX509KeyPair("testdata/tls/cert2.pem", "testdata/tls/key2.pem")

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
+	"github.com/paduraksa/paduraksa/edge"
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/paduraksa/paduraksa/edge"
 )
 
 // tlsRoots trusts the test certificates of testdata/tls.
@@ -34,7 +34,7 @@ func tlsRoots(t *testing.T) *x509.CertPool {
 }
 
 // tlsEdge publishes doc and serves the store on HTTPS (TCP and QUIC).
-func tlsEdge(t *testing.T, doc *Document) (string, *Publisher, *Store) {
+func tlsEdge(t *testing.T, doc *config.Document) (string, *Publisher, *Store) {
 	t.Helper()
 	store := new(Store)
 	pub := NewPublisher(PublisherConfig{Store: store})
@@ -75,25 +75,25 @@ func serial(st tls.ConnectionState) int64 { return st.PeerCertificates[0].Serial
 // twoCertificates is a document of three hosts and two certificates:
 // app.test with the first, other.test with the second, and a fixed host
 // www.app.test without one, served the default (the first).
-func twoCertificates(backendAddr string) *Document {
-	return &Document{
+func twoCertificates(backendAddr string) *config.Document {
+	return &config.Document{
 		Global: GlobalTLS0("main", "refuse"),
-		Certificates: []Certificate{
+		Certificates: []config.Certificate{
 			{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"},
 			{ID: "second", CertFile: "testdata/tls/cert2.pem", KeyFile: "testdata/tls/key2.pem"},
 		},
-		Hosts: []Host{
-			{Names: []string{"app.test"}, Certificate: "main", TLS: &HostTLS{HTTP3: true, MinVersion: "1.3"}, Routes: []Route{{Upstream: "web"}}},
-			{Names: []string{"other.test"}, Certificate: "second", TLS: &HostTLS{HTTP1Only: true}, Routes: []Route{{Upstream: "web"}}},
-			{Names: []string{"www.app.test"}, Kind: "fixed", Fixed: &FixedAnswer{Body: "www\n"}},
+		Hosts: []config.Host{
+			{Names: []string{"app.test"}, Certificate: "main", TLS: &config.HostTLS{HTTP3: true, MinVersion: "1.3"}, Routes: []config.Route{{Upstream: "web"}}},
+			{Names: []string{"other.test"}, Certificate: "second", TLS: &config.HostTLS{HTTP1Only: true}, Routes: []config.Route{{Upstream: "web"}}},
+			{Names: []string{"www.app.test"}, Kind: "fixed", Fixed: &config.FixedAnswer{Body: "www\n"}},
 		},
-		Upstreams: []Upstream{{ID: "web", Destinations: []Destination{{ID: "w", Address: "http://" + backendAddr}}}},
+		Upstreams: []config.Upstream{{ID: "web", Destinations: []config.Destination{{ID: "w", Address: "http://" + backendAddr}}}},
 	}
 }
 
 // GlobalTLS0 is a global block with only TLS set.
-func GlobalTLS0(def, unknown string) Global {
-	return Global{TLS: GlobalTLS{DefaultCertificate: def, UnknownSNI: unknown}}
+func GlobalTLS0(def, unknown string) config.Global {
+	return config.Global{TLS: config.GlobalTLS{DefaultCertificate: def, UnknownSNI: unknown}}
 }
 
 func TestTLSEachHostItsCertificateAndPolicy(t *testing.T) {
@@ -235,7 +235,7 @@ func TestTLSCertificateReplacedOnDisk(t *testing.T) {
 func TestTLSClientCertificates(t *testing.T) {
 	b := startBackend(t, "web")
 	doc := twoCertificates(b.addr)
-	doc.Hosts[1].TLS = &HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/cert2.pem"}
+	doc.Hosts[1].TLS = &config.HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/cert2.pem"}
 	addr, _, _ := tlsEdge(t, doc)
 	roots := tlsRoots(t)
 	client, err := tls.LoadX509KeyPair("testdata/tls/cert2.pem", "testdata/tls/key2.pem")

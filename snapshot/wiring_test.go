@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/paduraksa/paduraksa/balance"
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/proxy"
 	"github.com/paduraksa/paduraksa/upstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestOneRefusalListsEveryProblem: a document with an unknown field and
@@ -43,8 +43,8 @@ upstreams:
 	require.NoError(t, err)
 	assert.Equal(t, Refused, o.Status)
 	assert.Equal(t, []string{
-		CodeDocumentFieldUnknown + " hosts[0].colour",
-		CodeUpstreamDestinationAddressInvalid + " upstreams[0].destinations[0].address",
+		config.CodeDocumentFieldUnknown + " hosts[0].colour",
+		config.CodeUpstreamDestinationAddressInvalid + " upstreams[0].destinations[0].address",
 		balance.CodePolicyUnknown + " upstreams[0].loadBalancing",
 		health.CodePassiveWindowInvalid + " upstreams[0].health.passive.window",
 		proxy.CodeRetryAttemptsInvalid + " hosts[0].routes[0].retry.attempts",
@@ -60,8 +60,8 @@ func TestAFieldThatDidNotDecodeIsReportedOnce(t *testing.T) {
 		"hosts":[{"names":["a.test"],"routes":[{"upstream":"u"}]},{"names":[7],"routes":[{"upstream":"u"}]}],"upstreams":[{"id":"u"}]}`)).Wait(testContext(t))
 	require.NoError(t, err)
 	assert.Equal(t, []string{
-		CodeDocumentFieldType + " rateLimits[0].requests",
-		CodeDocumentFieldType + " hosts[1].names[0]",
+		config.CodeDocumentFieldType + " rateLimits[0].requests",
+		config.CodeDocumentFieldType + " hosts[1].names[0]",
 	}, codePaths(o.Errors))
 }
 
@@ -89,8 +89,8 @@ func TestProbeFirstUnderThePublishersOwnMonitor(t *testing.T) {
 	})()
 	doc := fleet(1, b)
 	doc.Upstreams[0].Destinations = doc.Upstreams[0].Destinations[:1]
-	doc.Upstreams[0].Health = HealthCheck{ProbeFirst: true, Availability: "HealthyAndUnknown",
-		Active: ActiveHealth{Enabled: true, Interval: "50ms", Path: "/healthz"}}
+	doc.Upstreams[0].Health = config.HealthCheck{ProbeFirst: true, Availability: "HealthyAndUnknown",
+		Active: config.ActiveHealth{Enabled: true, Interval: "50ms", Path: "/healthz"}}
 	_, err := pub.Apply(testContext(t), doc)
 	require.NoError(t, err)
 	assert.Empty(t, store.Load().Cluster("u0").Upstream.Members().Available, "out of rotation until probed")
@@ -144,7 +144,7 @@ func TestShadowModeLogsToTheCompilersLogger(t *testing.T) {
 	var logs syncWriter
 	c := Compiler{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	doc := fleet(1, b)
-	doc.RuleSets = []RuleSet{{ID: "waf", Mode: "shadow", Rules: []Rule{{PathPrefix: "/wp-"}}}}
+	doc.RuleSets = []config.RuleSet{{ID: "waf", Mode: "shadow", Rules: []config.Rule{{PathPrefix: "/wp-"}}}}
 	doc.Hosts[0].Policies = []string{"waf"}
 	s, err := c.compileDocument(doc)
 	require.NoError(t, err)
@@ -164,7 +164,7 @@ func TestCountryRulesReachTheAccessList(t *testing.T) {
 	b := startBackend(t, "b")
 	c := Compiler{Countries: countries{"192.0.2.1": "DE", "198.51.100.1": "FR"}}
 	doc := fleet(1, b)
-	doc.AccessLists = []AccessList{{ID: "de", AllowCountries: []string{"de"}}}
+	doc.AccessLists = []config.AccessList{{ID: "de", AllowCountries: []string{"de"}}}
 	doc.Hosts[0].AccessList = "de"
 	s, err := c.compileDocument(doc)
 	require.NoError(t, err)
@@ -183,7 +183,7 @@ func TestCountryRulesReachTheAccessList(t *testing.T) {
 // TestHTTP2ToPlainTextDestinations: "2" with orLower reaches https://
 // destinations only; beside them it is a warning, alone a refusal.
 func TestHTTP2ToPlainTextDestinations(t *testing.T) {
-	doc := &Document{Upstreams: []Upstream{{ID: "u", HTTP: UpstreamHTTP{Version: "2"}, Destinations: []Destination{
+	doc := &config.Document{Upstreams: []config.Upstream{{ID: "u", HTTP: config.UpstreamHTTP{Version: "2"}, Destinations: []config.Destination{
 		{ID: "a", Address: "http://10.0.0.1"}, {ID: "b", Address: "https://10.0.0.2"}}}}}
 	var c Compiler
 	s, err := c.compileDocument(doc)
@@ -217,7 +217,7 @@ func TestCloseWhilePublishing(t *testing.T) {
 	b := startBackend(t, "b")
 	_, pub := newPublisher(t)
 	doc := fleet(2, b)
-	doc.Upstreams[0].Health.Active = ActiveHealth{Enabled: true, Interval: "1h"}
+	doc.Upstreams[0].Health.Active = config.ActiveHealth{Enabled: true, Interval: "1h"}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -236,14 +236,14 @@ func TestCloseWhilePublishing(t *testing.T) {
 func TestCheckKeepsNothing(t *testing.T) {
 	c := Compiler{GateState: new(gate.State)}
 	doc := fleet(1, &backend{addr: "127.0.0.1:9"})
-	doc.RateLimits = []RateLimit{{ID: "rl", Requests: 1, Period: "1h", Scope: "shared"}}
+	doc.RateLimits = []config.RateLimit{{ID: "rl", Requests: 1, Period: "1h", Scope: "shared"}}
 	doc.Hosts[0].Policies = []string{"rl"}
 	first, err := c.GateState.RateLimit(gate.RateLimitConfig{ID: "rl", Requests: 1, Period: time.Hour})
 	require.NoError(t, err)
 	_, err = c.compileDocument(doc)
 	require.NoError(t, err)
 	changed := clone(doc)
-	changed.RateLimits = []RateLimit{{ID: "rl", Requests: 2, Period: "1h", Scope: "shared"}}
+	changed.RateLimits = []config.RateLimit{{ID: "rl", Requests: 2, Period: "1h", Scope: "shared"}}
 	assert.Empty(t, c.Check(changed))
 	again, err := c.GateState.RateLimit(gate.RateLimitConfig{ID: "rl", Requests: 1, Period: time.Hour})
 	require.NoError(t, err)

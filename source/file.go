@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/snapshot"
 )
@@ -42,7 +43,7 @@ type FileConfig struct {
 	// only on [File.Reload].
 	Period time.Duration
 	// MaxBytes is the largest file read; 0 means
-	// snapshot.MaxDocumentSize, which it may not exceed.
+	// config.MaxDocumentSize, which it may not exceed.
 	MaxBytes int64
 	// Logger receives every reload with its outcome, an unreadable file
 	// and every push written; nil discards.
@@ -95,8 +96,8 @@ func NewFile(cfg FileConfig) (*File, error) {
 	if cfg.Path == "" {
 		probs.Add(CodePathMissing, "path", "a config file is required")
 	}
-	if cfg.MaxBytes < 0 || cfg.MaxBytes > snapshot.MaxDocumentSize {
-		probs.Add(CodeMaxBytesInvalid, "maxBytes", "must be 0 (the default) or 1 to "+strconv.Itoa(snapshot.MaxDocumentSize))
+	if cfg.MaxBytes < 0 || cfg.MaxBytes > config.MaxDocumentSize {
+		probs.Add(CodeMaxBytesInvalid, "maxBytes", "must be 0 (the default) or 1 to "+strconv.Itoa(config.MaxDocumentSize))
 	}
 	if err := probs.Err(); err != nil {
 		return nil, err
@@ -105,7 +106,7 @@ func NewFile(cfg FileConfig) (*File, error) {
 		cfg.Period = DefaultPeriod
 	}
 	if cfg.MaxBytes == 0 {
-		cfg.MaxBytes = snapshot.MaxDocumentSize
+		cfg.MaxBytes = config.MaxDocumentSize
 	}
 	log := cfg.Logger
 	if log == nil {

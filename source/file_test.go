@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/paduraksa/paduraksa/tlsselect"
 	"github.com/stretchr/testify/assert"
@@ -447,10 +448,10 @@ func TestNewFileProblems(t *testing.T) {
 		want []string
 	}{
 		{FileConfig{Path: "x"}, nil},
-		{FileConfig{Path: "x", Period: NoPolling, MaxBytes: snapshot.MaxDocumentSize}, nil},
+		{FileConfig{Path: "x", Period: NoPolling, MaxBytes: config.MaxDocumentSize}, nil},
 		{FileConfig{}, []string{CodePathMissing + " path"}},
 		{FileConfig{Path: "x", MaxBytes: -1}, []string{CodeMaxBytesInvalid + " maxBytes"}},
-		{FileConfig{MaxBytes: snapshot.MaxDocumentSize + 1}, []string{CodePathMissing + " path", CodeMaxBytesInvalid + " maxBytes"}},
+		{FileConfig{MaxBytes: config.MaxDocumentSize + 1}, []string{CodePathMissing + " path", CodeMaxBytesInvalid + " maxBytes"}},
 	} {
 		f, err := NewFile(tc.cfg)
 		var got []string
@@ -461,7 +462,7 @@ func TestNewFileProblems(t *testing.T) {
 		if tc.want == nil {
 			require.NotNil(t, f)
 			assert.Equal(t, cmp.Or(tc.cfg.Period, DefaultPeriod), f.cfg.Period)
-			assert.Equal(t, cmp.Or(tc.cfg.MaxBytes, snapshot.MaxDocumentSize), f.cfg.MaxBytes)
+			assert.Equal(t, cmp.Or(tc.cfg.MaxBytes, config.MaxDocumentSize), f.cfg.MaxBytes)
 		} else {
 			assert.Nil(t, f)
 		}

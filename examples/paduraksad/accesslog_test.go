@@ -9,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/paduraksa/paduraksa/snapshot"
 )
 
 // accessRecords returns the access-log records (msg "request") among the
@@ -42,12 +41,12 @@ func TestDaemonAccessLog(t *testing.T) {
 	stopped := ln.Addr().String()
 	ln.Close()
 	off := false
-	doc := snapshot.Document{
-		Hosts: []snapshot.Host{
-			{Names: []string{"app.test"}, Routes: []snapshot.Route{{ID: "web", Path: "/", Upstream: "web"}, {ID: "gone", Path: "/gone", Upstream: "gone"}}},
-			{Names: []string{"quiet.test"}, AccessLog: &off, Routes: []snapshot.Route{{Path: "/", Upstream: "web"}}},
+	doc := config.Document{
+		Hosts: []config.Host{
+			{Names: []string{"app.test"}, Routes: []config.Route{{ID: "web", Path: "/", Upstream: "web"}, {ID: "gone", Path: "/gone", Upstream: "gone"}}},
+			{Names: []string{"quiet.test"}, AccessLog: &off, Routes: []config.Route{{Path: "/", Upstream: "web"}}},
 		},
-		Upstreams: []snapshot.Upstream{upstreamOf("web", upstreamServer(t, "web")), upstreamOf("gone", stopped)},
+		Upstreams: []config.Upstream{upstreamOf("web", upstreamServer(t, "web")), upstreamOf("gone", stopped)},
 	}
 	file := filepath.Join(t.TempDir(), "access.log")
 	d := startWithDoc(t, doc, "-access-log", file)

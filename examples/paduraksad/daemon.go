@@ -23,6 +23,7 @@ import (
 	"github.com/paduraksa/paduraksa/edge"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
+	"github.com/paduraksa/paduraksa/internal/ipaddr"
 	"github.com/paduraksa/paduraksa/listenlimits"
 	"github.com/paduraksa/paduraksa/proxyproto"
 	"github.com/paduraksa/paduraksa/simulate"
@@ -443,23 +444,19 @@ func (a *app) serve(ctx context.Context) error {
 	}
 }
 
+// parsePrefixes reads a comma-separated list of addresses and prefixes by
+// the rule the config document's lists follow (ipaddr.ParsePrefix): an
+// address alone is its full-length prefix, IPv4-mapped is IPv4, and a
+// prefix with bits set after its length is refused.
 func parsePrefixes(list string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, s := range strings.Split(list, ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
 		}
-		if !strings.Contains(s, "/") {
-			a, err := netip.ParseAddr(s)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, netip.PrefixFrom(a, a.BitLen()))
-			continue
-		}
-		p, err := netip.ParsePrefix(s)
+		p, err := ipaddr.ParsePrefix(s)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%q: %w", s, err)
 		}
 		out = append(out, p)
 	}

@@ -7,10 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/paduraksa/paduraksa/snapshot"
 )
 
 // TestMetricsAndLogUnderHostileSpellings: requests written by hand over
@@ -20,11 +19,11 @@ import (
 // one label value for every name no host has, and the access log shows
 // each path as it was sent, not decoded.
 func TestMetricsAndLogUnderHostileSpellings(t *testing.T) {
-	doc := snapshot.Document{
-		Hosts: []snapshot.Host{{Names: []string{"app.test"}, Routes: []snapshot.Route{
+	doc := config.Document{
+		Hosts: []config.Host{{Names: []string{"app.test"}, Routes: []config.Route{
 			{ID: "api", Path: "/api", Upstream: "web"}, {ID: "web", Path: "/", Upstream: "web"},
 		}}},
-		Upstreams: []snapshot.Upstream{upstreamOf("web", upstreamServer(t, "web"))},
+		Upstreams: []config.Upstream{upstreamOf("web", upstreamServer(t, "web"))},
 	}
 	logFile := filepath.Join(t.TempDir(), "access.log")
 	d := startWithDoc(t, doc, "-access-log", logFile)

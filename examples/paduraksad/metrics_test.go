@@ -8,12 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
+	"github.com/paduraksa/paduraksa/internal/promtest"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/paduraksa/paduraksa/internal/promtest"
-	"github.com/paduraksa/paduraksa/snapshot"
 )
 
 // scrape reads the daemon's /metrics with Prometheus' own parser.
@@ -40,14 +39,14 @@ func TestDaemonMetrics(t *testing.T) {
 	require.NoError(t, err)
 	stopped := ln.Addr().String()
 	ln.Close()
-	doc := snapshot.Document{
-		Hosts: []snapshot.Host{{
+	doc := config.Document{
+		Hosts: []config.Host{{
 			Names:    []string{"app.test"},
 			Policies: []string{"watch"},
-			Routes:   []snapshot.Route{{ID: "web", Path: "/", Upstream: "web"}, {ID: "gone", Path: "/gone", Upstream: "gone"}},
+			Routes:   []config.Route{{ID: "web", Path: "/", Upstream: "web"}, {ID: "gone", Path: "/gone", Upstream: "gone"}},
 		}},
-		RuleSets:  []snapshot.RuleSet{{ID: "watch", Mode: "shadow", Rules: []snapshot.Rule{{PathPrefix: "/admin", Action: "deny"}}}},
-		Upstreams: []snapshot.Upstream{upstreamOf("web", upstreamServer(t, "web")), upstreamOf("gone", stopped)},
+		RuleSets:  []config.RuleSet{{ID: "watch", Mode: "shadow", Rules: []config.Rule{{PathPrefix: "/admin", Action: "deny"}}}},
+		Upstreams: []config.Upstream{upstreamOf("web", upstreamServer(t, "web")), upstreamOf("gone", stopped)},
 	}
 	d := startWithDoc(t, doc, "-access-log", "off")
 	for _, p := range []string{"/a", "/b", "/admin/x"} {
@@ -77,9 +76,9 @@ func TestDaemonMetrics(t *testing.T) {
 // TestDaemonSimulateOnAdmin: the admin listener answers POST /simulate
 // with what the live config would do with a request, without doing it.
 func TestDaemonSimulateOnAdmin(t *testing.T) {
-	doc := snapshot.Document{
-		Hosts:     []snapshot.Host{{Names: []string{"app.test"}, Routes: []snapshot.Route{{ID: "web", Path: "/", Upstream: "web"}}}},
-		Upstreams: []snapshot.Upstream{upstreamOf("web", upstreamServer(t, "web"))},
+	doc := config.Document{
+		Hosts:     []config.Host{{Names: []string{"app.test"}, Routes: []config.Route{{ID: "web", Path: "/", Upstream: "web"}}}},
+		Upstreams: []config.Upstream{upstreamOf("web", upstreamServer(t, "web"))},
 	}
 	d := startWithDoc(t, doc, "-access-log", "off")
 	c := &http.Client{Transport: d.tr, Timeout: 10 * time.Second}

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/paduraksa/paduraksa/snapshot"
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,9 +17,9 @@ import (
 func TestSecurityFraming(t *testing.T) {
 	t.Parallel()
 	up := startRecorder(t, map[string]string{"/": "open"})
-	d := startWithDoc(t, snapshot.Document{
-		Upstreams: []snapshot.Upstream{upstreamOf("app", up.addr)},
-		Hosts:     []snapshot.Host{{Names: []string{"app.test"}, Routes: []snapshot.Route{{Upstream: "app"}}}},
+	d := startWithDoc(t, config.Document{
+		Upstreams: []config.Upstream{upstreamOf("app", up.addr)},
+		Hosts:     []config.Host{{Names: []string{"app.test"}, Routes: []config.Route{{Upstream: "app"}}}},
 	})
 	const smuggled = "GET /smuggled HTTP/1.1\r\nHost: app.test\r\n\r\n"
 

@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paduraksa/paduraksa/snapshot"
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/stretchr/testify/require"
 )
 
@@ -35,7 +35,7 @@ const wireTimeout = 10 * time.Second
 
 // startWithDoc writes doc as a JSON config file and starts the daemon on
 // it, with the file watcher off unless args turn it on.
-func startWithDoc(t *testing.T, doc snapshot.Document, args ...string) *daemon {
+func startWithDoc(t *testing.T, doc config.Document, args ...string) *daemon {
 	t.Helper()
 	data, err := json.Marshal(doc)
 	require.NoError(t, err)
@@ -46,10 +46,10 @@ func startWithDoc(t *testing.T, doc snapshot.Document, args ...string) *daemon {
 
 // upstreamOf is an upstream with one destination per address, in order
 // (ids d0, d1, ...).
-func upstreamOf(id string, addrs ...string) snapshot.Upstream {
-	u := snapshot.Upstream{ID: id}
+func upstreamOf(id string, addrs ...string) config.Upstream {
+	u := config.Upstream{ID: id}
 	for i, a := range addrs {
-		u.Destinations = append(u.Destinations, snapshot.Destination{ID: "d" + strconv.Itoa(i), Address: "http://" + a})
+		u.Destinations = append(u.Destinations, config.Destination{ID: "d" + strconv.Itoa(i), Address: "http://" + a})
 	}
 	return u
 }

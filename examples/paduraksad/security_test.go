@@ -11,13 +11,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paduraksa/paduraksa/snapshot"
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // noLoopback denies every loopback client: the suite's clients.
-var noLoopback = snapshot.AccessList{ID: "no-loopback", Deny: []string{"127.0.0.0/8", "::1/128"}}
+var noLoopback = config.AccessList{ID: "no-loopback", Deny: []string{"127.0.0.0/8", "::1/128"}}
 
 // pathSpellings are spellings of "/{n}/" that some upstream resolves to
 // it, or below it, or that a gateway could have matched against another
@@ -64,14 +64,14 @@ func spell(s, name string) string {
 func TestSecurityPath(t *testing.T) {
 	t.Parallel()
 	up := startRecorder(t, map[string]string{"/secret/": "secret", "/admin/": "admin", "/": "open"})
-	d := startWithDoc(t, snapshot.Document{
-		Upstreams:   []snapshot.Upstream{upstreamOf("app", up.addr)},
-		AccessLists: []snapshot.AccessList{noLoopback},
-		RuleSets:    []snapshot.RuleSet{{ID: "no-admin", Rules: []snapshot.Rule{{PathPrefix: "/admin"}}}},
-		Hosts: []snapshot.Host{{
+	d := startWithDoc(t, config.Document{
+		Upstreams:   []config.Upstream{upstreamOf("app", up.addr)},
+		AccessLists: []config.AccessList{noLoopback},
+		RuleSets:    []config.RuleSet{{ID: "no-admin", Rules: []config.Rule{{PathPrefix: "/admin"}}}},
+		Hosts: []config.Host{{
 			Names:    []string{"app.test"},
 			Policies: []string{"no-admin"},
-			Routes: []snapshot.Route{
+			Routes: []config.Route{
 				{Path: "/", Upstream: "app"},
 				{Path: "/secret", Upstream: "app", Policies: []string{"no-loopback"}},
 				{Path: "/upload", Upstream: "app", MaxBodyBytes: 16},
@@ -209,19 +209,19 @@ func checkPathAttack(t *testing.T, d *daemon, up *recorder, host, target string)
 func TestSecurityHosts(t *testing.T) {
 	t.Parallel()
 	up := startRecorder(t, map[string]string{"/": "open"})
-	doc := snapshot.Document{
-		Upstreams:   []snapshot.Upstream{upstreamOf("app", up.addr)},
-		AccessLists: []snapshot.AccessList{noLoopback},
-		Hosts: []snapshot.Host{
-			{Names: []string{"*.test"}, Routes: []snapshot.Route{{Upstream: "app"}}},
-			{Names: []string{"secret.test"}, AccessList: "no-loopback", Routes: []snapshot.Route{{Upstream: "app"}}},
+	doc := config.Document{
+		Upstreams:   []config.Upstream{upstreamOf("app", up.addr)},
+		AccessLists: []config.AccessList{noLoopback},
+		Hosts: []config.Host{
+			{Names: []string{"*.test"}, Routes: []config.Route{{Upstream: "app"}}},
+			{Names: []string{"secret.test"}, AccessList: "no-loopback", Routes: []config.Route{{Upstream: "app"}}},
 		},
 	}
 	for i := range 150 {
-		doc.Hosts = append(doc.Hosts, snapshot.Host{
+		doc.Hosts = append(doc.Hosts, config.Host{
 			Names:    []string{fmt.Sprintf("h%03d.test", i)},
 			Policies: []string{"no-loopback"},
-			Routes:   []snapshot.Route{{Upstream: "app"}},
+			Routes:   []config.Route{{Upstream: "app"}},
 		})
 	}
 	d := startWithDoc(t, doc)
@@ -340,19 +340,19 @@ func TestSecurityIdentity(t *testing.T) {
 		w.Header().Set("X-Auth-User", "alice")
 	})})
 	up := startRecorder(t, map[string]string{"/": "open"})
-	forwardAuth := func(id, mode string) snapshot.ForwardAuth {
-		return snapshot.ForwardAuth{ID: id, Mode: mode, URL: "http://" + auth + "/check",
+	forwardAuth := func(id, mode string) config.ForwardAuth {
+		return config.ForwardAuth{ID: id, Mode: mode, URL: "http://" + auth + "/check",
 			RequestHeaders: []string{"Authorization"}, IdentityHeaders: []string{"X-Auth-User"}}
 	}
-	host := func(name, policy string) snapshot.Host {
-		return snapshot.Host{Names: []string{name}, Policies: []string{policy}, Routes: []snapshot.Route{{Upstream: "app"}}}
+	host := func(name, policy string) config.Host {
+		return config.Host{Names: []string{name}, Policies: []string{policy}, Routes: []config.Route{{Upstream: "app"}}}
 	}
 	keep := host("keep.test", "auth")
 	keep.KeepUnderscoreHeaders = true
-	d := startWithDoc(t, snapshot.Document{
-		Upstreams:    []snapshot.Upstream{upstreamOf("app", up.addr)},
-		ForwardAuths: []snapshot.ForwardAuth{forwardAuth("auth", ""), forwardAuth("auth-off", "off"), forwardAuth("auth-shadow", "shadow")},
-		Hosts:        []snapshot.Host{host("id.test", "auth"), host("off.test", "auth-off"), host("shadow.test", "auth-shadow"), keep},
+	d := startWithDoc(t, config.Document{
+		Upstreams:    []config.Upstream{upstreamOf("app", up.addr)},
+		ForwardAuths: []config.ForwardAuth{forwardAuth("auth", ""), forwardAuth("auth-off", "off"), forwardAuth("auth-shadow", "shadow")},
+		Hosts:        []config.Host{host("id.test", "auth"), host("off.test", "auth-off"), host("shadow.test", "auth-shadow"), keep},
 	})
 
 	const good, bad = "Bearer good", "Bearer bad"

@@ -19,13 +19,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
+	"github.com/paduraksa/paduraksa/internal/testcert"
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/paduraksa/paduraksa/internal/testcert"
-	"github.com/paduraksa/paduraksa/snapshot"
 )
 
 // mtls is the daemon serving four hosts on one certificate that covers
@@ -63,11 +62,11 @@ func startMTLS(t *testing.T) *mtls {
 	m.y, err = m.clientOfCA["Y"].Client("bob")
 	require.NoError(t, err)
 
-	doc := snapshot.Document{
-		Global:       snapshot.Global{TLS: snapshot.GlobalTLS{DefaultCertificate: "all"}},
-		Certificates: []snapshot.Certificate{{ID: "all", CertFile: certFile, KeyFile: keyFile}},
+	doc := config.Document{
+		Global:       config.Global{TLS: config.GlobalTLS{DefaultCertificate: "all"}},
+		Certificates: []config.Certificate{{ID: "all", CertFile: certFile, KeyFile: keyFile}},
 	}
-	tlsOf := map[string]*snapshot.HostTLS{
+	tlsOf := map[string]*config.HostTLS{
 		"a": {HTTP3: true},
 		"b": {HTTP3: true, ClientAuth: "required", ClientCAs: caFiles["X"]},
 		"c": {HTTP3: true, ClientAuth: "required", ClientCAs: caFiles["Y"]},
@@ -77,9 +76,9 @@ func startMTLS(t *testing.T) *mtls {
 	for _, h := range []string{"a", "b", "c", "d", "e"} {
 		rc := startRecorder(t, map[string]string{"/": h})
 		m.upstreams[h] = rc
-		host := snapshot.Host{Names: []string{h + ".test"}, TLS: tlsOf[h], Routes: []snapshot.Route{{Upstream: h}}}
+		host := config.Host{Names: []string{h + ".test"}, TLS: tlsOf[h], Routes: []config.Route{{Upstream: h}}}
 		if h == "e" {
-			host.HTTPSRedirect = &snapshot.HTTPSRedirect{}
+			host.HTTPSRedirect = &config.HTTPSRedirect{}
 		}
 		doc.Hosts = append(doc.Hosts, host)
 		doc.Upstreams = append(doc.Upstreams, upstreamOf(h, rc.addr))

@@ -22,14 +22,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paduraksa/paduraksa/config"
+	"github.com/paduraksa/paduraksa/internal/promtest"
+	"github.com/paduraksa/paduraksa/internal/rawhttp"
+	"github.com/paduraksa/paduraksa/tlsselect"
 	"github.com/quic-go/quic-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/paduraksa/paduraksa/internal/promtest"
-	"github.com/paduraksa/paduraksa/internal/rawhttp"
-	"github.com/paduraksa/paduraksa/snapshot"
-	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
 // stage is where a spelling must be stopped.
@@ -193,20 +192,20 @@ func TestSecurityUnsendable(t *testing.T) {
 	cert, err := tlsselect.SelfSigned(time.Hour, names...)
 	require.NoError(t, err)
 	certFile, keyFile := writeKeyPair(t, t.TempDir(), "edge", cert)
-	doc := snapshot.Document{Certificates: []snapshot.Certificate{{ID: "edge", CertFile: certFile, KeyFile: keyFile}}}
+	doc := config.Document{Certificates: []config.Certificate{{ID: "edge", CertFile: certFile, KeyFile: keyFile}}}
 	for _, w := range hosts {
 		u := upstreamOf(w.upstream, ups[w.upstream].addr)
 		u.Health = passive
 		switch w.upstream {
 		case "h2c":
-			u.HTTP = snapshot.UpstreamHTTP{Version: "2", VersionPolicy: "exact"}
+			u.HTTP = config.UpstreamHTTP{Version: "2", VersionPolicy: "exact"}
 		case "h2tls":
 			u.Destinations[0].Address = "https://" + ups[w.upstream].addr
-			u.HTTP = snapshot.UpstreamHTTP{Version: "2", VersionPolicy: "exact", TLS: snapshot.UpstreamTLS{Trust: "any"}}
+			u.HTTP = config.UpstreamHTTP{Version: "2", VersionPolicy: "exact", TLS: config.UpstreamTLS{Trust: "any"}}
 		}
 		doc.Upstreams = append(doc.Upstreams, u)
-		doc.Hosts = append(doc.Hosts, snapshot.Host{Names: []string{w.host, "*." + w.host}, Certificate: "edge",
-			TLS: &snapshot.HostTLS{HTTP3: true}, Routes: []snapshot.Route{{Path: "/", Upstream: w.upstream}}})
+		doc.Hosts = append(doc.Hosts, config.Host{Names: []string{w.host, "*." + w.host}, Certificate: "edge",
+			TLS: &config.HostTLS{HTTP3: true}, Routes: []config.Route{{Path: "/", Upstream: w.upstream}}})
 	}
 	d := startWithDoc(t, doc, "-https", "127.0.0.1:0", "-access-log", "off")
 	// One good request each first: the HTTP/2 connections to the

@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paduraksa/paduraksa/snapshot"
+	"github.com/paduraksa/paduraksa/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // passive is a passive health check that ejects a destination for the
 // rest of the test after three exchanges with a third of them failed.
-var passive = snapshot.HealthCheck{
-	Passive: snapshot.PassiveHealth{
+var passive = config.HealthCheck{
+	Passive: config.PassiveHealth{
 		Enabled: true, MinRequests: 3, FailureRate: 0.3,
 		Window: "60s", ReactivationPeriod: "60s",
 	},
@@ -36,9 +36,9 @@ func TestSecurityBlame(t *testing.T) {
 	pool.LoadBalancing, pool.Health = "RoundRobin", passive
 	flaky := upstreamOf("flaky", a.addr, closingListener(t))
 	flaky.LoadBalancing, flaky.Health = "RoundRobin", passive
-	d := startWithDoc(t, snapshot.Document{
-		Upstreams: []snapshot.Upstream{pool, flaky},
-		Hosts: []snapshot.Host{{Names: []string{"blame.test"}, Routes: []snapshot.Route{
+	d := startWithDoc(t, config.Document{
+		Upstreams: []config.Upstream{pool, flaky},
+		Hosts: []config.Host{{Names: []string{"blame.test"}, Routes: []config.Route{
 			{Path: "/", Upstream: "pool"},
 			{Path: "/small", Upstream: "pool", MaxBodyBytes: 16},
 			{Path: "/flaky", Upstream: "flaky"},
@@ -144,9 +144,9 @@ func TestSecurityUpstreamAnswers(t *testing.T) {
 	ra, rb := cannedUpstream(t, "ra", answers), cannedUpstream(t, "rb", answers)
 	raw := upstreamOf("raw", ra, rb)
 	raw.LoadBalancing = "LeastRequests"
-	d := startWithDoc(t, snapshot.Document{
-		Upstreams: []snapshot.Upstream{raw},
-		Hosts:     []snapshot.Host{{Names: []string{"raw.test"}, Routes: []snapshot.Route{{Upstream: "raw"}}}},
+	d := startWithDoc(t, config.Document{
+		Upstreams: []config.Upstream{raw},
+		Hosts:     []config.Host{{Names: []string{"raw.test"}, Routes: []config.Route{{Upstream: "raw"}}}},
 	})
 	balanced := func(t *testing.T) {
 		t.Helper()

@@ -23,6 +23,10 @@ func TestCanonical(t *testing.T) {
 		{"*.", "", false, false},
 		{"*.*.a", "", false, false},
 		{"fe80::1%eth0", "", false, false},
+		{"My_Service", "my_service", false, true},
+		{"*.a_b.test", "*.a_b.test", true, true},
+		{"bü_cher.test", "", false, false},
+		{"a!b.test", "", false, false},
 		{strings.Repeat("a.", 126) + "b", strings.Repeat("a.", 126) + "b", false, true},
 		{strings.Repeat("a.", 126) + "bc", "", false, false},
 	} {
@@ -61,8 +65,47 @@ func FuzzCanonical(f *testing.F) {
 // zone, in canonical form with IPv4-mapped as IPv4; otherwise valid UTF-8
 // that idna's lookup profile takes, of labels of 1 to 63 bytes (DNS), at
 // most 253 bytes, and for a wildcard ("*." then such a name) at most 251
-// bytes after the "*.".
+// bytes after the "*."; and "_" in ASCII labels that are not punycode,
+// as if each were a letter.
 func refCanonical(name string) (canon string, wildcard, ok bool) {
+	if !strings.Contains(name, "_") {
+		return refLookup(name)
+	}
+	// An "_" is taken where a letter would be, in an ASCII label: read
+	// the name with a letter in its place, then put it back.
+	canon, wildcard, ok = refLookup(strings.ReplaceAll(name, "_", "u"))
+	if !ok {
+		return "", false, false
+	}
+	in := strings.Split(strings.TrimPrefix(strings.TrimSuffix(strings.TrimSpace(name), "."), "*."), ".")
+	out := strings.Split(strings.TrimPrefix(canon, "*."), ".")
+	if len(in) != len(out) {
+		return "", false, false // IDNA mapped a dot into the name
+	}
+	for i, l := range in {
+		if !strings.Contains(l, "_") {
+			continue
+		}
+		low := strings.ToLower(l)
+		for _, c := range []byte(l) {
+			if c >= utf8.RuneSelf {
+				return "", false, false // not an ASCII label
+			}
+		}
+		if strings.HasPrefix(low, "xn--") || out[i] != strings.ReplaceAll(low, "_", "u") {
+			return "", false, false
+		}
+		out[i] = low
+	}
+	canon = strings.Join(out, ".")
+	if wildcard {
+		canon = "*." + canon
+	}
+	return canon, wildcard, true
+}
+
+// refLookup is refCanonical for a name without "_".
+func refLookup(name string) (canon string, wildcard, ok bool) {
 	n := strings.TrimSuffix(strings.TrimSpace(name), ".")
 	if inner, found := strings.CutPrefix(n, "["); found {
 		inner, found = strings.CutSuffix(inner, "]")
@@ -99,4 +142,15 @@ func refCanonical(name string) (canon string, wildcard, ok bool) {
 		return "*." + a, true, true
 	}
 	return a, false, true
+}
+
+// TestCanonicalAllocs: a name of plain labels that is canonical already
+// costs nothing, so a publish that reads a document's names again
+// allocates nothing for them (punycode labels are checked by IDNA).
+func TestCanonicalAllocs(t *testing.T) {
+	for _, n := range []string{"example.com", "*.example.com", "my_service.test", "192.0.2.1", "a-b.c1.test"} {
+		if got := testing.AllocsPerRun(100, func() { Canonical(n) }); got != 0 {
+			t.Errorf("Canonical(%q): %v allocations", n, got)
+		}
+	}
 }

@@ -1,8 +1,9 @@
 // Package ipaddr is the library's one rule for IP addresses and prefixes,
 // and what is built on it: the prefix sets of trusted proxies, probe
 // sources, access lists and deny lists (gate, connlimit, proxyproto), the
-// decoder of prefixes in config documents (snapshot), and the key by which
-// the gate's rate limit and connlimit count a client.
+// parser of prefixes written in config ([ParsePrefix]: the document's
+// lists and the reference daemon's -deny and -proxy-protocol-from), and
+// the key by which the gate's rate limit and connlimit count a client.
 //
 // # The IPv4-mapped rule
 //
@@ -39,7 +40,10 @@
 // that no address has. A [Seed] hashes keys for a table: each table draws
 // its own random seed, so nobody can choose addresses that crowd someone
 // else's place. [CheckPrefix] and [UnmapPrefix] apply the rule to a prefix
-// from config.
+// from config, and [ParsePrefix] reads one from text: an address alone is
+// its full-length prefix, and a prefix with bits set after its length
+// ("10.0.0.1/8") is refused, since it is most often a typo for the prefix
+// it masks to.
 //
 // The tables themselves stay with their users, because they share only
 // the key and the hash. The gate's rate limit keeps a token bucket in two

@@ -3,7 +3,9 @@ package ipaddr
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net/netip"
+	"strings"
 )
 
 // Num is an address as a 128-bit number in the IPv6 space: an IPv6
@@ -110,4 +112,41 @@ func prefixRange(p netip.Prefix) (first, last Num) {
 		last.Lo |= ^uint64(0) >> (bits - 64)
 	}
 	return first, last
+}
+
+// Errors of [ParsePrefix], beside those of [UnmapPrefix].
+var (
+	ErrNotPrefix = errors.New("not an IP address or CIDR prefix")
+	ErrHostBits  = errors.New("bits set after the prefix length")
+)
+
+// ParsePrefix parses an IP address or a CIDR prefix as config spells the
+// members of a prefix set (trusted proxies, access and deny lists, probe
+// sources), under the IPv4-mapped rule: an address alone is the prefix of
+// its full length; an IPv4-mapped address or prefix is its IPv4 one, and
+// one shorter than /96 is refused ([ErrMappedPrefixTooShort]); a zone is
+// refused, and so is a prefix with bits set after its length
+// ("10.0.0.1/8", most often a typo: the error, [ErrHostBits], says the
+// prefix it masks to). Anything else that is no address or prefix is
+// [ErrNotPrefix].
+func ParsePrefix(s string) (netip.Prefix, error) {
+	if strings.IndexByte(s, '/') < 0 {
+		ip, err := netip.ParseAddr(s)
+		if err != nil || ip.Zone() != "" {
+			return netip.Prefix{}, ErrNotPrefix
+		}
+		ip = ip.Unmap()
+		return netip.PrefixFrom(ip, ip.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, ErrNotPrefix
+	}
+	if p, err = UnmapPrefix(p); err != nil {
+		return netip.Prefix{}, err
+	}
+	if m := p.Masked(); m != p {
+		return netip.Prefix{}, fmt.Errorf("%w; did you mean %s?", ErrHostBits, m)
+	}
+	return p, nil
 }

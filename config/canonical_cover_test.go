@@ -1,10 +1,42 @@
-package snapshot
+package config
 
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 )
+
+// documentLeaves returns the JSON path of every leaf field of the document
+// type ("hosts[].routes[].retry.budget") and its index path, for the tests
+// that must cover every field.
+func documentLeaves() (names []string, paths [][]int) {
+	var walk func(typ reflect.Type, path []int, name string)
+	walk = func(typ reflect.Type, path []int, name string) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			p := append(append([]int(nil), path...), i)
+			n := name + "." + strings.Split(f.Tag.Get("json"), ",")[0]
+			ft := f.Type
+			switch {
+			case ft.Kind() == reflect.Struct:
+				walk(ft, p, n)
+			case ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct:
+				walk(ft.Elem(), p, n)
+			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
+				walk(ft.Elem(), p, n+"[]")
+			default:
+				paths = append(paths, p)
+				names = append(names, n[1:])
+			}
+		}
+	}
+	walk(reflect.TypeFor[Document](), nil, "")
+	return names, paths
+}
 
 // TestCanonicalCoversEveryField guards the hand-written canonical writer:
 // for every leaf field of the document, a document that differs from

@@ -1,4 +1,4 @@
-package snapshot
+package strictdecode
 
 import (
 	"reflect"
@@ -7,22 +7,21 @@ import (
 	"unicode/utf8"
 )
 
-// jsonFast reads a JSON document (RFC 8259) into a Document, or reports
+// jsonFast reads a JSON document (RFC 8259) into v, of plan p, or reports
 // false when the document has a problem or a form it leaves to the
 // general path: invalid UTF-8 and unpaired surrogates in strings (which
 // encoding/json replaces).
-func jsonFast(data []byte) (*Document, bool) {
+func jsonFast(data []byte, p *typePlan, v reflect.Value) bool {
 	d := jsonDecoder{data: data}
-	doc := new(Document)
 	d.space()
 	if d.pos >= len(d.data) || d.data[d.pos] != '{' {
-		return nil, false
+		return false
 	}
-	if !d.value(documentPlan(), reflect.ValueOf(doc).Elem()) {
-		return nil, false
+	if !d.value(p, v) {
+		return false
 	}
 	d.space()
-	return doc, d.pos == len(d.data)
+	return d.pos == len(d.data)
 }
 
 type jsonDecoder struct {

@@ -1,13 +1,15 @@
-package snapshot
+package strictdecode
 
 import (
+	"encoding"
+	"encoding/json"
 	"reflect"
 	"strconv"
-	"sync"
+	"strings"
 )
 
-// The fast decoders (decode_json.go, decode_yaml.go) read a document
-// straight into its Go value, directed by a plan of the Document type.
+// The fast decoders (json.go, yaml.go) read a document straight into its
+// Go value, directed by a plan of its type.
 // They take only what they are sure of: a document without a single
 // problem, written in the plain forms that configs use. At the first thing
 // they are not sure of (an unknown, duplicate or mistyped field, a syntax
@@ -25,8 +27,8 @@ type typePlan struct {
 	elem *typePlan
 	// fields are a struct's fields by JSON name.
 	fields []fieldPlan
-	// unsupported is a kind that the fast decoders do not fill (neither
-	// does the document hold one): a value of it gives up.
+	// unsupported is a struct of more fields than the fast decoders keep
+	// track of: a value of it gives up.
 	unsupported bool
 }
 
@@ -36,11 +38,13 @@ type fieldPlan struct {
 	plan  *typePlan
 }
 
-// documentPlan is the plan of Document, made once; it is never modified.
-var documentPlan = sync.OnceValue(func() *typePlan {
-	return makePlan(reflect.TypeFor[Document](), map[reflect.Type]*typePlan{})
-})
+var (
+	unmarshalerJSON = reflect.TypeFor[json.Unmarshaler]()
+	unmarshalerText = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
+// makePlan makes the plan of t, which New has checked; a plan is never
+// modified once made.
 func makePlan(t reflect.Type, memo map[reflect.Type]*typePlan) *typePlan {
 	if p := memo[t]; p != nil {
 		return p
@@ -53,26 +57,44 @@ func makePlan(t reflect.Type, memo map[reflect.Type]*typePlan) *typePlan {
 	case reflect.Pointer, reflect.Slice:
 		p.elem = makePlan(t.Elem(), memo)
 	case reflect.Map:
-		p.unsupported = t.Key() != reflect.TypeFor[string]()
 		p.elem = makePlan(t.Elem(), memo)
 	case reflect.Struct:
 		for i := range t.NumField() {
 			f := t.Field(i)
-			if f.Anonymous {
-				// encoding/json promotes embedded fields; not read here.
-				p.unsupported = true
-			}
 			if !f.IsExported() || f.Tag.Get("json") == "-" {
 				continue
 			}
 			p.fields = append(p.fields, fieldPlan{name: jsonName(f), index: i, plan: makePlan(f.Type, memo)})
 		}
 		// The seen set of a struct's fields is a bit mask.
-		p.unsupported = p.unsupported || len(p.fields) > 64
-	default:
-		p.unsupported = true
+		p.unsupported = len(p.fields) > 64
 	}
 	return p
+}
+
+// field returns the plan of the field whose JSON name is exactly key and
+// true; when there is none, the first whose name matches regardless of
+// case (nil if none), and false.
+func (p *typePlan) field(key string) (*fieldPlan, bool) {
+	var fold *fieldPlan
+	for i := range p.fields {
+		f := &p.fields[i]
+		if f.name == key {
+			return f, true
+		}
+		if fold == nil && strings.EqualFold(f.name, key) {
+			fold = f
+		}
+	}
+	return fold, false
+}
+
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "" {
+		return f.Name
+	}
+	return name
 }
 
 // member is where the value of an object member goes: a field of a

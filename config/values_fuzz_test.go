@@ -1,106 +1,27 @@
-package snapshot
+package config
 
 import (
-	"bytes"
 	"math/big"
-	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/paduraksa/paduraksa/internal/hostname"
 )
 
 // The fuzz targets of this file check the decoders of the document's
-// values (prefixes, pins, durations) against references written from the
-// documentation, not from the code: they share no helper with it.
+// values (pins, durations, addresses) against references written from the
+// documentation, not from the code: they share no helper with it. The
+// decoder of prefixes is internal/ipaddr's (FuzzParsePrefix).
 
-// FuzzParseAddrPrefix checks parseAddrPrefix, the one decoder of trusted
-// proxies, probe sources and access lists, against refPrefix, and checks
-// that the canonical form parses back to the same prefix.
-func FuzzParseAddrPrefix(f *testing.F) {
-	for _, s := range []string{
-		"10.0.0.0/8", "192.0.2.7", "192.0.2.7/32", "::ffff:192.0.2.7", "::ffff:192.0.2.0/120", "::ffff:10.0.0.0/104",
-		"::ffff:0.0.0.0/96", "::ffff:0.0.0.0/95", "2001:DB8::/32", "::/0", "::1/0", "0.0.0.0/0", "10.0.0.1/8", "10.0.0.0/33",
-		"10.0.0.0/08", "10.0.0.0/+8", "10.0.0.0/", "/8", "fe80::1%eth0", "fe80::1%eth0/64", "::1.2.3.4/128",
-		"010.0.0.1", "1.2.3", "example.com", "", " 10.0.0.0/8",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		p, reason := parseAddrPrefix(s)
-		ip, bits, ok := refPrefix(s)
-		if ok != (reason == "") {
-			t.Fatalf("parseAddrPrefix(%q) = %v, %q; the reference accepts: %v", s, p, reason, ok)
-		}
-		if !ok {
-			return
-		}
-		if !bytes.Equal(p.Addr().AsSlice(), ip) || p.Bits() != bits {
-			t.Fatalf("parseAddrPrefix(%q) = %v; the reference: %v/%d", s, p, ip, bits)
-		}
-		canon := string(appendPrefix(nil, p))
-		if again, reason := parseAddrPrefix(canon); reason != "" || again != p {
-			t.Fatalf("%q -> %q -> %v, %q", s, canon, again, reason)
-		}
-		if want := p.String(); bits == 8*len(ip) {
-			if want = p.Addr().String(); canon != want {
-				t.Fatalf("canonical form of %q is %q, want the address alone, %q", s, canon, want)
-			}
-		} else if canon != want {
-			t.Fatalf("canonical form of %q is %q, want %q", s, canon, want)
-		}
-	})
-}
-
-// refPrefix reads s as the document describes a prefix: an IP address,
-// alone or with "/bits" (decimal, no sign, no leading zero); an
-// IPv4-mapped IPv6 address stands for its IPv4 address, its length minus
-// 96; no zone; no bit set after the length. It returns the address in 4 or
-// 16 bytes and the length. The address literal is net.ParseIP's; the rules
-// on top of it are written here.
-func refPrefix(s string) (ip net.IP, bits int, ok bool) {
-	text, bitsText, withBits := strings.Cut(s, "/")
-	ip = net.ParseIP(text) // refuses zones
-	if ip == nil {
-		return nil, 0, false
-	}
-	written := 32
-	if strings.Contains(text, ":") {
-		written = 128
-	}
-	bits = written
-	if withBits {
-		if bitsText == "" || len(bitsText) > 3 || bitsText[0] == '0' && bitsText != "0" {
-			return nil, 0, false
-		}
-		bits = 0
-		for _, c := range []byte(bitsText) {
-			if c < '0' || c > '9' {
-				return nil, 0, false
-			}
-			bits = bits*10 + int(c-'0')
-		}
-		if bits > written {
-			return nil, 0, false
-		}
-	}
-	if v4 := ip.To4(); v4 != nil {
-		if written == 128 {
-			if bits < 96 {
-				return nil, 0, false
-			}
-			bits -= 96
-		}
-		ip = v4
-	}
-	if !ip.Mask(net.CIDRMask(bits, 8*len(ip))).Equal(ip) {
-		return nil, 0, false
-	}
-	return ip, bits, true
-}
-
-// FuzzDecodeSHA256Pin checks decodeSHA256Pin, the one decoder of TLS pins,
+// FuzzParsePin checks ParsePin, the one decoder of TLS pins,
 // against refPin.
-func FuzzDecodeSHA256Pin(f *testing.F) {
+func FuzzParsePin(f *testing.F) {
 	for _, s := range []string{
 		testPin, strings.ToUpper(testPin), testPin[:62], testPin + "00",
 		"47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
@@ -111,10 +32,10 @@ func FuzzDecodeSHA256Pin(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, ok := decodeSHA256Pin(s)
+		got, ok := ParsePin(s)
 		want, wantOK := refPin(s)
 		if ok != wantOK || ok && got != want {
-			t.Fatalf("decodeSHA256Pin(%q) = %x, %v; the reference: %x, %v", s, got, ok, want, wantOK)
+			t.Fatalf("ParsePin(%q) = %x, %v; the reference: %x, %v", s, got, ok, want, wantOK)
 		}
 	})
 }
@@ -198,7 +119,7 @@ func FuzzParseDuration(f *testing.F) {
 		// Validation reads duration fields by the same rule: slowStart
 		// takes any duration >= 0.
 		doc := &Document{Upstreams: []Upstream{{ID: "u", Health: HealthCheck{SlowStart: Duration(s)}}}}
-		if probs := Validate(doc); (len(probs) == 0) != accepted {
+		if probs := Check(doc); (len(probs) == 0) != accepted {
 			t.Fatalf("slowStart %q: validation says %v, the reference accepts: %v", s, probs, accepted)
 		}
 		if err != nil {
@@ -272,4 +193,89 @@ func refDuration(s string) (ns *big.Int, parts int, ok bool) {
 		ns.Neg(ns)
 	}
 	return ns, parts, true
+}
+
+// FuzzParseAddress checks ParseAddress against refAddress, which reads
+// the URL with net/url, and checks that the canonical form of an address
+// parses back to the same address.
+func FuzzParseAddress(f *testing.F) {
+	for _, s := range []string{
+		"http://example.com", "https://Example.COM:8443/", "http://[2001:db8::1]:81", "http://[::ffff:10.0.0.1]",
+		"http://10.0.0.1:8080", "http://bücher.example", "ftp://x", "http://a.com/x", "http://a@b", "http://@b",
+		"http://a.com:", "http://[::1]:", "http://[::1]x", "http://a.com:0", "http://a.com:080", "http://a.com:65536", "http://a.com:+80", "http://a.com.",
+		"http://a%41.com", "http://[fe80::1%25eth0]", "http://[1.2.3.4]", "http://*.a.com", "http://a.com?", "http://a.com#",
+		"http://a.com/?", "http:a.com", "http:///a.com", "http://a.com:80:80", "http://a.com\\x", "HTTP://A.COM/",
+		"http://\u00a0a.com", "http://0\xc30", "http:", "http:/", "http://", "http://xn--bcher-kva.example", "http://1.2.3", "http://123",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		scheme, hostport, err := ParseAddress(s)
+		wantScheme, wantHostport, ok := refAddress(s)
+		if (err == nil) != ok || scheme != wantScheme || hostport != wantHostport {
+			t.Fatalf("ParseAddress(%q) = %q, %q, %v; the reference: %q, %q, %v", s, scheme, hostport, err, wantScheme, wantHostport, ok)
+		}
+		if !ok {
+			return
+		}
+		a, reason := parseAddr(s)
+		if reason != "" {
+			t.Fatalf("ParseAddress accepts %q, parseAddr does not: %s", s, reason)
+		}
+		again := string(a.appendURL(nil))
+		if again != scheme+"://"+hostport {
+			t.Fatalf("canonical form of %q is %q, want %q", s, again, scheme+"://"+hostport)
+		}
+		scheme2, hostport2, err := ParseAddress(again)
+		if err != nil || scheme2 != scheme || hostport2 != hostport {
+			t.Fatalf("%q -> %q: %q %q %v; want %q %q", s, again, scheme2, hostport2, err, scheme, hostport)
+		}
+	})
+}
+
+// refAddress reads a destination address as ParseAddress documents it:
+// http:// or https:// in any case, a host and an optional port (1-65535,
+// decimal, no leading zero; 80 or 443 by default), no user info, no path
+// but "/", no query, no fragment. The host is an IPv6 literal in brackets
+// (IPv4-mapped ones stand for IPv4) or a host name as gate reads one, in
+// its canonical form, which must be stable; not a wildcard, not ending in
+// a dot, without white space around it, as written (no percent-escapes).
+func refAddress(s string) (scheme, hostport string, ok bool) {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Opaque != "" || u.User != nil ||
+		u.RawQuery != "" || u.ForceQuery || strings.Contains(s, "#") || u.Path != "" && u.Path != "/" || u.RawPath != "" {
+		return "", "", false
+	}
+	_, authority, _ := strings.Cut(s, "://")
+	if i := strings.IndexAny(authority, "/?#"); i >= 0 {
+		authority = authority[:i]
+	}
+	if u.Host == "" || strings.Contains(authority, "%") || strings.HasSuffix(authority, ":") {
+		return "", "", false
+	}
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || port[0] == '0' || port[0] == '+' {
+		return "", "", false
+	}
+	if strings.HasPrefix(authority, "[") {
+		ip, err := netip.ParseAddr(host)
+		if err != nil || !ip.Is6() || ip.Zone() != "" {
+			return "", "", false
+		}
+		if ip.Is4In6() {
+			return u.Scheme, ip.Unmap().String() + ":" + port, true
+		}
+		return u.Scheme, "[" + ip.String() + "]:" + port, true
+	}
+	canon, wildcard, err := hostname.Canonical(host)
+	if err != nil || wildcard || host == "" || strings.HasSuffix(host, ".") || !utf8.ValidString(host) ||
+		strings.TrimFunc(host, unicode.IsSpace) != host {
+		return "", "", false
+	}
+	if again, _, err := hostname.Canonical(canon); err != nil || again != canon {
+		return "", "", false
+	}
+	return u.Scheme, canon + ":" + port, true
 }

@@ -1,4 +1,4 @@
-package snapshot
+package config
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ func fastCases(t testing.TB) map[string][]byte {
 		require.NoError(t, err)
 		cases[name] = data
 	}
-	js, err := json.MarshalIndent(fleet(3, &backend{addr: "127.0.0.1:9"}), "", "  ")
+	js, err := json.MarshalIndent(fleet(3), "", "  ")
 	require.NoError(t, err)
 	y, err := yaml.JSONToYAML(js)
 	require.NoError(t, err)
@@ -76,13 +76,9 @@ accessLists:
 func TestDecodeFast(t *testing.T) {
 	for name, data := range fastCases(t) {
 		t.Run(name, func(t *testing.T) {
-			want, err := decode(data, false)
+			want, err := decoder.DecodeGeneral(data)
 			require.NoError(t, err)
-			read := yamlFast
-			if data[0] == '{' {
-				read = jsonFast
-			}
-			got, ok := read(data)
+			got, ok := decoder.DecodeFast(data)
 			require.True(t, ok, "the fast path gave up")
 			assert.Equal(t, want, got)
 		})
@@ -90,8 +86,8 @@ func TestDecodeFast(t *testing.T) {
 }
 
 // FuzzDecodeFastEqualsGeneral compares Decode with the general path alone
-// (go.yaml.in/yaml/v2 through sigs.k8s.io/yaml, and encoding/json): the
-// same document and the same problems, for any input.
+// (go.yaml.in/yaml/v2 and encoding/json): the same document and the same
+// problems, for any input.
 func FuzzDecodeFastEqualsGeneral(f *testing.F) {
 	for _, data := range fastCases(f) {
 		f.Add(data)
@@ -114,8 +110,8 @@ func FuzzDecodeFastEqualsGeneral(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, gotErr := decode(data, true)
-		want, wantErr := decode(data, false)
+		got, gotErr := decoder.Decode(data)
+		want, wantErr := decoder.DecodeGeneral(data)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q:\nfast    %#v\ngeneral %#v", data, got, want)
 		}
@@ -145,8 +141,8 @@ var flowDuplicates = []string{
 func TestDecodeFlowMappingDuplicates(t *testing.T) {
 	for _, s := range flowDuplicates {
 		t.Run(s, func(t *testing.T) {
-			fast, fastErr := decode([]byte(s), true)
-			general, generalErr := decode([]byte(s), false)
+			fast, fastErr := decoder.Decode([]byte(s))
+			general, generalErr := decoder.DecodeGeneral([]byte(s))
 			require.Error(t, generalErr)
 			require.Error(t, fastErr, "the fast decoder took the duplicate")
 			want := CodeDocumentFieldDuplicate

@@ -1,4 +1,4 @@
-package snapshot
+package config
 
 import (
 	"encoding/base64"
@@ -8,11 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/hostname"
 	"github.com/paduraksa/paduraksa/internal/ipaddr"
 )
+
+// The values only the document spells: destination addresses, durations,
+// TLS pins, prefixes. Each is parsed here, for the checks, the canonical
+// form and the compile alike.
 
 // ParseAddress parses a destination address, "http://host:port" or
 // "https://host:port", into its scheme ("http" or "https") and host:port.
@@ -24,15 +27,16 @@ import (
 func ParseAddress(s string) (scheme, hostport string, err error) {
 	a, reason := parseAddr(s)
 	if reason != "" {
-		return "", "", errors.New("snapshot: address " + strconv.Quote(s) + ": " + reason)
+		return "", "", errors.New("config: address " + strconv.Quote(s) + ": " + reason)
 	}
 	return a.scheme, a.hostPort(), nil
 }
 
-// decodeSHA256Pin decodes a pin in hex or base64 (standard or URL alphabet,
-// padded or not) into its 32 bytes. Line breaks are refused: package
-// base64 would skip them.
-func decodeSHA256Pin(p string) ([32]byte, bool) {
+// ParsePin decodes a TLS pin, the SHA-256 digest of a certificate's
+// SubjectPublicKeyInfo, in hex or base64 (standard or URL alphabet, padded
+// or not), into its 32 bytes; it reports false for anything else. Line
+// breaks are refused: package base64 would skip them.
+func ParsePin(p string) ([32]byte, bool) {
 	var out [32]byte
 	switch len(p) {
 	case 64:
@@ -62,10 +66,10 @@ func ParseDuration(d Duration, def time.Duration) (time.Duration, error) {
 	}
 	v, err := time.ParseDuration(string(d))
 	if err != nil {
-		return 0, errors.New("snapshot: duration " + strconv.Quote(string(d)) + ": not a duration in Go syntax (like \"10s\", \"1m30s\", \"250ms\")")
+		return 0, errors.New("config: duration " + strconv.Quote(string(d)) + ": not a duration in Go syntax (like \"10s\", \"1m30s\", \"250ms\")")
 	}
 	if v < 0 {
-		return 0, errors.New("snapshot: duration " + strconv.Quote(string(d)) + ": negative")
+		return 0, errors.New("config: duration " + strconv.Quote(string(d)) + ": negative")
 	}
 	return v, nil
 }
@@ -167,7 +171,7 @@ func parseAddr(s string) (a address, reason string) {
 		if strings.IndexByte(host, ':') >= 0 {
 			return a, "an IPv6 address must be in brackets"
 		}
-		canon, wildcard, err := canonHostName(host)
+		canon, wildcard, err := hostname.Canonical(host)
 		if err != nil || wildcard || strings.HasSuffix(host, ".") || strings.TrimSpace(host) != host {
 			return a, "invalid host " + strconv.Quote(host)
 		}
@@ -228,151 +232,29 @@ func validPort(p string) bool {
 	return n <= 65535
 }
 
-// canonHostName is [gate.CanonicalHostName] with a fast path for the common
-// case of a name that is already canonical (lowercase letters, digits and
-// hyphens in labels of 1-63 bytes, or an IPv4 address), which gives the
-// same results. It also refuses names gate accepts but whose canonical form
-// gate would not return unchanged (invalid UTF-8 becomes a punycode label
-// that gate then refuses).
-func canonHostName(name string) (canon string, wildcard bool, err error) {
-	if len(name) > 0 && '0' <= name[0] && name[0] <= '9' && plainIPv4(name) {
-		return name, false, nil
-	}
-	if wildcard, ok := plainHostName(name); ok {
-		return name, wildcard, nil
-	}
-	if !utf8.ValidString(name) {
-		return "", false, errors.New("invalid UTF-8 in host name")
-	}
-	canon, wildcard, err = gate.CanonicalHostName(name)
-	if err != nil {
-		return "", false, err
-	}
-	// The canonical form must be canonical itself, or a document would
-	// change meaning when written in canonical form.
-	if again, _, err := gate.CanonicalHostName(canon); err != nil || again != canon {
-		return "", false, errors.New("host name has no stable canonical form")
-	}
-	return canon, wildcard, nil
-}
+// ParsePrefix parses an IP address or CIDR prefix as trusted proxies,
+// probe sources and access lists spell them, by the library's one rule
+// for prefixes from config: an address alone is its full-length prefix,
+// IPv4-mapped IPv6 is IPv4 (a mapped prefix shorter than /96 is refused),
+// and a prefix with bits set after its length ("10.0.0.1/8") is refused,
+// since it is most often a typo.
+func ParsePrefix(s string) (netip.Prefix, error) { return ipaddr.ParsePrefix(s) }
 
-// plainIPv4 reports whether name is an IPv4 address in dotted decimal
-// without leading zeros: the only form netip parses, so canonical.
-func plainIPv4(name string) bool {
-	if len(name) < 7 || len(name) > 15 {
-		return false
-	}
-	dots, val, digits := 0, 0, 0
-	for i := 0; i < len(name); i++ {
-		switch c := name[i]; {
-		case '0' <= c && c <= '9':
-			if digits == 1 && val == 0 {
-				return false // leading zero
-			}
-			val = val*10 + int(c-'0')
-			digits++
-			if val > 255 {
-				return false
-			}
-		case c == '.':
-			if digits == 0 || dots == 3 {
-				return false
-			}
-			dots++
-			val, digits = 0, 0
-		default:
-			return false
-		}
-	}
-	return dots == 3 && digits > 0
-}
-
-// plainHostName reports whether name ("*." allowed in front) is a host name
-// that [gate.CanonicalHostName] returns unchanged without consulting IDNA:
-// LDH labels of 1-63 bytes in lowercase, no hyphen at either end of a label
-// or in its third and fourth bytes (which covers "xn--"), at least one
-// letter or hyphen (so never an IP literal), at most 253 bytes.
-func plainHostName(name string) (wildcard, ok bool) {
-	n := name
-	if len(n) >= 2 && n[0] == '*' && n[1] == '.' {
-		n, wildcard = n[2:], true
-	}
-	if n == "" || len(n) > 253 {
-		return false, false
-	}
-	nonDigit := false
-	start := 0
-	for i := 0; i <= len(n); i++ {
-		if i == len(n) || n[i] == '.' {
-			l := n[start:i]
-			if len(l) == 0 || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' ||
-				(len(l) >= 4 && l[2] == '-' && l[3] == '-') {
-				return false, false
-			}
-			start = i + 1
-			continue
-		}
-		switch hostByte[n[i]] {
-		case hostLetter:
-			nonDigit = true
-		case hostDigit:
-		default:
-			return false, false
-		}
-	}
-	return wildcard, nonDigit
-}
-
-// Classes of bytes in a plain host name.
-const (
-	hostOther = iota
-	hostLetter
-	hostDigit
-)
-
-// hostByte classifies bytes for plainHostName: lowercase letters and '-'
-// are letters.
-var hostByte = [256]uint8{
-	'a': hostLetter, 'b': hostLetter, 'c': hostLetter, 'd': hostLetter, 'e': hostLetter, 'f': hostLetter,
-	'g': hostLetter, 'h': hostLetter, 'i': hostLetter, 'j': hostLetter, 'k': hostLetter, 'l': hostLetter,
-	'm': hostLetter, 'n': hostLetter, 'o': hostLetter, 'p': hostLetter, 'q': hostLetter, 'r': hostLetter,
-	's': hostLetter, 't': hostLetter, 'u': hostLetter, 'v': hostLetter, 'w': hostLetter, 'x': hostLetter,
-	'y': hostLetter, 'z': hostLetter, '-': hostLetter,
-	'0': hostDigit, '1': hostDigit, '2': hostDigit, '3': hostDigit, '4': hostDigit,
-	'5': hostDigit, '6': hostDigit, '7': hostDigit, '8': hostDigit, '9': hostDigit,
-}
-
-// parseAddrPrefix parses an IP address or CIDR prefix as used by trusted
-// proxies and access lists. IPv4-mapped IPv6 is converted to IPv4; a prefix
-// with bits set below its length is refused, since it is most often a typo.
-// An address is returned as a full-length prefix.
-func parseAddrPrefix(s string) (netip.Prefix, string) {
-	if strings.IndexByte(s, '/') < 0 {
-		ip, err := netip.ParseAddr(s)
-		if err != nil || ip.Zone() != "" {
-			return netip.Prefix{}, "not an IP address or CIDR prefix"
-		}
-		ip = ip.Unmap()
-		return netip.PrefixFrom(ip, ip.BitLen()), ""
-	}
-	p, err := netip.ParsePrefix(s)
-	if err != nil {
-		return netip.Prefix{}, "not an IP address or CIDR prefix"
-	}
-	if p, err = ipaddr.UnmapPrefix(p); err != nil {
-		return netip.Prefix{}, err.Error()
-	}
-	if m := p.Masked(); m != p {
-		return netip.Prefix{}, "bits set after the prefix length; did you mean " + m.String() + "?"
-	}
-	return p, ""
-}
-
-// appendPrefix appends a prefix from parseAddrPrefix in canonical form: an
+// appendPrefix appends a prefix from ParsePrefix in canonical form: an
 // address alone for a full-length prefix.
 func appendPrefix(b []byte, p netip.Prefix) []byte {
 	if p.Bits() == p.Addr().BitLen() {
 		return p.Addr().AppendTo(b)
 	}
 	return p.AppendTo(b)
+}
+
+// RoutePrefix returns the prefix a valid route path ([Route.Path]) stands
+// for, as the canonical form writes it: the path without a trailing slash,
+// and "" for "/" and the empty path.
+func RoutePrefix(p string) string {
+	if len(p) > 0 && p[len(p)-1] == '/' {
+		return p[:len(p)-1]
+	}
+	return p
 }

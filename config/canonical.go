@@ -1,4 +1,4 @@
-package snapshot
+package config
 
 import (
 	"encoding/base64"
@@ -8,11 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/paduraksa/paduraksa/balance"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
+	"github.com/paduraksa/paduraksa/internal/hostname"
+	"github.com/paduraksa/paduraksa/internal/strictdecode"
 	"github.com/paduraksa/paduraksa/proxy"
 	"github.com/paduraksa/paduraksa/tlsselect"
 )
@@ -27,28 +28,34 @@ import (
 // durations equal to their default or 0 where 0 means the default, ...),
 // and so are empty lists, maps and objects, except the redirect, fixed and
 // defaultAnswer blocks, whose presence means something. Every default is
-// the owning package's exported one. Valid values are written in canonical form:
-// host names as [gate.CanonicalHostName] returns them, durations in their
-// shortest [time.Duration.String] form, addresses as
-// "scheme://host:port", prefixes as netip writes them (an address alone for
-// a full-length prefix), route paths without a trailing slash, TLS pins in
-// padded standard base64. Invalid values are written as they are, so
-// Canonical works on any document; lists keep their order.
+// the owning package's exported one, and a default that depends on other
+// settings (a health threshold the upstream's metadata sets, a
+// reactivation period that is the window) is the one the owner's
+// normalizer resolves ([health.Config.Resolve]). Valid values are written
+// in canonical form: host names as the library's host-name rule spells
+// them (lowercase, punycode, IP literals canonical), durations in their
+// shortest [time.Duration.String] form, addresses as "scheme://host:port",
+// prefixes as netip writes them (an address alone for a full-length
+// prefix), route paths without a trailing slash, TLS pins in padded
+// standard base64. Invalid values are written as they are, so Canonical
+// works on any document; lists keep their order.
 //
 // Canonical does not modify doc. It fails only for a number JSON cannot
 // hold (NaN or an infinity).
 func Canonical(doc *Document) ([]byte, error) {
-	c, err := canonicalSpans(doc)
-	return c.bytes, err
+	f, err := CanonicalForm(doc)
+	return f.bytes, err
 }
 
 // span is a byte range of a canonical form.
 type span struct{ start, end int }
 
-// canonForm is a canonical form with the byte ranges of the global block,
-// of each host and upstream, and of the policy blocks, which let the compiler reuse what an unchanged
-// element compiled to last time.
-type canonForm struct {
+// Form is a document's canonical form with the byte ranges of its parts:
+// the global block, each host and upstream, and the policy blocks. A
+// compiler compares them with an earlier document's to reuse what an
+// unchanged part compiled to. The zero Form is empty; a Form is not
+// modified once made.
+type Form struct {
 	bytes     []byte
 	global    span
 	hosts     []span
@@ -58,18 +65,40 @@ type canonForm struct {
 	policies span
 }
 
-func (c *canonForm) of(s span) []byte { return c.bytes[s.start:s.end] }
+// Bytes returns the canonical form, [Canonical]'s bytes. They must not be
+// modified.
+func (f Form) Bytes() []byte { return f.bytes }
 
-func canonicalSpans(doc *Document) (canonForm, error) {
+// Global returns the canonical bytes of the global block's fields.
+func (f Form) Global() []byte { return f.of(f.global) }
+
+// Hosts returns the number of hosts.
+func (f Form) Hosts() int { return len(f.hosts) }
+
+// Host returns the canonical bytes of hosts[i]'s fields.
+func (f Form) Host(i int) []byte { return f.of(f.hosts[i]) }
+
+// Upstream returns the canonical bytes of upstreams[i]'s fields.
+func (f Form) Upstream(i int) []byte { return f.of(f.upstreams[i]) }
+
+// Policies returns the canonical bytes of everything after the upstreams:
+// access lists, certificates, rule sets, rate limits and forward auths.
+func (f Form) Policies() []byte { return f.of(f.policies) }
+
+func (f Form) of(s span) []byte { return f.bytes[s.start:s.end] }
+
+// CanonicalForm returns the canonical form of a document with the byte
+// ranges of its parts; see [Canonical].
+func CanonicalForm(doc *Document) (Form, error) {
 	if doc == nil {
-		return canonForm{}, errors.New("snapshot: canonical form of a nil document")
+		return Form{}, errors.New("config: canonical form of a nil document")
 	}
 	e := canonEnc{b: make([]byte, 0, 256+80*len(doc.Hosts)+160*len(doc.Upstreams))}
 	e.spans.upstreams = make([]span, len(doc.Upstreams))
 	e.spans.hosts = make([]span, len(doc.Hosts))
 	e.document(doc)
 	if e.err != nil {
-		return canonForm{}, e.err
+		return Form{}, e.err
 	}
 	e.spans.bytes = e.b
 	return e.spans, nil
@@ -81,7 +110,7 @@ type canonEnc struct {
 	b     []byte
 	first bool
 	err   error
-	spans canonForm
+	spans Form
 }
 
 // objMark remembers where an object started, to drop it if it stays empty.
@@ -171,7 +200,7 @@ func (e *canonEnc) objects(k string, n int, spans []span, write func(i int)) {
 func (e *canonEnc) str(k, v string) {
 	if v != "" {
 		e.key(k)
-		e.b = appendJSONString(e.b, v)
+		e.b = strictdecode.AppendString(e.b, v)
 	}
 }
 
@@ -201,7 +230,7 @@ func (e *canonEnc) float(k string, v, def float64) {
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		if e.err == nil {
-			e.err = errors.New("snapshot: canonical form: " + k + " is not a finite number")
+			e.err = errors.New("config: canonical form: " + k + " is not a finite number")
 		}
 		return
 	}
@@ -244,12 +273,12 @@ func (e *canonEnc) prefixes(k string, vs []string) {
 	e.openArray(k)
 	for i, v := range vs {
 		e.elem(i)
-		if p, reason := parseAddrPrefix(v); reason == "" {
+		if p, err := ParsePrefix(v); err == nil {
 			e.b = append(e.b, '"')
 			e.b = appendPrefix(e.b, p)
 			e.b = append(e.b, '"')
 		} else {
-			e.b = appendJSONString(e.b, v)
+			e.b = strictdecode.AppendString(e.b, v)
 		}
 	}
 	e.closeArray()
@@ -270,9 +299,9 @@ func (e *canonEnc) metadata(k string, m map[string]string) {
 			e.b = append(e.b, ',')
 		}
 		e.first = false
-		e.b = appendJSONString(e.b, mk)
+		e.b = strictdecode.AppendString(e.b, mk)
 		e.b = append(e.b, ':')
-		e.b = appendJSONString(e.b, m[mk])
+		e.b = strictdecode.AppendString(e.b, m[mk])
 	}
 	e.close(mark, true)
 }
@@ -345,10 +374,10 @@ func (e *canonEnc) host(h *Host) {
 		e.openArray("names")
 		for i, n := range h.Names {
 			e.elem(i)
-			if canon, _, err := canonHostName(n); err == nil {
+			if canon, _, err := hostname.Canonical(n); err == nil {
 				n = canon
 			}
-			e.b = appendJSONString(e.b, n)
+			e.b = strictdecode.AppendString(e.b, n)
 		}
 		e.closeArray()
 	}
@@ -374,7 +403,7 @@ func (e *canonEnc) host(h *Host) {
 		e.str("id", r.ID)
 		p := r.Path
 		if gate.CheckPrefix(p) == nil {
-			p = routeKey(p)
+			p = RoutePrefix(p)
 		}
 		e.str("path", p)
 		e.stringList("allowInPath", r.AllowInPath)
@@ -499,18 +528,18 @@ func (e *canonEnc) upstreamHTTP(h *UpstreamHTTP) {
 		e.openArray("pins")
 		for i, p := range t.Pins {
 			e.elem(i)
-			if sum, ok := decodeSHA256Pin(p); ok {
+			if sum, ok := ParsePin(p); ok {
 				e.b = append(e.b, '"')
 				e.b = base64.StdEncoding.AppendEncode(e.b, sum[:])
 				e.b = append(e.b, '"')
 			} else {
-				e.b = appendJSONString(e.b, p)
+				e.b = strictdecode.AppendString(e.b, p)
 			}
 		}
 		e.closeArray()
 	}
 	if sn := t.ServerName; sn != "" {
-		if canon, wildcard, err := canonHostName(sn); err == nil && !wildcard {
+		if canon, wildcard, err := hostname.Canonical(sn); err == nil && !wildcard {
 			sn = canon
 		}
 		e.str("serverName", sn)
@@ -519,44 +548,35 @@ func (e *canonEnc) upstreamHTTP(h *UpstreamHTTP) {
 	e.close(m, false)
 }
 
-// health writes a health block. The threshold and the failure rate are
-// left out at their default only when the upstream's metadata does not
-// set them: health reads the metadata for a field left at 0.
+// health writes a health block. A value is left out when it is what its
+// field left empty stands for, as package health resolves it
+// (health.Config.Resolve): with the upstream's metadata, which sets the
+// threshold and the failure rate, and for the reactivation period with
+// the block's own window.
 func (e *canonEnc) health(hc *HealthCheck, metadata map[string]string) {
+	def := health.Config{Metadata: metadata}.Resolve()
 	m := e.open("health")
 	a := &hc.Active
 	ma := e.open("active")
 	e.boolean("enabled", a.Enabled)
-	e.durationOr("interval", a.Interval, health.DefaultInterval)
-	e.durationOr("timeout", a.Timeout, health.DefaultTimeout)
-	e.strDefault("path", a.Path, health.DefaultPath)
+	e.durationOr("interval", a.Interval, def.Active.Interval)
+	e.durationOr("timeout", a.Timeout, def.Active.Timeout)
+	e.strDefault("path", a.Path, def.Active.Path)
 	e.str("query", a.Query)
-	e.strDefault("policy", a.Policy, health.ActivePolicyNames()[0])
-	threshold := health.DefaultThreshold
-	if _, set := metadata[health.MetadataThreshold]; set {
-		threshold = 0
-	}
-	e.integer("threshold", a.Threshold, threshold)
+	e.strDefault("policy", a.Policy, def.Active.Policy)
+	e.integer("threshold", a.Threshold, def.Active.Threshold)
 	e.close(ma, false)
 	p := &hc.Passive
 	mp := e.open("passive")
 	e.boolean("enabled", p.Enabled)
-	e.strDefault("policy", p.Policy, health.PassivePolicyNames()[0])
-	e.durationOr("window", p.Window, health.DefaultWindow)
-	e.integer("minRequests", p.MinRequests, health.DefaultMinRequests)
-	rate := health.DefaultFailureRate
-	if _, set := metadata[health.MetadataRateLimit]; set {
-		rate = 0
-	}
-	e.float("failureRate", p.FailureRate, rate)
-	// 0 means the window, whatever it is.
-	window := health.DefaultWindow
-	if v, err := time.ParseDuration(string(p.Window)); err == nil && v > 0 {
-		window = v
-	}
-	e.durationOr("reactivationPeriod", p.ReactivationPeriod, window)
+	e.strDefault("policy", p.Policy, def.Passive.Policy)
+	e.durationOr("window", p.Window, def.Passive.Window)
+	e.integer("minRequests", p.MinRequests, def.Passive.MinRequests)
+	e.float("failureRate", p.FailureRate, def.Passive.FailureRate)
+	window := health.Config{Passive: health.PassiveConfig{Window: DurationOf(p.Window)}}.Resolve()
+	e.durationOr("reactivationPeriod", p.ReactivationPeriod, window.Passive.ReactivationPeriod)
 	e.close(mp, false)
-	e.strDefault("availability", hc.Availability, health.AvailabilityNames()[0])
+	e.strDefault("availability", hc.Availability, def.Availability)
 	e.boolean("probeFirst", hc.ProbeFirst)
 	e.durationOr("slowStart", hc.SlowStart, 0) // 0 is off, like empty
 	e.close(m, false)
@@ -667,49 +687,3 @@ func durationInt(buf []byte, v uint64) int {
 	}
 	return w
 }
-
-// appendJSONString appends s as a JSON string. Invalid UTF-8 is written as
-// U+FFFD, as decoding would read it, so canonical bytes survive a round
-// trip.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-const hexDigits = "0123456789abcdef"

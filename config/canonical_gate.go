@@ -1,7 +1,8 @@
-package snapshot
+package config
 
 import (
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/strictdecode"
 	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
@@ -90,7 +91,7 @@ func (e *canonEnc) stringList(k string, vs []string) {
 	e.openArray(k)
 	for i, v := range vs {
 		e.elem(i)
-		e.b = appendJSONString(e.b, v)
+		e.b = strictdecode.AppendString(e.b, v)
 	}
 	e.closeArray()
 }

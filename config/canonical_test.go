@@ -1,4 +1,4 @@
-package snapshot
+package config
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -130,7 +129,7 @@ func TestCanonicalRoundTrip(t *testing.T) {
 		c1 := canonicalOf(t, string(data))
 		doc, err := Decode([]byte(c1))
 		require.NoError(t, err)
-		assert.Empty(t, Validate(doc))
+		assert.Empty(t, Check(doc))
 		c2, err := Canonical(doc)
 		require.NoError(t, err)
 		assert.Equal(t, c1, string(c2))
@@ -221,28 +220,6 @@ func TestAppendDuration(t *testing.T) {
 	}
 }
 
-// TestAppendJSONString compares the bytes written, not the strings they
-// decode to: decoding would turn a raw invalid byte into U+FFFD as well
-// and hide it.
-func TestAppendJSONString(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"", `""`},
-		{"plain", `"plain"`},
-		{"quote\" back\\slash", `"quote\" back\\slash"`},
-		{"ctl\x00\x01\x1f\n\r\t\x7f", `"ctl\u0000\u0001\u001f\n\r\t` + "\x7f" + `"`},
-		{"ünï€😀", `"ünï€😀"`},
-		{"bad\xffutf8\xc3", `"bad` + "\uFFFD" + `utf8` + "\uFFFD" + `"`},
-		{"\xed\xa0\x80", `"` + "\uFFFD\uFFFD\uFFFD" + `"`}, // a surrogate half: three invalid bytes
-		{"<&>", `"<&>"`},
-		{"\u2028", `"` + "\u2028" + `"`},
-	} {
-		b := appendJSONString([]byte("x"), tc.in)
-		assert.Equal(t, "x"+tc.want, string(b), "%q", tc.in)
-		assert.True(t, utf8.Valid(b), "%q", b)
-		assert.True(t, json.Valid(b[1:]), "%q", b)
-	}
-}
-
 func BenchmarkCanonical(b *testing.B) {
 	for _, n := range benchSizes {
 		doc := benchDocument(n)
@@ -257,21 +234,25 @@ func BenchmarkCanonical(b *testing.B) {
 	}
 }
 
-// BenchmarkValidateCanonical is the cost of checking a publish: validate,
-// then the canonical form compared with the current one.
-func BenchmarkValidateCanonical(b *testing.B) {
-	for _, n := range benchSizes {
-		doc := benchDocument(n)
-		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if probs := Validate(doc); len(probs) > 0 {
-					b.Fatal(probs[0])
-				}
-				if _, err := Canonical(doc); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+// TestCanonicalHealthDefaults: the health block's defaults are the ones
+// health.Config.Resolve gives, with the upstream's metadata: a value equal
+// to what its empty field stands for is left out, any other kept, and a
+// value whose empty field would read a metadata value health refuses is
+// kept, since leaving it out would make a valid document invalid.
+func TestCanonicalHealthDefaults(t *testing.T) {
+	up := func(health, metadata string) string {
+		return canonicalOf(t, `{"upstreams":[{"id":"u","health":`+health+`,"metadata":`+metadata+`}]}`)
 	}
+	const md5 = `{"ConsecutiveFailuresHealthPolicy.Threshold":"5","TransportFailureRateHealthPolicy.RateLimit":"0.25"}`
+	assert.Equal(t, up(`{}`, md5), up(`{"active":{"threshold":5},"passive":{"failureRate":0.25}}`, md5))
+	assert.NotEqual(t, up(`{}`, md5), up(`{"active":{"threshold":2}}`, md5), "2 is not what the metadata sets")
+	assert.NotEqual(t, up(`{}`, md5), up(`{"passive":{"failureRate":0.3}}`, md5))
+	const bad = `{"ConsecutiveFailuresHealthPolicy.Threshold":"x"}`
+	assert.Contains(t, up(`{"active":{"threshold":2}}`, bad), `"threshold":2`)
+	assert.Equal(t, up(`{}`, `{"a":"b"}`), up(`{"active":{"threshold":2}}`, `{"a":"b"}`))
+
+	assert.Equal(t, up(`{"passive":{"window":"30s"}}`, `{}`), up(`{"passive":{"window":"30s","reactivationPeriod":"30s"}}`, `{}`),
+		"the reactivation period defaults to the window")
+	assert.NotEqual(t, up(`{"passive":{"window":"30s"}}`, `{}`), up(`{"passive":{"window":"30s","reactivationPeriod":"60s"}}`, `{}`))
+	assert.Equal(t, up(`{}`, `{}`), up(`{"passive":{"reactivationPeriod":"1m"}}`, `{}`), "the default window is the default period")
 }

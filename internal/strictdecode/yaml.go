@@ -1,4 +1,4 @@
-package snapshot
+package strictdecode
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// yamlFast reads a YAML document into a Document, or reports false when
+// yamlFast reads a YAML document into v, of plan p, or reports false when
 // the document has a problem or a form it leaves to the general path. It
 // reads block mappings and sequences indented with spaces, literal block
 // scalars, and on one line each: plain, single- and double-quoted scalars
@@ -20,16 +20,12 @@ import (
 // converted as sigs.k8s.io/yaml converts them for the target type (a
 // number or boolean where a string is expected is its text); the values
 // whose conversion differs from their text give up.
-func yamlFast(data []byte) (*Document, bool) {
+func yamlFast(data []byte, p *typePlan, v reflect.Value) bool {
 	d := yamlDecoder{data: data}
 	if !d.nextLine() || d.ind < 0 {
-		return nil, false
+		return false
 	}
-	doc := new(Document)
-	if !d.mapping(documentPlan(), reflect.ValueOf(doc).Elem(), d.ind) {
-		return nil, false
-	}
-	return doc, d.ind == eof
+	return d.mapping(p, v, d.ind) && d.ind == eof
 }
 
 // eof is the indentation at the end of the document.

@@ -1,4 +1,4 @@
-package snapshot
+package config
 
 // Document is the whole gateway config as stored and edited: plain data with
 // JSON field names, loaded from JSON or YAML by [Decode]. Its zero value is a

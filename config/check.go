@@ -1,0 +1,456 @@
+package config
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/problem"
+)
+
+// Check returns the document's own problems: what [Decode] cannot tell
+// and no owner of a setting is asked about. Those are the values only the
+// document spells (durations, destination addresses, prefixes, TLS pins),
+// IDs (missing, malformed, taken), names listed twice, references between
+// objects (a route's upstream, a host's access list and policies) and
+// which blocks go together (a redirect block on a redirect host, routes on
+// a proxy host). Each has a code of codes.go and a path, in the order of
+// the document's parts: upstreams, policies, the global block, hosts.
+// nil means the document has none; it may still be refused by an owner,
+// which snapshot.Validate asks too. Check never modifies doc.
+func Check(doc *Document) []*ValidationError {
+	if doc == nil {
+		return nil
+	}
+	var probs []*ValidationError
+	c := NewChecker(doc, &probs)
+	for i := range doc.Upstreams {
+		if c.UpstreamID(i) {
+			for j := range doc.Upstreams[i].Destinations {
+				c.Destination(i, j)
+			}
+			c.UpstreamValues(i)
+		}
+	}
+	for i := range doc.AccessLists {
+		c.AccessList(i)
+	}
+	for i := range doc.RuleSets {
+		c.RuleSet(i)
+	}
+	for i := range doc.RateLimits {
+		c.RateLimit(i)
+	}
+	for i := range doc.ForwardAuths {
+		c.ForwardAuth(i)
+	}
+	c.Global()
+	for i := range doc.Hosts {
+		c.Host(i)
+	}
+	return probs
+}
+
+// Checker runs the checks of [Check] one part of a document at a time,
+// for a compiler that reuses the parts an earlier, valid document compiled
+// to and checks again only the parts that changed: the IDs of every
+// upstream and policy (they decide duplicates and references), the rest of
+// the parts it compiles. Each part is checked once, in the order of Check.
+// A Checker is made by [NewChecker] for one document (a zero Checker has
+// none to check) and is not safe for concurrent use.
+type Checker struct {
+	doc  *Document
+	into *[]*ValidationError
+
+	// upstreams holds every upstream ID the document has, valid or not,
+	// and policies every policy ID: the entry that claimed a valid one,
+	// or the first entry of the ID with index -1 while none has. A
+	// reference to an ID that is malformed or taken is not reported
+	// again, and a policy ID names an access list when its first entry
+	// is one.
+	upstreams map[string]ref
+	policies  map[string]ref
+
+	// The destinations of one upstream: their index, and the entries
+	// that claimed their IDs.
+	destUpstream int
+	dests        map[string]ref
+}
+
+// NewChecker returns a Checker of doc that appends the problems it finds
+// to *into. It indexes the IDs of the document's upstreams and policies,
+// which references are checked against.
+func NewChecker(doc *Document, into *[]*ValidationError) *Checker {
+	c := &Checker{doc: doc, into: into, destUpstream: -1, upstreams: make(map[string]ref, len(doc.Upstreams))}
+	for i := range doc.Upstreams {
+		c.upstreams[doc.Upstreams[i].ID] = ref{"upstreams", -1}
+	}
+	if n := len(doc.AccessLists) + len(doc.RuleSets) + len(doc.RateLimits) + len(doc.ForwardAuths); n > 0 {
+		c.policies = make(map[string]ref, n)
+	}
+	first := func(list, id string) {
+		if _, ok := c.policies[id]; !ok {
+			c.policies[id] = ref{list, -1}
+		}
+	}
+	for i := range doc.AccessLists {
+		first(accessLists, doc.AccessLists[i].ID)
+	}
+	for i := range doc.RuleSets {
+		first("ruleSets", doc.RuleSets[i].ID)
+	}
+	for i := range doc.RateLimits {
+		first("rateLimits", doc.RateLimits[i].ID)
+	}
+	for i := range doc.ForwardAuths {
+		first("forwardAuths", doc.ForwardAuths[i].ID)
+	}
+	return c
+}
+
+const accessLists = "accessLists"
+
+// add records a problem. Paths and messages are built by the callers only
+// once a problem is found, so a valid document costs no string building.
+func (c *Checker) add(code, path, msg string) {
+	*c.into = append(*c.into, &ValidationError{Code: code, Path: path, Msg: msg})
+}
+
+// UpstreamID checks the ID of upstreams[i] and reports whether it is the
+// upstream's own: valid and not an earlier upstream's. Call it for every
+// upstream, in order.
+func (c *Checker) UpstreamID(i int) bool {
+	return c.claim(c.doc.Upstreams[i].ID, ref{"upstreams", i}, c.upstreams, upstreamIDCodes)
+}
+
+// Destination checks upstreams[i].destinations[j] (its ID among the
+// upstream's, its address and health address) and reports whether it can
+// be compiled. Call it for the destinations of one upstream in order.
+func (c *Checker) Destination(i, j int) bool {
+	if c.destUpstream != i {
+		c.destUpstream = i
+		c.dests = make(map[string]ref, len(c.doc.Upstreams[i].Destinations))
+	}
+	d := &c.doc.Upstreams[i].Destinations[j]
+	e := ref{upPath(i, ".destinations"), j}
+	ok := c.claim(d.ID, e, c.dests, destinationIDCodes)
+	addr, reason := parseAddr(d.Address)
+	if reason != "" {
+		c.add(CodeUpstreamDestinationAddressInvalid, e.path()+".address", quote(d.Address)+": "+reason)
+		ok = false
+	}
+	if d.Health != "" {
+		ha, reason := parseAddr(d.Health)
+		switch {
+		case reason != "":
+			c.add(CodeUpstreamDestinationHealthInvalid, e.path()+".health", quote(d.Health)+": "+reason)
+			ok = false
+		case ha.scheme != addr.scheme && addr.scheme != "":
+			c.add(CodeUpstreamDestinationHealthScheme, e.path()+".health",
+				quote(d.Health)+": probes speak the destination's scheme, "+addr.scheme+"; write the health address with it")
+			ok = false
+		}
+	}
+	return ok
+}
+
+// UpstreamValues checks the durations and TLS pins of upstreams[i].
+func (c *Checker) UpstreamValues(i int) {
+	u := &c.doc.Upstreams[i]
+	at := func(field string) func() string { return func() string { return upPath(i, field) } }
+	c.duration(at(".health.slowStart"), u.Health.SlowStart)
+	c.duration(at(".http.connectTimeout"), u.HTTP.ConnectTimeout)
+	c.duration(at(".http.idleTimeout"), u.HTTP.IdleTimeout)
+	for k, p := range u.HTTP.TLS.Pins {
+		if _, ok := ParsePin(p); !ok {
+			c.add(CodeUpstreamHTTPTLSPinInvalid, upPath(i, index(".http.tls.pins", k)), quote(p)+" is not a SHA-256 digest (32 bytes) in base64 or hex")
+		}
+	}
+	h := &u.Health
+	c.duration(at(".health.active.interval"), h.Active.Interval)
+	c.duration(at(".health.active.timeout"), h.Active.Timeout)
+	c.duration(at(".health.passive.window"), h.Passive.Window)
+	c.duration(at(".health.passive.reactivationPeriod"), h.Passive.ReactivationPeriod)
+	c.duration(at(".affinity.cookie.maxAge"), u.Affinity.Cookie.MaxAge)
+}
+
+// AccessList checks accessLists[i] (its ID and prefixes) and reports
+// whether its ID is its own. AccessList, RuleSet, RateLimit and
+// ForwardAuth claim IDs of one namespace: call them in the order of Check.
+func (c *Checker) AccessList(i int) bool {
+	l := &c.doc.AccessLists[i]
+	e := ref{accessLists, i}
+	own := c.claim(l.ID, e, c.policies, policyIDCodes)
+	c.prefixes(e.path()+".allow", l.Allow, CodeAccessListPrefixInvalid)
+	c.prefixes(e.path()+".deny", l.Deny, CodeAccessListPrefixInvalid)
+	return own
+}
+
+// RuleSet checks ruleSets[i] (its ID, and which rules have a respond
+// block) and reports whether its ID is its own.
+func (c *Checker) RuleSet(i int) bool {
+	rs := &c.doc.RuleSets[i]
+	e := ref{"ruleSets", i}
+	own := c.claim(rs.ID, e, c.policies, policyIDCodes)
+	for j := range rs.Rules {
+		ru := &rs.Rules[j]
+		action, ok := gate.ParseRuleAction(ru.Action)
+		if !ok {
+			action = 0 // the owner reports the name; the default
+		}
+		switch {
+		case action == gate.RuleRespond && ru.Respond == nil:
+			c.add(CodeRuleSetRuleRespondMissing, e.path()+index(".rules", j)+".respond", "action respond needs a respond block")
+		case action != gate.RuleRespond && ru.Respond != nil:
+			c.add(CodeRuleSetRuleRespondUnexpected, e.path()+index(".rules", j)+".respond", "a respond block needs action respond")
+		}
+	}
+	return own
+}
+
+// RateLimit checks rateLimits[i] (its ID, period and scope) and reports
+// whether its ID is its own.
+func (c *Checker) RateLimit(i int) bool {
+	rl := &c.doc.RateLimits[i]
+	e := ref{"rateLimits", i}
+	own := c.claim(rl.ID, e, c.policies, policyIDCodes)
+	c.duration(func() string { return e.path() + ".period" }, rl.Period)
+	if rl.Scope == "" {
+		c.add(CodeRateLimitScopeMissing, e.path()+".scope", "a rate limit needs a scope: "+strings.Join(gate.RateLimitScopeNames(), ", "))
+	}
+	return own
+}
+
+// ForwardAuth checks forwardAuths[i] (its ID and timeout) and reports
+// whether its ID is its own.
+func (c *Checker) ForwardAuth(i int) bool {
+	fa := &c.doc.ForwardAuths[i]
+	e := ref{"forwardAuths", i}
+	own := c.claim(fa.ID, e, c.policies, policyIDCodes)
+	c.duration(func() string { return e.path() + ".timeout" }, fa.Timeout)
+	return own
+}
+
+// Global checks the global block: its prefixes and the ticket key period.
+func (c *Checker) Global() {
+	g := &c.doc.Global
+	c.duration(func() string { return "global.tls.ticketKeyPeriod" }, g.TLS.TicketKeyPeriod)
+	c.prefixes("global.trustedProxies", g.TrustedProxies, CodeGlobalTrustedProxyInvalid)
+	c.prefixes("global.probeSources", g.ProbeSources, CodeGlobalProbeSourceInvalid)
+}
+
+// Host checks hosts[i] and its routes: which blocks go with its kind, its
+// references, its durations, its routes' IDs, path allowances and
+// upstreams.
+func (c *Checker) Host(i int) {
+	h := &c.doc.Hosts[i]
+	at := func(field string) string { return hostPath(i, field) }
+	kind, kindKnown := gate.ParseHostKind(h.Kind)
+	if !kindKnown {
+		kind = 0 // the owner reports the name; compiled as the default
+	}
+	kindKnown = kindKnown || h.Kind == ""
+	if h.Redirect != nil {
+		if kindKnown && kind != gate.HostRedirect {
+			c.add(CodeHostRedirectUnexpected, at(".redirect"), "a redirect block on a "+kind.String()+" host")
+		}
+	} else if kind == gate.HostRedirect {
+		c.add(CodeHostRedirectMissing, at(".redirect"), "a redirect host needs a redirect block")
+	}
+	if h.Fixed != nil {
+		if kindKnown && kind != gate.HostFixed {
+			c.add(CodeHostFixedUnexpected, at(".fixed"), "a fixed block on a "+kind.String()+" host")
+		}
+	} else if kind == gate.HostFixed {
+		c.add(CodeHostFixedMissing, at(".fixed"), "a fixed host needs a fixed block")
+	}
+	switch {
+	case kindKnown && kind == gate.HostProxy && len(h.Routes) == 0:
+		c.add(CodeHostRoutesEmpty, at(".routes"), "a proxy host needs at least one route")
+	case kindKnown && kind != gate.HostProxy && len(h.Routes) > 0:
+		c.add(CodeHostRoutesUnexpected, at(".routes"), "a "+kind.String()+" host has no routes")
+	}
+
+	if h.AccessList != "" {
+		if p, ok := c.policies[h.AccessList]; !ok || p.list != accessLists {
+			c.add(CodeHostAccessListUnknown, at(".accessList"), "unknown access list "+quote(h.AccessList))
+		}
+	}
+	c.references(h.Policies, CodeHostPolicyUnknown, func(k int) string { return at(index(".policies", k)) })
+	if h.TLS != nil && h.Certificate == "" && c.doc.Global.TLS.DefaultCertificate == "" {
+		// No handshake is ever made for the host: its policy could
+		// neither be asked of clients nor re-checked against a
+		// handshake of its own.
+		c.add(CodeHostTLSUnused, at(".tls"), "a tls block on a host served over plain HTTP only (no certificate, and no global.tls.defaultCertificate)")
+	}
+	if hs := h.HSTS; hs != nil {
+		c.duration(func() string { return at(".hsts.maxAge") }, hs.MaxAge)
+		if hs.MaxAge == "" {
+			c.add(CodeHostHSTSMaxAgeMissing, at(".hsts.maxAge"), "an hsts block needs a max-age")
+		}
+	}
+	if kindKnown && kind != gate.HostProxy {
+		for _, f := range [...]struct {
+			field string
+			set   bool
+		}{
+			{".headers.request", len(h.Headers.Request) > 0},
+			{".compression", h.Compression.Enabled || h.Compression.MinimumSize != 0 || len(h.Compression.Encodings) > 0},
+			{".keepUnderscoreHeaders", h.KeepUnderscoreHeaders},
+		} {
+			if f.set {
+				c.add(CodeHostForwardingUnused, at(f.field), "a host that forwards nothing takes no "+f.field[1:])
+			}
+		}
+	}
+	if kind == gate.HostProxy {
+		for j := range h.Routes {
+			c.route(i, j)
+		}
+	}
+}
+
+// route checks hosts[i].routes[j].
+func (c *Checker) route(i, j int) {
+	h := &c.doc.Hosts[i]
+	rt := &h.Routes[j]
+	at := func(field string) string { return routePath(i, j, field) }
+	if rt.ID != "" {
+		if !validID(rt.ID) {
+			c.add(CodeRouteIDInvalid, at(".id"), quote(rt.ID)+": "+idRule)
+		} else {
+			for k := range j {
+				if h.Routes[k].ID == rt.ID {
+					c.add(CodeRouteIDDuplicate, at(".id"), quote(rt.ID)+" is also routes["+strconv.Itoa(k)+"]")
+					break
+				}
+			}
+		}
+	}
+	var allow gate.PathAllow
+	for k, n := range rt.AllowInPath {
+		a, ok := gate.ParsePathAllow(n) // an unknown name is the gate's to report
+		if ok && allow&a != 0 {
+			c.add(CodeRouteAllowInPathDuplicate, at(index(".allowInPath", k)), quote(n)+" is listed twice")
+		}
+		allow |= a
+	}
+	c.references(rt.Policies, CodeRoutePolicyUnknown, func(k int) string { return at(index(".policies", k)) })
+	switch {
+	case rt.Upstream == "":
+		c.add(CodeRouteUpstreamMissing, at(".upstream"), "a route needs an upstream")
+	case !c.known(c.upstreams, rt.Upstream):
+		c.add(CodeRouteUpstreamUnknown, at(".upstream"), "unknown upstream "+quote(rt.Upstream))
+	}
+}
+
+// references checks a list of policy IDs, recording code at path(k) for
+// one that no policy has.
+func (c *Checker) references(ids []string, code string, path func(k int) string) {
+	for k, id := range ids {
+		if !c.known(c.policies, id) {
+			c.add(code, path(k), "unknown policy "+quote(id))
+		}
+	}
+}
+
+// duration checks a document duration at path.
+func (c *Checker) duration(path func() string, d Duration) {
+	if _, err := ParseDuration(d, 0); err != nil {
+		c.add(CodeDocumentDurationInvalid, path(), strings.TrimPrefix(err.Error(), "config: "))
+	}
+}
+
+// prefixes checks a list of addresses and prefixes, recording code at
+// path[k] for each one that is not.
+func (c *Checker) prefixes(path string, list []string, code string) {
+	for k, s := range list {
+		if _, err := ParsePrefix(s); err != nil {
+			c.add(code, index(path, k), quote(s)+": "+err.Error())
+		}
+	}
+}
+
+// DurationOf returns the value of a duration the checks have seen: its
+// value, or 0 (the owner's default) when it is not one, which the checks
+// report.
+func DurationOf(d Duration) time.Duration {
+	v, _ := ParseDuration(d, 0)
+	return v
+}
+
+const maxIDLen = 128
+
+const idRule = "an ID is 1-128 of A-Z a-z 0-9 . _ -"
+
+// validID reports whether s can be an ID of the document (an upstream's,
+// a destination's, a policy's, a route's): 1-128 of [A-Za-z0-9._-].
+func validID(s string) bool {
+	if len(s) == 0 || len(s) > maxIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ref locates an entry of one of the document's lists.
+type ref struct {
+	list string
+	i    int
+}
+
+func (e ref) path() string { return index(e.list, e.i) }
+
+// idCodes are the codes of one kind of ID.
+type idCodes struct{ missing, invalid, duplicate string }
+
+var (
+	upstreamIDCodes    = idCodes{CodeUpstreamIDMissing, CodeUpstreamIDInvalid, CodeUpstreamIDDuplicate}
+	destinationIDCodes = idCodes{CodeUpstreamDestinationIDMissing, CodeUpstreamDestinationIDInvalid, CodeUpstreamDestinationIDDuplicate}
+	policyIDCodes      = idCodes{CodePolicyIDMissing, CodePolicyIDInvalid, CodePolicyIDDuplicate}
+)
+
+// claim checks the ID of entry e: missing, malformed, or already owned by
+// an earlier entry in seen. It records e as the owner of a new valid ID
+// and reports whether the ID is e's own.
+func (c *Checker) claim(id string, e ref, seen map[string]ref, codes idCodes) bool {
+	switch {
+	case id == "":
+		c.add(codes.missing, e.path()+".id", "an ID is required")
+		return false
+	case !validID(id):
+		c.add(codes.invalid, e.path()+".id", quote(id)+": "+idRule)
+		return false
+	}
+	if prev := seen[id]; prev.list != "" && prev.i >= 0 {
+		c.add(codes.duplicate, e.path()+".id", quote(id)+" is also "+prev.path())
+		return false
+	}
+	seen[id] = e
+	return true
+}
+
+// known reports whether ids has an entry of id.
+func (c *Checker) known(ids map[string]ref, id string) bool {
+	_, ok := ids[id]
+	return ok
+}
+
+func index(list string, i int) string { return problem.Index(list, i) }
+
+func quote(s string) string { return strconv.Quote(s) }
+
+func hostPath(i int, rest string) string { return index("hosts", i) + rest }
+
+func routePath(i, j int, rest string) string {
+	return index("hosts", i) + index(".routes", j) + rest
+}
+
+func upPath(i int, rest string) string { return index("upstreams", i) + rest }
