@@ -205,7 +205,7 @@ func TestDaemonReloadsOnSIGHUP(t *testing.T) {
 	d := startDaemon(t, "-config", path, "-watch", "0")
 	d.reload <- os.Interrupt
 	waitFor(t, "the unchanged reload", func() bool {
-		return strings.Contains(d.logs.String(), "why=reload revision=2 status=unchanged")
+		return strings.Contains(d.logs.String(), "why=reload revision=1 status=unchanged")
 	})
 	writeConfig(t, path, a, "other.test")
 	d.reload <- os.Interrupt
