@@ -135,11 +135,11 @@ var cases = map[string]smoke{
 		},
 	},
 	"health": {
-		args: []string{"-interval", "50ms", "-flap", "400ms"},
+		args: []string{"-interval", "100ms", "-flap", "1s"},
 		check: func(t *testing.T, p *program) {
-			p.await(t, `^demo/steady active: unknown -> healthy \(.*\); available: flaky steady$`)
-			p.await(t, `^demo/flaky active: healthy -> unhealthy \(2 consecutive probes failed, last: status 503\); available: steady$`)
-			p.await(t, `^demo/flaky active: unhealthy -> healthy \(.*\); available: flaky steady$`)
+			p.await(t, `^demo/steady active: unknown -> healthy \(probe passed with status 200\); available: flaky steady$`)
+			p.await(t, `^demo/flaky active: healthy -> unhealthy \(2 consecutive probes failed, last: .*\); available: steady$`)
+			p.await(t, `^demo/flaky active: unhealthy -> healthy \(probe passed with status 200\); available: flaky steady$`)
 		},
 	},
 	"metrics": {
@@ -222,7 +222,8 @@ func TestExamples(t *testing.T) {
 	}
 
 	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator))
+	// One go build for all, without symbols: linking is most of the time.
+	build := exec.Command("go", "build", "-ldflags=-s -w", "-o", bin+string(filepath.Separator))
 	for _, d := range dirs {
 		build.Args = append(build.Args, "./"+d)
 	}
