@@ -4,7 +4,7 @@ STATICCHECK = $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 3s
 RACE ?= -race
 
-.PHONY: test deps fmt vet staticcheck unit allocs benchonce fuzz bench run suite suitesmoke
+.PHONY: test deps fmt vet staticcheck unit allocs benchonce fuzz bench run examples suite suitesmoke
 
 test: deps fmt vet staticcheck unit allocs benchonce fuzz
 
@@ -61,6 +61,11 @@ bench:
 
 run:
 	$(GO) run ./examples/paduraksad
+
+# The example programs built and each run against loopback, its answer
+# checked, alone (unit runs them too, as the package ./examples).
+examples:
+	$(GO) test -count=1 ./examples
 
 # The end-to-end suite against nginx, HAProxy and Caddy (benchmarks/README.md);
 # never part of test. QUICK=1 for a short run.

@@ -31,16 +31,25 @@
 //     protocol, deny list and per-address cap, listener limits, TLS and
 //     net/http on TCP; the QUIC connection stage and HTTP/3 on UDP; one
 //     handler, one graceful shutdown.
-//   - [github.com/paduraksa/paduraksa/snapshot]: the config document, its
-//     validation and compilation into an immutable snapshot, the store and the
+//   - [github.com/paduraksa/paduraksa/config]: the config document: its Go
+//     types, strict JSON and YAML decoding, the canonical form, the
+//     document's own checks.
+//   - [github.com/paduraksa/paduraksa/snapshot]: the document's compilation
+//     into an immutable snapshot (every owner's checks), the store and the
 //     single-writer publisher with its history of outcomes.
+//   - [github.com/paduraksa/paduraksa/source]: where documents come from,
+//     through one interface: the config file, reloaded and written to.
 //   - [github.com/paduraksa/paduraksa/simulate]: what a request would get and
 //     why, over the real connection stage, TLS selection and gate, for the
 //     live, a kept or a draft config; what-if diffs; a test helper.
 //   - [github.com/paduraksa/paduraksa/admin]: the admin API (config push with
 //     compare-and-swap, revisions, health) and the Prometheus collector.
 //
-// The reference daemon is examples/paduraksad. Benchmarks sit beside the code
+// The reference daemon is examples/paduraksad; beside it, examples/ holds one
+// small program per way the library is used (the edge with TLS and HTTP/3,
+// the gate before one's own handler, PROXY protocol, balancing, active
+// health, metrics in one's own registry, the admin API under a prefix).
+// Benchmarks sit beside the code
 // they measure, each beside a peer measured in the same run (go-proxyproto,
 // httputil.ReverseProxy).
 package paduraksa

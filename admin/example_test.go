@@ -3,6 +3,7 @@ package admin_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -58,4 +59,49 @@ func Example() {
 	// 412 stale revision 3 serving 1
 	//    admin.revision.stale
 	// without the token: 401 Bearer realm="paduraksa admin"
+}
+
+// The API under a prefix of one's own mux, beside one's own handlers:
+// http.StripPrefix hands it the paths it knows (/config, /healthz, ...).
+func ExampleNew_prefix() {
+	store := new(snapshot.Store)
+	pub := snapshot.NewPublisher(snapshot.PublisherConfig{Store: store})
+	defer pub.Close()
+	api, err := admin.New(admin.Config{Publisher: pub})
+	if err != nil {
+		panic(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/ops/gateway/", http.StripPrefix("/ops/gateway", api))
+	mux.Handle("/", store) // the traffic
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	do := func(method, path, body string) (int, []byte) {
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Host = "app.test"
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			panic(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, b
+	}
+	var ready admin.Healthz
+	code, b := do("GET", "/ops/gateway/healthz", "")
+	json.Unmarshal(b, &ready)
+	fmt.Println("healthz:", code, ready.Status)
+
+	var push admin.PushResult
+	code, b = do("PUT", "/ops/gateway/config", "hosts:\n  - names: [app.test]\n    kind: fixed\n    fixed: {status: 200, body: hello}\n")
+	json.Unmarshal(b, &push)
+	fmt.Println("push:", code, push.Status, "revision", push.Revision)
+
+	code, b = do("GET", "/", "")
+	fmt.Println("traffic:", code, string(b))
+	// Output:
+	// healthz: 503 starting
+	// push: 200 applied revision 1
+	// traffic: 200 hello
 }

@@ -2,6 +2,8 @@ package gate_test
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -86,4 +88,53 @@ func ExampleGate_Simulate() {
 	// policy host 0 office-only continue allowed
 	// policy host 1 waf respond rule 0: deny
 	// answer 403 rule 0: deny
+}
+
+// The gate in front of a handler of one's own, in a real net/http
+// server: gate.ConnContext records each connection's peer once, the
+// host's rule set refuses what it must, and the route hands everything
+// else to the embedder's mux.
+func Example_server() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello from the mux\n") })
+	rules, err := gate.NewRuleSet(gate.RuleSetConfig{ID: "waf", Rules: []gate.Rule{{PathPrefix: "/wp-"}}})
+	if err != nil {
+		panic(err)
+	}
+	g, err := gate.New(gate.Config{Hosts: []gate.Host{{
+		Names:    []string{"app.example"},
+		Policies: []gate.PolicyUse{{Policy: rules}},
+		Routes: []gate.Route{{ID: "app", Prefix: "/", Target: gate.TargetFunc(func(w http.ResponseWriter, r *http.Request, rq *gate.Request) {
+			w.Header().Set("X-Client", rq.Client.String()) // the gate's reading of the client
+			mux.ServeHTTP(w, r)
+		})}},
+	}}})
+	if err != nil {
+		panic(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	srv := &http.Server{Handler: g, ConnContext: gate.ConnContext, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	client := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	for _, c := range []struct{ host, path string }{{"app.example", "/hello"}, {"app.example", "/wp-login.php"}, {"other.example", "/hello"}} {
+		req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+c.path, nil)
+		req.Host = c.host
+		res, err := client.Do(req)
+		if err != nil {
+			panic(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		fmt.Printf("%s%s: %d %q %s", c.host, c.path, res.StatusCode, res.Header.Get("X-Client"), b)
+	}
+	// Output:
+	// app.example/hello: 200 "127.0.0.1" hello from the mux
+	// app.example/wp-login.php: 403 "" 403 Forbidden
+	// other.example/hello: 404 "" not found
 }

@@ -1,7 +1,11 @@
 package health_test
 
 import (
+	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"time"
 
 	"github.com/paduraksa/paduraksa/health"
@@ -62,4 +66,62 @@ func ExampleConfig_Validate() {
 	// Output:
 	// error: health.active.interval.invalid at active.interval
 	// warning: passive.reactivationPeriod: reactivation period 10s is shorter than the 1m0s detection window: destinations return after 1m0s; shorten passive.window to return sooner (health.passive.reactivationPeriod.raised)
+}
+
+// Active checks alone: the monitor probes each destination's health path
+// and tells every change to its subscribers. Here one backend passes its
+// probes and the other answers 503, both on loopback.
+func ExampleMonitor_Start() {
+	backend := func(status int) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(status)
+		}))
+	}
+	up, down := backend(http.StatusOK), backend(http.StatusServiceUnavailable)
+	defer up.Close()
+	defer down.Close()
+	c, err := upstream.NewCluster("catalog", []upstream.DestinationConfig{
+		{ID: "catalog-1", Scheme: "http", Host: up.Listener.Addr().String()},
+		{ID: "catalog-2", Scheme: "http", Host: down.Listener.Addr().String()},
+	})
+	if err != nil {
+		panic(err)
+	}
+
+	m := health.New(health.Options{})
+	defer m.Close()
+	changes := make(chan health.Change, 8)
+	m.Subscribe(func(ch health.Change) { changes <- ch })
+	err = m.Update(health.ClusterHealth{Cluster: c, Config: health.Config{
+		Active: health.ActiveConfig{Enabled: true, Interval: 50 * time.Millisecond, Timeout: 50 * time.Millisecond, Path: "/health", Threshold: 1},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := m.Start(ctx); err != nil {
+		panic(err)
+	}
+
+	var seen []string // the two destinations are probed in parallel
+	for len(seen) < 2 {
+		select {
+		case ch := <-changes:
+			seen = append(seen, fmt.Sprintf("%s %s: %v -> %v (%s)", ch.DestinationID, ch.Check, ch.Old, ch.New, ch.Reason))
+		case <-time.After(10 * time.Second):
+			panic("no change within 10s")
+		}
+	}
+	slices.Sort(seen)
+	for _, s := range seen {
+		fmt.Println(s)
+	}
+	for _, d := range c.Members().Available {
+		fmt.Println("available:", d.ID())
+	}
+	// Output:
+	// catalog-1 active: unknown -> healthy (probe passed with status 200)
+	// catalog-2 active: unknown -> unhealthy (1 consecutive probes failed, last: status 503)
+	// available: catalog-1
 }

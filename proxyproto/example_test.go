@@ -125,3 +125,63 @@ func ExampleListener() {
 	// client: 203.0.113.7:40000
 	// payload: hello
 }
+
+// ReadConn reads the header of one accepted connection, for a server with
+// an accept loop of its own: here a load balancer on loopback relays a
+// client's connection with a v2 header, and the server reads the header,
+// then the client's bytes.
+func ExampleReadConn() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer ln.Close()
+
+	go func() {
+		c, err := net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		h := proxyproto.Header{
+			Version: 2, Command: proxyproto.Proxy, Protocol: proxyproto.TCP4,
+			Source:      netip.MustParseAddrPort("203.0.113.7:40000"),
+			Destination: netip.MustParseAddrPort("198.51.100.2:443"),
+		}
+		wire, _ := h.AppendTo(nil)
+		c.Write(append(wire, "hello"...))
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		io.Copy(io.Discard, c)
+	}()
+
+	raw, err := ln.Accept()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer raw.Close()
+	// Only a trusted load balancer may send a header: the caller checks
+	// the peer before reading one (Listener does it for its own).
+	peer := raw.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
+	if !netip.MustParsePrefix("127.0.0.0/8").Contains(peer) {
+		fmt.Println("not a load balancer:", peer)
+		return
+	}
+	c, err := proxyproto.ReadConn(raw, time.Now().Add(5*time.Second), 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(c, buf); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("client:", c.RemoteAddr(), "to", c.LocalAddr())
+	fmt.Printf("header: v%d %s; payload: %s\n", c.Header().Version, c.Header().Protocol, buf)
+	// Output:
+	// client: 203.0.113.7:40000 to 198.51.100.2:443
+	// header: v2 TCP4; payload: hello
+}
