@@ -170,6 +170,12 @@ func NewAccessList(cfg AccessListConfig) (*AccessList, error) {
 	return l, nil
 }
 
+func (l *AccessList) checkBuilt(errs *problem.List, at string) {
+	if l == nil || l.page403 == nil {
+		notBuilt(errs, at, "AccessList", "NewAccessList")
+	}
+}
+
 // ID returns the configured ID.
 func (l *AccessList) ID() string { return l.id }
 

@@ -120,6 +120,12 @@ func NewForwardAuth(cfg ForwardAuthConfig) (*ForwardAuth, error) {
 	return a, nil
 }
 
+func (a *ForwardAuth) checkBuilt(errs *problem.List, at string) {
+	if a == nil || a.url == nil {
+		notBuilt(errs, at, "ForwardAuth", "NewForwardAuth")
+	}
+}
+
 // OwnedHeaders returns the identity headers, canonical.
 func (a *ForwardAuth) OwnedHeaders() []string { return a.identity }
 

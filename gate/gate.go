@@ -37,7 +37,10 @@ type Gate struct {
 func (g *Gate) Host(i int) *Host { return g.compiled[i] }
 
 // Lookup returns the host a Host header value names, and how it matched.
-// It allocates nothing.
+// A value that names no host at all (empty; a name with an empty label or
+// a byte other than letters, digits, "-", "_" and "."; a port that is not
+// digits) is HostUnknown even when the gate has a catch-all host. It
+// allocates nothing.
 func (g *Gate) Lookup(host string) (*Host, HostMatch) {
 	var buf [maxHostLen]byte
 	h, m, _ := g.hosts.lookup(buf[:0], host)

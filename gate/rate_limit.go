@@ -113,6 +113,12 @@ func NewRateLimit(cfg RateLimitConfig) (*RateLimit, error) {
 	return newRateLimit(cfg, new(Counters), clock.Clock{})
 }
 
+func (l *RateLimit) checkBuilt(errs *problem.List, at string) {
+	if l == nil || l.slots == nil {
+		notBuilt(errs, at, "RateLimit", "NewRateLimit or State.RateLimit")
+	}
+}
+
 func newRateLimit(cfg RateLimitConfig, counters *Counters, clk clock.Clock) (*RateLimit, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err

@@ -114,6 +114,12 @@ func NewRuleSet(cfg RuleSetConfig) (*RuleSet, error) {
 	return s, nil
 }
 
+func (s *RuleSet) checkBuilt(errs *problem.List, at string) {
+	if s == nil || s.rules == nil {
+		notBuilt(errs, at, "RuleSet", "NewRuleSet")
+	}
+}
+
 // ID returns the configured ID.
 func (s *RuleSet) ID() string { return s.id }
 
