@@ -41,7 +41,6 @@ var (
 	_ TargetChecker = handlerTarget{}
 )
 
-
 func (t handlerTarget) Forward(w http.ResponseWriter, r *http.Request, _ *Request) {
 	t.h.ServeHTTP(w, r)
 }
