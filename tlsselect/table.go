@@ -171,6 +171,9 @@ func New(cfg Config) (*Table, error) {
 			id = cfg.DefaultCertificate
 		}
 		for _, n := range h.Names {
+			if hostname.IsCatchAll(n) {
+				continue // served by the fallbacks
+			}
 			c, _, _ := hostname.Canonical(n)
 			canon[i] = append(canon[i], c)
 			byCert[id] = append(byCert[id], c)
