@@ -352,6 +352,7 @@ func (e *canonEnc) global(g *Global) {
 	}
 	e.boolean("cloudflare", g.Cloudflare)
 	e.prefixes("probeSources", g.ProbeSources)
+	e.integer("httpsPort", g.HTTPSPort, 0)
 	mt := e.open("tls")
 	e.str("defaultCertificate", g.TLS.DefaultCertificate)
 	e.strDefault("unknownSni", g.TLS.UnknownSNI, string(tlsselect.FallbackDefault))
@@ -376,6 +377,8 @@ func (e *canonEnc) host(h *Host) {
 			e.elem(i)
 			if canon, _, err := hostname.Canonical(n); err == nil {
 				n = canon
+			} else if hostname.IsCatchAll(n) {
+				n = hostname.CatchAll
 			}
 			e.b = strictdecode.AppendString(e.b, n)
 		}
