@@ -485,7 +485,7 @@ func (e *canonEnc) upstream(u *Upstream) {
 		if reason == "" {
 			e.key("address")
 			e.b = append(e.b, '"')
-			e.b = addr.appendURL(e.b)
+			e.b = addr.AppendURL(e.b)
 			e.b = append(e.b, '"')
 		} else {
 			e.str("address", d.Address)
@@ -496,7 +496,7 @@ func (e *canonEnc) upstream(u *Upstream) {
 			} else if reason != "" || ha != addr {
 				e.key("health")
 				e.b = append(e.b, '"')
-				e.b = ha.appendURL(e.b)
+				e.b = ha.AppendURL(e.b)
 				e.b = append(e.b, '"')
 			}
 		}

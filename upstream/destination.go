@@ -30,15 +30,18 @@ func (s HealthState) String() string {
 }
 
 // DestinationConfig is the static description of a destination, as a
-// compiled config gives it.
+// compiled config gives it. Its zero value is no destination: the ID,
+// the scheme and the host are required ([ClusterConfig.Validate]).
 type DestinationConfig struct {
 	// ID is stable across publishes and unique within its cluster.
 	ID string
 	// Scheme is "http" or "https".
 	Scheme string
-	// Host is the host:port to connect to.
+	// Host is the host:port to connect to: a host name, an IPv4 address
+	// or an IPv6 address in brackets, and a port. It is not a URL.
 	Host string
-	// HealthHost is the host:port that active probes go to; empty means Host.
+	// HealthHost is the host:port that active probes go to, in the same
+	// form; empty means Host.
 	HealthHost string
 	// Metadata is free-form; "zone" is read by zone-aware balancing. It is
 	// not copied: the caller must not change it afterwards.
