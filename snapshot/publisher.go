@@ -391,21 +391,37 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 	return snap
 }
 
-// uncovered returns the problems of a decode followed by those of the
-// compile that are not at or under the path of a decode problem: a field
-// that did not decode was left out, and what the compile then says about
-// its absence is the same problem again.
-// refusal is the list of problems a document is refused with: those of
-// decoding it (decoded), then those of compiling it (compiled) that the
-// decoding's do not cover; an internal problem when neither says why.
+// Refusal returns the problems a document is refused with, from the
+// error of decoding it (config.Decode's) and that of compiling what did
+// decode (a [Compiler.Draft]'s): the decode's problems, then the
+// compile's that are not at or under the path of one of them (a field
+// that did not decode was left out, and what the compile says of its
+// absence is the same problem again). An error that holds no problem is
+// one of code compile.internal. It returns nil when both are nil. A
+// caller that changes a decoded document before compiling it (package
+// simulate's test certificates) refuses it as [Compiler.DraftData] would.
+func Refusal(decoded, compiled error) []*ValidationError {
+	if decoded == nil && compiled == nil {
+		return nil
+	}
+	return refusal(decoded, compiled)
+}
+
+// refusal is [Refusal] for an error that is not nil.
 func refusal(decoded, compiled error) []*ValidationError {
 	ps := uncovered(Problems(decoded), Problems(compiled))
 	if len(ps) == 0 {
-		ps = []*ValidationError{{Code: CodeCompileInternal, Msg: compiled.Error()}}
+		err := compiled
+		if err == nil {
+			err = decoded
+		}
+		ps = []*ValidationError{{Code: CodeCompileInternal, Msg: err.Error()}}
 	}
 	return ps
 }
 
+// uncovered returns the problems of a decode followed by those of the
+// compile that are not at or under the path of a decode problem.
 func uncovered(decoded, compiled []*ValidationError) []*ValidationError {
 	out := slices.Clip(decoded)
 	for _, p := range compiled {
