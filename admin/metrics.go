@@ -37,7 +37,9 @@ type MetricsConfig struct {
 
 // Metrics is a prometheus.Collector of the gateway's own lock-free
 // counters: a scrape reads them, nothing is copied per request. Register
-// it in an embedder's registry, or serve it with [Metrics.Handler].
+// it in an embedder's registry, or serve it with [Metrics.Handler]. The
+// zero Metrics is NewMetrics of the zero MetricsConfig: the Go runtime's
+// metrics and nothing of a gateway.
 type Metrics struct {
 	cfg MetricsConfig
 }

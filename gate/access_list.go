@@ -68,6 +68,8 @@ type AccessListConfig struct {
 // request whose check would go over the bound is answered 503 with
 // Retry-After at once, so a flood of wrong passwords costs the other hosts
 // at most that many cores.
+//
+// Build it with [NewAccessList]; [New] refuses a zero AccessList.
 type AccessList struct {
 	id       string
 	allow    ipaddr.PrefixSet

@@ -39,6 +39,9 @@ func New(cfg Config) (*Gate, error) {
 	if g.state == nil {
 		g.state = new(State)
 	}
+	if g.tracer != nil && g.tracer.OnStep == nil {
+		g.tracer = nil // a zero Tracer: nothing to report to
+	}
 	var errs problem.List
 	switch g.maxPasswordChecks = cfg.MaxPasswordChecks; {
 	case g.maxPasswordChecks == 0:

@@ -165,7 +165,8 @@ type Config struct {
 	Reuse []*Host
 }
 
-// Host is one virtual host.
+// Host is one virtual host. [New] refuses the zero Host, which has no
+// name.
 type Host struct {
 	// Names are exact names, "*.parent" wildcards or IP literals, in any
 	// case and in Unicode or punycode, or [CatchAll] ("*"): every name no
@@ -245,7 +246,8 @@ type HTTPSRedirect struct {
 	Port int
 }
 
-// Route sends requests under a path prefix to a target.
+// Route sends requests under a path prefix to a target. [New] refuses the
+// zero Route, which has no target.
 type Route struct {
 	// ID names the route in traces; optional.
 	ID string

@@ -8,7 +8,9 @@ import (
 )
 
 // Gate decides what happens to each request. It is immutable and safe for
-// concurrent use; publish a new Gate to change anything.
+// concurrent use; publish a new Gate to change anything. Build it with
+// [New]: the zero Gate has no host table or answers, and serving with it
+// panics.
 type Gate struct {
 	hosts          hostTable
 	def            *answer

@@ -121,12 +121,14 @@ func (t *hostTable) lookup(dst []byte, hostport string) (*Host, HostMatch, []byt
 	if h := t.exact[string(name)]; h != nil {
 		return h, HostExact, name
 	}
-	// Most specific parent first: a.b.example.com tries b.example.com,
-	// then example.com, then com.
-	for i := 0; i < len(name) && len(t.wildcard) > 0; i++ {
-		if name[i] == '.' {
-			if h := t.wildcard[string(name[i+1:])]; h != nil {
-				return h, HostWildcard, name
+	if len(t.wildcard) > 0 {
+		// Most specific parent first: a.b.example.com tries
+		// b.example.com, then example.com, then com.
+		for i := 0; i < len(name); i++ {
+			if name[i] == '.' {
+				if h := t.wildcard[string(name[i+1:])]; h != nil {
+					return h, HostWildcard, name
+				}
 			}
 		}
 	}

@@ -82,6 +82,8 @@ func (c *RateLimitConfig) check() error {
 // whose instant has passed is full, which is the same as unused, so its
 // slot can be taken by another client without losing anything: the table
 // never needs sweeping.
+//
+// [New] refuses a zero RateLimit, which has no table.
 type RateLimit struct {
 	cfg      RateLimitConfig
 	interval uint64 // ns per token

@@ -50,7 +50,8 @@ type RuleSetConfig struct {
 }
 
 // RuleSet evaluates its rules in order; the first that matches decides.
-// No match continues.
+// No match continues. Build it with [NewRuleSet]; [New] refuses a zero
+// RuleSet.
 type RuleSet struct {
 	id    string
 	rules []compiledRule

@@ -28,6 +28,8 @@ type T interface {
 //
 // A failed case reports what the request got instead, with the trace.
 // A Tester is safe for concurrent use (parallel subtests may share one).
+// Make it with [NewTester]: the zero Tester has no test to report to, and
+// its Expect panics.
 type Tester struct {
 	t      T
 	target Target

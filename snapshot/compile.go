@@ -29,6 +29,8 @@ import (
 // Snapshot is one compiled, immutable config generation: the gate (host
 // table, routes, answers) and, for each route, its target built in the same
 // compile. A request reads one Snapshot and takes every decision from it.
+// Snapshots come from a compile ([Publisher], [Compiler.Draft]); the zero
+// Snapshot holds no config (a nil Gate) and answers 503.
 type Snapshot struct {
 	revision uint64
 	doc      *config.Document
@@ -87,8 +89,15 @@ func (s *Snapshot) Clusters() []*proxy.Cluster {
 	return out
 }
 
-// ServeHTTP runs the snapshot's gate.
-func (s *Snapshot) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.gate.ServeHTTP(w, r) }
+// ServeHTTP runs the snapshot's gate; a zero Snapshot answers 503, as a
+// Store before its first publish.
+func (s *Snapshot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.gate == nil {
+		noSnapshot(w)
+		return
+	}
+	s.gate.ServeHTTP(w, r)
+}
 
 // Compiler holds what documents are compiled with: the embedder's
 // policies, health monitor, country lookup and certificate sources. Its

@@ -51,7 +51,9 @@ func HealthyAndUnknown(dst, all []*Destination) ([]*Destination, bool) {
 
 // Cluster is the runtime state of one cluster. It outlives config
 // generations: every snapshot that names the cluster ID points at the same
-// Cluster. Its methods are safe for concurrent use.
+// Cluster. Its methods are safe for concurrent use. Clusters are made by
+// [NewCluster] and a [Registry]; the zero Cluster has no members view
+// (Members returns nil) and its other methods panic.
 type Cluster struct {
 	id      string
 	members atomic.Pointer[Members]
@@ -105,7 +107,7 @@ func NewCluster(id string, destinations []DestinationConfig) (*Cluster, error) {
 func (c *Cluster) ID() string { return c.id }
 
 // Members returns the current view of the cluster's destinations. Load it
-// once per decision.
+// once per decision. It is nil only for a zero Cluster.
 func (c *Cluster) Members() *Members { return c.members.Load() }
 
 // Destination returns the current member with the given ID, or nil.

@@ -50,7 +50,9 @@ type DestinationConfig struct {
 
 // Destination is the runtime state of one destination. Its identity and
 // address never change: a new address is a new Destination. Every method is
-// safe for concurrent use.
+// safe for concurrent use. Destinations are made by their cluster
+// ([NewCluster], a [Registry]); the zero Destination belongs to none and
+// its methods panic.
 type Destination struct {
 	// Hot, written on every request: on its own cache line.
 	inFlight atomic.Int64

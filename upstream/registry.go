@@ -38,7 +38,8 @@ func (r *Registry) Cluster(id string) *Cluster {
 }
 
 // Plan is the next state of a registry, prepared by [Registry.Plan] and not
-// yet visible. Discarding a plan leaves the registry as it was.
+// yet visible. Discarding a plan leaves the registry as it was. The zero
+// Plan belongs to no registry: its Commit panics.
 type Plan struct {
 	r        *Registry
 	clusters map[string]*Cluster
