@@ -16,8 +16,9 @@ import (
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
-// MetricsConfig says where a [Metrics] reads. Only Store is required;
-// each other source adds its series.
+// MetricsConfig says where a [Metrics] reads; each source adds its
+// series. The zero value collects the Go runtime's metrics alone: without
+// a Store there is no gateway to count.
 type MetricsConfig struct {
 	// Store is the live snapshot: the host, route, policy, upstream,
 	// destination and health series come from the snapshot it serves at
