@@ -99,7 +99,8 @@ const (
 )
 
 // Handler serves the admin API; see the package documentation. It is
-// safe for concurrent use.
+// safe for concurrent use. Make it with [New]: the zero Handler has no
+// publisher, and serving with it panics.
 type Handler struct {
 	cfg    Config
 	token  [sha256.Size]byte // digest of cfg.Token, compared in constant time

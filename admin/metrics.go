@@ -16,8 +16,9 @@ import (
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
-// MetricsConfig says where a [Metrics] reads. Only Store is required;
-// each other source adds its series.
+// MetricsConfig says where a [Metrics] reads; each source adds its
+// series. The zero value collects the Go runtime's metrics alone: without
+// a Store there is no gateway to count.
 type MetricsConfig struct {
 	// Store is the live snapshot: the host, route, policy, upstream,
 	// destination and health series come from the snapshot it serves at
@@ -37,7 +38,9 @@ type MetricsConfig struct {
 
 // Metrics is a prometheus.Collector of the gateway's own lock-free
 // counters: a scrape reads them, nothing is copied per request. Register
-// it in an embedder's registry, or serve it with [Metrics.Handler].
+// it in an embedder's registry, or serve it with [Metrics.Handler]. The
+// zero Metrics is NewMetrics of the zero MetricsConfig: the Go runtime's
+// metrics and nothing of a gateway.
 type Metrics struct {
 	cfg MetricsConfig
 }

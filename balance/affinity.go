@@ -260,7 +260,8 @@ func (s AffinityStatus) String() string {
 // Find reads the key and matches it against a table of the cluster's
 // members, built on the first Find after the members change; other Finds
 // allocate nothing. Set allocates the header value it writes. An Affinity is
-// safe for concurrent use; make one per cluster with [NewAffinity].
+// safe for concurrent use; make one per cluster with [NewAffinity]. The
+// zero Affinity has no key name: Find finds none and Set sets nothing.
 type Affinity struct {
 	mode    AffinityMode
 	name    string // cookie name, or canonical header name
@@ -408,6 +409,9 @@ func (a *Affinity) value(r *http.Request) (string, bool) {
 // answered; it decides Secure under the SameAsRequest policy. Call it before
 // the response header is written.
 func (a *Affinity) Set(w http.ResponseWriter, r *http.Request, d *upstream.Destination) {
+	if a.name == "" {
+		return // a zero Affinity
+	}
 	v := a.valueOf(d)
 	if a.mode == AffinityHeader {
 		w.Header()[a.name] = []string{v}

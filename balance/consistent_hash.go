@@ -66,7 +66,8 @@ func (c HashConfig) Validate() error {
 // (the only Pick that allocates; concurrent Picks meanwhile fall back to
 // rendezvous hashing over the same set, which also allocates nothing). Use
 // one ConsistentHash per cluster, made with [NewConsistentHash]; it is safe
-// for concurrent use.
+// for concurrent use. The zero ConsistentHash is NewConsistentHash of the
+// zero HashConfig.
 type ConsistentHash struct {
 	cfg   HashConfig
 	canon string // canonical header name

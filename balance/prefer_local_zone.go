@@ -12,7 +12,8 @@ import "github.com/paduraksa/paduraksa/upstream"
 // A PreferLocalZone keeps the zone split of the last available set it saw,
 // built on the first Pick after the set changes (the only Pick that
 // allocates). Use one per cluster; it is safe for concurrent use. Set the
-// fields before first use.
+// fields before first use; the zero PreferLocalZone prefers destinations
+// without a zone, with no spillover.
 type PreferLocalZone struct {
 	// Zone is the gateway's zone. Empty matches destinations without a
 	// zone.

@@ -352,6 +352,7 @@ func (e *canonEnc) global(g *Global) {
 	}
 	e.boolean("cloudflare", g.Cloudflare)
 	e.prefixes("probeSources", g.ProbeSources)
+	e.integer("httpsPort", g.HTTPSPort, 0)
 	mt := e.open("tls")
 	e.str("defaultCertificate", g.TLS.DefaultCertificate)
 	e.strDefault("unknownSni", g.TLS.UnknownSNI, string(tlsselect.FallbackDefault))
@@ -376,6 +377,8 @@ func (e *canonEnc) host(h *Host) {
 			e.elem(i)
 			if canon, _, err := hostname.Canonical(n); err == nil {
 				n = canon
+			} else if hostname.IsCatchAll(n) {
+				n = hostname.CatchAll
 			}
 			e.b = strictdecode.AppendString(e.b, n)
 		}
@@ -482,7 +485,7 @@ func (e *canonEnc) upstream(u *Upstream) {
 		if reason == "" {
 			e.key("address")
 			e.b = append(e.b, '"')
-			e.b = addr.appendURL(e.b)
+			e.b = addr.AppendURL(e.b)
 			e.b = append(e.b, '"')
 		} else {
 			e.str("address", d.Address)
@@ -493,7 +496,7 @@ func (e *canonEnc) upstream(u *Upstream) {
 			} else if reason != "" || ha != addr {
 				e.key("health")
 				e.b = append(e.b, '"')
-				e.b = ha.appendURL(e.b)
+				e.b = ha.AppendURL(e.b)
 				e.b = append(e.b, '"')
 			}
 		}

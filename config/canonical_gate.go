@@ -17,7 +17,9 @@ func (e *canonEnc) hostGate(h *Host) {
 		e.str("minVersion", t.MinVersion)
 		e.boolean("http1Only", t.HTTP1Only)
 		e.boolean("http3", t.HTTP3)
-		e.strDefault("altSvc", t.AltSvc, gate.DefaultAltSvc)
+		// No default: an empty altSvc names global.httpsPort, which may
+		// be the listener's, so an explicit one always means something.
+		e.str("altSvc", t.AltSvc)
 		e.strDefault("clientAuth", t.ClientAuth, string(tlsselect.ClientAuthOff))
 		e.str("clientCAs", t.ClientCAs)
 		e.close(m, false)
@@ -32,7 +34,7 @@ func (e *canonEnc) hostGate(h *Host) {
 	if rd := h.HTTPSRedirect; rd != nil {
 		m := e.open("httpsRedirect")
 		e.integer("status", rd.Status, gate.DefaultRedirectStatus)
-		e.integer("port", rd.Port, gate.DefaultHTTPSPort)
+		e.integer("port", rd.Port, 0) // 0 is global.httpsPort; 443 is a port
 		e.close(m, true)
 	}
 	e.str("robots", h.Robots)

@@ -88,6 +88,8 @@ func TestCanonicalDifferentConfig(t *testing.T) {
 		{"http only", `{"hosts":[{"names":["a.com"],"routes":[{"path":"/api","upstream":"u"}]}],"upstreams":[{"id":"u","affinity":{"cookie":{"httpOnly":false}}}]}`},
 		{"metadata", `{"hosts":[{"names":["a.com"],"routes":[{"path":"/api","upstream":"u"}]}],"upstreams":[{"id":"u","metadata":{"a":""}}]}`},
 		{"route id", `{"hosts":[{"names":["a.com"],"routes":[{"id":"r","path":"/api","upstream":"u"}]}],"upstreams":[{"id":"u"}]}`},
+		{"https port", `{"global":{"httpsPort":8443},"hosts":[{"names":["a.com"],"routes":[{"path":"/api","upstream":"u"}]}],"upstreams":[{"id":"u"}]}`},
+		{"catch-all", `{"hosts":[{"names":["*"],"routes":[{"path":"/api","upstream":"u"}]}],"upstreams":[{"id":"u"}]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,6 +100,17 @@ func TestCanonicalDifferentConfig(t *testing.T) {
 	a := canonicalOf(t, `{"upstreams":[{"id":"u","destinations":[{"id":"a","address":"http://a.com"}]}]}`)
 	b := canonicalOf(t, `{"upstreams":[{"id":"u","destinations":[{"id":"a","address":"http://a.com","health":"http://a.com:81"}]}]}`)
 	assert.NotEqual(t, a, b)
+	// An explicit Alt-Svc or HTTPS redirect port of 443 is no default:
+	// the default is global.httpsPort, or the port the listener bound.
+	for _, pair := range [][2]string{
+		{`{"hosts":[{"names":["a.com"],"tls":{"http3":true},"kind":"fixed","fixed":{}}]}`,
+			`{"hosts":[{"names":["a.com"],"tls":{"http3":true,"altSvc":"h3=\":443\"; ma=86400"},"kind":"fixed","fixed":{}}]}`},
+		{`{"hosts":[{"names":["a.com"],"httpsRedirect":{},"kind":"fixed","fixed":{}}]}`,
+			`{"hosts":[{"names":["a.com"],"httpsRedirect":{"port":443},"kind":"fixed","fixed":{}}]}`},
+	} {
+		assert.NotEqual(t, canonicalOf(t, pair[0]), canonicalOf(t, pair[1]), pair[1])
+	}
+	assert.Equal(t, canonicalOf(t, `{"hosts":[{"names":["*"]}]}`), canonicalOf(t, `{"hosts":[{"names":[" * "]}]}`), "the catch-all in one spelling")
 	// Fixed and redirect blocks keep their presence even when empty.
 	assert.Contains(t, canonicalOf(t, `{"hosts":[{"kind":"fixed","fixed":{"status":200}}]}`), `"fixed":{}`)
 }

@@ -146,9 +146,9 @@ func (c *Checker) Destination(i, j int) bool {
 		case reason != "":
 			c.add(CodeUpstreamDestinationHealthInvalid, e.path()+".health", quote(d.Health)+": "+reason)
 			ok = false
-		case ha.scheme != addr.scheme && addr.scheme != "":
+		case ha.Scheme != addr.Scheme && addr.Scheme != "":
 			c.add(CodeUpstreamDestinationHealthScheme, e.path()+".health",
-				quote(d.Health)+": probes speak the destination's scheme, "+addr.scheme+"; write the health address with it")
+				quote(d.Health)+": probes speak the destination's scheme, "+addr.Scheme+"; write the health address with it")
 			ok = false
 		}
 	}

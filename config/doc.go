@@ -22,7 +22,9 @@
 // Rules shared with other packages are the library's one rule, in
 // internal/: a host name is spelled as internal/hostname spells it (the
 // gate and the TLS selector store the same key), a prefix read as
-// internal/ipaddr reads it (the reference daemon's flags too).
+// internal/ipaddr reads it (the reference daemon's flags too), a
+// destination's address as internal/hostport reads it (upstream.NewCluster
+// and upstream.ClusterConfig.Validate too).
 //
 // # Decoding
 //

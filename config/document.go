@@ -44,7 +44,8 @@ type Global struct {
 	// Server is the default Server response header; empty means
 	// "Paduraksa".
 	Server string `json:"server,omitempty"`
-	// DefaultAnswer answers requests for unknown hosts; absent means 404
+	// DefaultAnswer answers requests for unknown hosts (with a catch-all
+	// host, those whose Host names no host at all); absent means 404
 	// with a short text body.
 	DefaultAnswer *FixedAnswer `json:"defaultAnswer,omitempty"`
 	// Cloudflare mode: the trusted proxies are Cloudflare's edge (or a
@@ -54,6 +55,15 @@ type Global struct {
 	// ProbeSources are the addresses and prefixes of health checkers,
 	// which rate limits with exemptProbes let through.
 	ProbeSources []string `json:"probeSources,omitempty"`
+	// HTTPSPort is the port clients reach the gateway's HTTPS on: the
+	// public port of a load balancer in front, when it is not the one
+	// the gateway listens on. Alt-Svc names it for http3 hosts, and HTTPS
+	// redirects send clients to it, unless a host sets its own
+	// (tls.altSvc, httpsRedirect.port). 0 means the port the gateway's
+	// HTTPS listener is bound to (snapshot.Compiler.HTTPSPort, which the
+	// reference daemon sets from -https), else 443; see
+	// gate.Config.HTTPSPort.
+	HTTPSPort int `json:"httpsPort,omitempty"`
 	// TLS holds the TLS edge's defaults.
 	TLS GlobalTLS `json:"tls,omitzero"`
 }
@@ -85,7 +95,15 @@ type Host struct {
 	// Names are exact names ("example.com"), wildcards ("*.example.com",
 	// matching any name below example.com but not example.com itself) or IP
 	// literals. Unicode names are accepted and compiled to their ASCII
-	// (punycode) form. At least one is required.
+	// (punycode) form. At least one is required. "*" is the catch-all: the
+	// host of every name no other host has, exact or wildcard; at most
+	// one host has it. With a catch-all, global.defaultAnswer answers only
+	// the requests whose Host names no host at all (empty or malformed).
+	// Over TLS the catch-all's handshakes are those that name no host:
+	// they get global.tls.defaultCertificate, or the refusal
+	// global.tls.unknownSni asks for, so the catch-all names no
+	// certificate of its own and asks for no client certificate; its tls
+	// block's minVersion, http1Only and http3 are re-checked per request.
 	Names []string `json:"names,omitempty"`
 	// Kind is a gate.HostKindNames name: "proxy" (default, routes to
 	// upstreams), "redirect" (answers every request with a redirect) or
@@ -188,8 +206,8 @@ type HostTLS struct {
 	HTTP1Only bool `json:"http1Only,omitempty"`
 	// HTTP3 serves the host over HTTP/3 and advertises it with Alt-Svc.
 	HTTP3 bool `json:"http3,omitempty"`
-	// AltSvc is the Alt-Svc value of an http3 host; default
-	// gate.DefaultAltSvc.
+	// AltSvc is the Alt-Svc value of an http3 host; empty means HTTP/3
+	// on global.httpsPort (gate.AltSvcFor).
 	AltSvc string `json:"altSvc,omitempty"`
 	// ClientAuth asks TLS clients for a certificate: "off" (default),
 	// "optional" or "required" (tlsselect.ClientAuthNames), verified
@@ -217,7 +235,7 @@ type HSTS struct {
 type HTTPSRedirect struct {
 	// Status is 301, 302, 307 or 308 (default 308).
 	Status int `json:"status,omitempty"`
-	// Port is the HTTPS port (default 443).
+	// Port is the HTTPS port of the Location; 0 means global.httpsPort.
 	Port int `json:"port,omitempty"`
 }
 

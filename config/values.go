@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paduraksa/paduraksa/internal/hostname"
+	"github.com/paduraksa/paduraksa/internal/hostport"
 	"github.com/paduraksa/paduraksa/internal/ipaddr"
 )
 
@@ -29,7 +29,7 @@ func ParseAddress(s string) (scheme, hostport string, err error) {
 	if reason != "" {
 		return "", "", errors.New("config: address " + strconv.Quote(s) + ": " + reason)
 	}
-	return a.scheme, a.hostPort(), nil
+	return a.Scheme, a.HostPort(), nil
 }
 
 // ParsePin decodes a TLS pin, the SHA-256 digest of a certificate's
@@ -74,163 +74,10 @@ func ParseDuration(d Duration, def time.Duration) (time.Duration, error) {
 	return v, nil
 }
 
-// address is a parsed destination address. host is canonical, without
-// brackets; port is decimal digits.
-type address struct {
-	scheme string
-	host   string
-	port   string
-	ipv6   bool
-}
-
-func (a address) hostPort() string {
-	if a.ipv6 {
-		return "[" + a.host + "]:" + a.port
-	}
-	return a.host + ":" + a.port
-}
-
-// appendURL appends the address in canonical form: scheme://host:port.
-func (a address) appendURL(b []byte) []byte {
-	b = append(b, a.scheme...)
-	b = append(b, "://"...)
-	if a.ipv6 {
-		b = append(b, '[')
-		b = append(b, a.host...)
-		b = append(b, ']')
-	} else {
-		b = append(b, a.host...)
-	}
-	b = append(b, ':')
-	return append(b, a.port...)
-}
-
-// parseAddr parses a destination address; on failure it returns the reason.
-// It allocates nothing for an address whose host is already canonical.
-func parseAddr(s string) (a address, reason string) {
-	rest, ok := cutSchemeFold(s, "http://")
-	a.scheme, a.port = "http", "80"
-	if !ok {
-		if rest, ok = cutSchemeFold(s, "https://"); !ok {
-			return a, "must start with http:// or https://"
-		}
-		a.scheme, a.port = "https", "443"
-	}
-	if i := indexAddrDelim(rest); i >= 0 {
-		switch rest[i] {
-		case '/':
-			if rest[i:] != "/" {
-				return a, "must not have a path"
-			}
-		case '?':
-			return a, "must not have a query"
-		case '#':
-			return a, "must not have a fragment"
-		case '@':
-			return a, "must not have user info"
-		}
-		rest = rest[:i]
-	}
-	host := rest
-	port := ""
-	if strings.HasPrefix(rest, "[") {
-		end := strings.IndexByte(rest, ']')
-		if end < 0 {
-			return a, "missing ] after the IPv6 address"
-		}
-		host = rest[1:end]
-		switch after := rest[end+1:]; {
-		case after == "":
-		case after[0] == ':':
-			port = after[1:]
-			if port == "" {
-				return a, "empty port"
-			}
-		default:
-			return a, "unexpected text after the IPv6 address"
-		}
-		ip, err := netip.ParseAddr(host)
-		if err != nil || !ip.Is6() || ip.Zone() != "" {
-			return a, "invalid IPv6 address in brackets"
-		}
-		if ip.Is4In6() {
-			a.host = ip.Unmap().String()
-		} else {
-			a.host, a.ipv6 = ip.String(), true
-		}
-	} else {
-		if i := strings.LastIndexByte(rest, ':'); i >= 0 {
-			host, port = rest[:i], rest[i+1:]
-			if port == "" {
-				return a, "empty port"
-			}
-		}
-		if host == "" {
-			return a, "missing host"
-		}
-		if strings.IndexByte(host, ':') >= 0 {
-			return a, "an IPv6 address must be in brackets"
-		}
-		canon, wildcard, err := hostname.Canonical(host)
-		if err != nil || wildcard || strings.HasSuffix(host, ".") || strings.TrimSpace(host) != host {
-			return a, "invalid host " + strconv.Quote(host)
-		}
-		a.host = canon
-	}
-	if port != "" {
-		if !validPort(port) {
-			return a, "invalid port " + strconv.Quote(port)
-		}
-		a.port = port
-	}
-	return a, ""
-}
-
-// indexAddrDelim returns the index of the first '/', '?', '#' or '@' in s,
-// or -1.
-func indexAddrDelim(s string) int {
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '/', '?', '#', '@':
-			return i
-		}
-	}
-	return -1
-}
-
-// cutSchemeFold cuts prefix (lowercase) from s, ignoring ASCII case.
-func cutSchemeFold(s, prefix string) (string, bool) {
-	if len(s) < len(prefix) {
-		return s, false
-	}
-	for i := 0; i < len(prefix); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != prefix[i] {
-			return s, false
-		}
-	}
-	return s[len(prefix):], true
-}
-
-// validPort reports whether p is a decimal port 1-65535 without leading
-// zeros.
-func validPort(p string) bool {
-	if len(p) == 0 || len(p) > 5 || p[0] == '0' {
-		return false
-	}
-	n := 0
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if c < '0' || c > '9' {
-			return false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n <= 65535
-}
+// parseAddr parses a destination address by the library's one rule
+// (internal/hostport, which upstream.NewCluster reads its addresses by);
+// on failure it returns the reason.
+func parseAddr(s string) (hostport.Address, string) { return hostport.ParseURL(s) }
 
 // ParsePrefix parses an IP address or CIDR prefix as trusted proxies,
 // probe sources and access lists spell them, by the library's one rule

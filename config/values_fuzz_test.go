@@ -222,7 +222,7 @@ func FuzzParseAddress(f *testing.F) {
 		if reason != "" {
 			t.Fatalf("ParseAddress accepts %q, parseAddr does not: %s", s, reason)
 		}
-		again := string(a.appendURL(nil))
+		again := string(a.AppendURL(nil))
 		if again != scheme+"://"+hostport {
 			t.Fatalf("canonical form of %q is %q, want %q", s, again, scheme+"://"+hostport)
 		}

@@ -54,7 +54,7 @@ func (t Ticket) Counted() bool { return t.slot != 0 }
 // are safe for concurrent use. Admit, Check and Release take no lock and
 // allocate nothing (apart from a log record, at most one per LogInterval,
 // when Config.Logger is set, and what Config.OnRefusal does). A nil
-// *Limiter admits everything without counting.
+// *Limiter, and a zero one, admit everything without counting.
 type Limiter struct {
 	perAddress uint64 // 0: cap off
 	deny       ipaddr.PrefixSet

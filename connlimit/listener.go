@@ -24,6 +24,8 @@ import (
 //	ln = &connlimit.Listener{Listener: ln, Limiter: lim}
 //
 // A Listener is safe for concurrent use, like the net.Listener it wraps.
+// Without a net.Listener (the zero Listener) it accepts nothing: Accept
+// returns [ErrNoListener].
 type Listener struct {
 	net.Listener
 
@@ -37,12 +39,19 @@ type Listener struct {
 	ClientAddr func(c net.Conn) netip.Addr
 }
 
+// ErrNoListener is the error of Accept on a [Listener] without a
+// net.Listener to wrap.
+var ErrNoListener = errors.New("connlimit: a Listener without a net.Listener accepts nothing")
+
 // Accept waits for and returns the next admitted connection. Connections
 // that do not count (the cap off, trusted proxies, a full table) are
 // returned as they are; counted ones are wrapped so that Close releases
 // their place. The wrapper forwards CloseWrite and exposes the accepted
 // connection through NetConn.
 func (ln *Listener) Accept() (net.Conn, error) {
+	if ln.Listener == nil {
+		return nil, ErrNoListener
+	}
 	for {
 		c, err := ln.Listener.Accept()
 		if err != nil {

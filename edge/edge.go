@@ -122,7 +122,9 @@ func DefaultQUICConfig(l listenlimits.Limits) *quic.Config {
 	}
 }
 
-// Server is a running edge.
+// Server is a running edge, made by [Start]. The zero Server serves
+// nothing: Addr returns nil, Err never delivers, Stats are zero, and
+// Shutdown and Close do nothing.
 type Server struct {
 	log       *slog.Logger
 	limiter   *connlimit.Limiter

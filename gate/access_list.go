@@ -68,6 +68,8 @@ type AccessListConfig struct {
 // request whose check would go over the bound is answered 503 with
 // Retry-After at once, so a flood of wrong passwords costs the other hosts
 // at most that many cores.
+//
+// Build it with [NewAccessList]; [New] refuses a zero AccessList.
 type AccessList struct {
 	id       string
 	allow    ipaddr.PrefixSet
@@ -168,6 +170,12 @@ func NewAccessList(cfg AccessListConfig) (*AccessList, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+func (l *AccessList) checkBuilt(errs *problem.List, at string) {
+	if l == nil || l.page403 == nil {
+		notBuilt(errs, at, "AccessList", "NewAccessList")
+	}
 }
 
 // ID returns the configured ID.

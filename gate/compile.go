@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"net/netip"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paduraksa/paduraksa/internal/hostname"
 	"github.com/paduraksa/paduraksa/internal/ipaddr"
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"golang.org/x/net/http/httpguts"
@@ -37,6 +39,9 @@ func New(cfg Config) (*Gate, error) {
 	if g.state == nil {
 		g.state = new(State)
 	}
+	if g.tracer != nil && g.tracer.OnStep == nil {
+		g.tracer = nil // a zero Tracer: nothing to report to
+	}
 	var errs problem.List
 	switch g.maxPasswordChecks = cfg.MaxPasswordChecks; {
 	case g.maxPasswordChecks == 0:
@@ -44,6 +49,10 @@ func New(cfg Config) (*Gate, error) {
 	case g.maxPasswordChecks < 0:
 		errs.Add(CodeMaxPasswordChecksInvalid, "maxPasswordChecks", "negative (0 means half the CPUs)")
 	}
+	if cfg.HTTPSPort < 0 || cfg.HTTPSPort > 65535 {
+		errs.Add(CodeHTTPSPortInvalid, "httpsPort", "port "+strconv.Itoa(cfg.HTTPSPort)+" is not 1-65535 (0 means 443)")
+	}
+	httpsPort := cmp.Or(cfg.HTTPSPort, DefaultHTTPSPort)
 	checkPrefixes(&errs, "trustedProxies", cfg.TrustedProxies)
 	checkPrefixes(&errs, "probeSources", cfg.ProbeSources)
 	g.trusted = ipaddr.NewPrefixSet(cfg.TrustedProxies)
@@ -94,20 +103,27 @@ func New(cfg Config) (*Gate, error) {
 		}
 		for j, n := range h.Names {
 			canon, _, err := CanonicalHostName(n)
+			if hostname.IsCatchAll(n) {
+				canon, err = CatchAll, nil
+			}
 			if err != nil {
 				errs.Add(CodeHostNameInvalid, problem.Index(at+".names", j), strconv.Quote(n)+": "+err.Error())
 				continue
 			}
 			h.Names[j] = canon
 			if !g.hosts.add(canon, h) {
-				errs.Add(CodeHostNameDuplicate, problem.Index(at+".names", j), strconv.Quote(n)+" is used twice")
+				msg := strconv.Quote(n) + " is used twice"
+				if canon == CatchAll {
+					msg += ": a gate has at most one catch-all host"
+				}
+				errs.Add(CodeHostNameDuplicate, problem.Index(at+".names", j), msg)
 			}
 		}
 		if len(h.Names) > 0 {
 			h.firstName = h.Names[0]
 		}
 		h.scopeKey = scopeKeyOf(h.firstName)
-		h.compileCommon(&errs, at)
+		h.compileCommon(&errs, at, httpsPort)
 		h.chain = compileChain(&errs, at+".policies", ScopeHost, h.Policies)
 		h.owned = ownedHeaders(h.Policies)
 		switch h.Kind {
@@ -206,8 +222,9 @@ func compileRoute(errs *problem.List, at string, h *Host, rt *Route) {
 }
 
 // compileCommon checks and precomputes a host's TLS, HSTS, HTTPS redirect,
-// robots and limits; at is its path.
-func (h *Host) compileCommon(errs *problem.List, at string) {
+// robots and limits; at is its path, httpsPort the gate's public HTTPS
+// port (Config.HTTPSPort with its default).
+func (h *Host) compileCommon(errs *problem.List, at string, httpsPort int) {
 	if !knownTLSVersion(h.TLS.MinVersion) {
 		errs.Add(CodeHostTLSMinVersionInvalid, at+".tls.minVersion", "TLS version "+strconv.Itoa(int(h.TLS.MinVersion))+" is not one of "+strings.Join(TLSVersionNames(), ", "))
 	}
@@ -221,7 +238,7 @@ func (h *Host) compileCommon(errs *problem.List, at string) {
 	}
 	h.compileClientCAs(errs, at)
 	if h.TLS.HTTP3 {
-		h.altSvc = headerValue(cmpOr(h.TLS.AltSvc, DefaultAltSvc))
+		h.altSvc = headerValue(cmpOr(h.TLS.AltSvc, AltSvcFor(httpsPort)))
 	}
 	if m := h.HSTS.MaxAge; m < 0 || (m > 0 && m < time.Second) {
 		errs.Add(CodeHostHSTSMaxAgeInvalid, at+".hsts.maxAge", "max-age "+m.String()+" is negative or under a second (0 sends no header)")
@@ -246,14 +263,14 @@ func (h *Host) compileCommon(errs *problem.List, at string) {
 			errs.Add(CodeHostHTTPSRedirectStatusInvalid, at+".httpsRedirect.status", "status "+strconv.Itoa(rd.Status)+" is not 301, 302, 307 or 308")
 		}
 		if rd.Port < 0 || rd.Port > 65535 {
-			errs.Add(CodeHostHTTPSRedirectPortInvalid, at+".httpsRedirect.port", "port "+strconv.Itoa(rd.Port)+" is not 1-65535 (0 means 443)")
+			errs.Add(CodeHostHTTPSRedirectPortInvalid, at+".httpsRedirect.port", "port "+strconv.Itoa(rd.Port)+" is not 1-65535 (0 means the gate's httpsPort)")
 		}
-		if rd.Port != 0 && rd.Port != DefaultHTTPSPort {
-			h.httpsPort = ":" + strconv.Itoa(rd.Port)
+		if port := cmp.Or(rd.Port, httpsPort); port != DefaultHTTPSPort {
+			h.httpsPort = ":" + strconv.Itoa(port)
 		}
 		h.httpsLoc = map[string]*location{}
 		for _, n := range h.Names {
-			if strings.HasPrefix(n, "*.") {
+			if strings.HasPrefix(n, "*") { // a wildcard or the catch-all: the Location names the request's host
 				continue
 			}
 			name := n
@@ -285,14 +302,32 @@ func (h *Host) compileCommon(errs *problem.List, at string) {
 func compileChain(errs *problem.List, at string, scope Scope, uses []PolicyUse) chain {
 	c := chain{scope: scope, uses: slices.Clone(uses)}
 	for i, u := range c.uses {
-		if u.Policy == nil {
+		switch p := u.Policy.(type) {
+		case nil:
 			errs.Add(CodeChainPolicyMissing, problem.Index(at, i), "a policy use without a policy")
+		case builtIn:
+			p.checkBuilt(errs, problem.Index(at, i))
 		}
 		if !modeNames.Known(u.Mode) {
 			errs.Add(CodeChainModeUnknown, problem.Index(at, i)+".mode", "unknown mode "+u.Mode.String()+" (want "+modeNames.List()+")")
 		}
 	}
 	return c
+}
+
+// builtIn is implemented by the built-in policies, which their
+// constructors build: a zero or nil one (a &RateLimit{} written by hand)
+// has no table, page or rules to decide with, and New refuses it rather
+// than fail its first request.
+type builtIn interface {
+	// checkBuilt records why the policy cannot decide at at, if it
+	// cannot.
+	checkBuilt(errs *problem.List, at string)
+}
+
+// notBuilt records a built-in policy its constructor did not make.
+func notBuilt(errs *problem.List, at, typ, constructor string) {
+	errs.Add(CodeChainPolicyMissing, at, "a *gate."+typ+" not made by "+constructor+" (its zero value decides nothing)")
 }
 
 // redirectLoops refuses redirect hosts whose target comes back to them,

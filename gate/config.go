@@ -1,9 +1,11 @@
 package gate
 
 import (
+	"cmp"
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/paduraksa/paduraksa/telemetry"
@@ -65,8 +67,15 @@ const (
 	DefaultFixedStatus    = http.StatusOK
 	DefaultRedirectStatus = http.StatusPermanentRedirect // host and HTTPS redirects
 	DefaultHTTPSPort      = 443
-	DefaultAltSvc         = `h3=":443"; ma=86400`
+	DefaultAltSvc         = `h3=":443"; ma=86400` // AltSvcFor(DefaultHTTPSPort)
 )
+
+// AltSvcFor returns the Alt-Svc value the gate sends for an HTTP/3 host
+// without one of its own ([TLSPolicy.AltSvc]): HTTP/3 on port of the same
+// host, for a day. 0 means [DefaultHTTPSPort].
+func AltSvcFor(port int) string {
+	return `h3=":` + strconv.Itoa(cmp.Or(port, DefaultHTTPSPort)) + `"; ma=86400`
+}
 
 // HostKind says what a host does with its requests.
 type HostKind uint8
@@ -117,6 +126,13 @@ type Config struct {
 	State *State
 	// Server is the default Server header; empty means [DefaultServer].
 	Server string
+	// HTTPSPort is the port clients reach the gateway's HTTPS on: the
+	// listener's own, or the public port of a load balancer in front. It
+	// is the port of the Alt-Svc header of HTTP/3 hosts ([AltSvcFor]) and
+	// of the HTTPS redirect's Location, for every host that does not set
+	// its own ([TLSPolicy.AltSvc], [HTTPSRedirect.Port]). 0 means
+	// [DefaultHTTPSPort].
+	HTTPSPort int
 	// Logger receives the "would have blocked" lines of shadowed
 	// policies; nil means none.
 	Logger *slog.Logger
@@ -149,10 +165,12 @@ type Config struct {
 	Reuse []*Host
 }
 
-// Host is one virtual host.
+// Host is one virtual host. [New] refuses the zero Host, which has no
+// name.
 type Host struct {
 	// Names are exact names, "*.parent" wildcards or IP literals, in any
-	// case and in Unicode or punycode.
+	// case and in Unicode or punycode, or [CatchAll] ("*"): every name no
+	// other host has.
 	Names []string
 	Kind  HostKind
 	// Redirect is the answer of a HostRedirect host.
@@ -224,11 +242,12 @@ type HTTPSRedirect struct {
 	Enabled bool
 	// Status is 301, 302, 307 or 308; 0 means 308.
 	Status int
-	// Port is the HTTPS port in the Location; 0 means [DefaultHTTPSPort].
+	// Port is the HTTPS port in the Location; 0 means [Config.HTTPSPort].
 	Port int
 }
 
-// Route sends requests under a path prefix to a target.
+// Route sends requests under a path prefix to a target. [New] refuses the
+// zero Route, which has no target.
 type Route struct {
 	// ID names the route in traces; optional.
 	ID string

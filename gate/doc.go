@@ -18,7 +18,9 @@
 // problems.go) and a path relative to the config ("hosts[2].routes[0].prefix",
 // "rules[1].status"). A route's target that implements [TargetChecker]
 // is asked whether it can serve, so a forwarder built by hand without its
-// cluster is refused by New rather than on the first request. The names
+// cluster is refused by New rather than on the first request; so is a
+// built-in policy its constructor did not make (a zero &RateLimit{}).
+// [Handler] makes a target of any http.Handler. The names
 // of the enumerated settings ([HostKindNames], [ModeNames],
 // [RuleActionNames], [RateLimitScopeNames], [TLSVersionNames],
 // [PathAllowNames]) are their String and Parse forms and the ones a config
@@ -45,8 +47,11 @@
 //     may pass.
 //  2. ACME HTTP-01 on plain HTTP, from a [ChallengeStore]; an unknown
 //     token falls through.
-//  3. Host lookup without allocation: exact names, then wildcard parents;
-//     port stripped, case folded. An unknown host gets the default answer.
+//  3. Host lookup without allocation: exact names, then wildcard parents,
+//     then the catch-all host ([CatchAll], "*") when there is one; port
+//     stripped, case folded. A name no host takes, and a Host header that
+//     names no host at all (empty or malformed, catch-all or not), get the
+//     default answer.
 //  4. Response headers stage 1 (Server); the TLS re-check ([TLSPolicy]):
 //     a request is served only when the connection it came on satisfies
 //     the host it is for, whatever name the handshake was made for, else
@@ -56,8 +61,8 @@
 //     verified chain ending in one of the host's own roots; plain HTTP to
 //     a host that requires a certificate, unless its HTTPS redirect
 //     answers it. Then stage 2 (Alt-Svc on TCP HTTPS for HTTP/3 hosts,
-//     HSTS when the trusted scheme is HTTPS and the name is no IP literal
-//     or loopback name).
+//     naming [Config.HTTPSPort]; HSTS when the trusted scheme is HTTPS
+//     and the name is no IP literal or loopback name).
 //  5. The request check: 400 for what no client toward upstreams could
 //     send (a method that is not an RFC 9110 token, which HTTP/2's server
 //     lets through; a raw space in the query; a declared trailer whose

@@ -50,6 +50,9 @@ type ForwardAuthConfig struct {
 // and returns [Defer]; the gate then calls Await, which allocates and
 // blocks for the round trip. In a dry run (the simulator) it reports
 // "would call" and does not call.
+//
+// Build it with [NewForwardAuth]; [New] refuses a zero ForwardAuth, which
+// has no service to ask.
 type ForwardAuth struct {
 	cfg      ForwardAuthConfig
 	url      *url.URL
@@ -118,6 +121,12 @@ func NewForwardAuth(cfg ForwardAuthConfig) (*ForwardAuth, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+func (a *ForwardAuth) checkBuilt(errs *problem.List, at string) {
+	if a == nil || a.url == nil {
+		notBuilt(errs, at, "ForwardAuth", "NewForwardAuth")
+	}
 }
 
 // OwnedHeaders returns the identity headers, canonical.

@@ -8,7 +8,9 @@ import (
 )
 
 // Gate decides what happens to each request. It is immutable and safe for
-// concurrent use; publish a new Gate to change anything.
+// concurrent use; publish a new Gate to change anything. Build it with
+// [New]: the zero Gate has no host table or answers, and serving with it
+// panics.
 type Gate struct {
 	hosts          hostTable
 	def            *answer
@@ -37,7 +39,10 @@ type Gate struct {
 func (g *Gate) Host(i int) *Host { return g.compiled[i] }
 
 // Lookup returns the host a Host header value names, and how it matched.
-// It allocates nothing.
+// A value that names no host at all (empty; a name with an empty label or
+// a byte other than letters, digits, "-", "_" and "."; a port that is not
+// digits) is HostUnknown even when the gate has a catch-all host. It
+// allocates nothing.
 func (g *Gate) Lookup(host string) (*Host, HostMatch) {
 	var buf [maxHostLen]byte
 	h, m, _ := g.hosts.lookup(buf[:0], host)

@@ -17,7 +17,17 @@ const (
 	HostExact
 	// HostWildcard: a "*.parent" name matched.
 	HostWildcard
+	// HostCatchAll: no exact or wildcard name matched, and the catch-all
+	// host ([CatchAll]) took the name.
+	HostCatchAll
 )
+
+// CatchAll is the host name that stands for every name no other host has,
+// exact or wildcard: at most one host of a gate has it. A Host header that
+// names no host at all (empty, or malformed: see [Gate.Lookup]) is not
+// taken by it but gets the default answer ([Config.Default]), which a
+// gate with a catch-all host gives for those requests only.
+const CatchAll = hostname.CatchAll
 
 // String returns the match kind's name.
 func (m HostMatch) String() string {
@@ -26,6 +36,8 @@ func (m HostMatch) String() string {
 		return "exact"
 	case HostWildcard:
 		return "wildcard"
+	case HostCatchAll:
+		return "catchAll"
 	}
 	return "unknown"
 }
@@ -49,6 +61,7 @@ func CanonicalHostName(name string) (canon string, wildcard bool, err error) {
 type hostTable struct {
 	exact    map[string]*Host
 	wildcard map[string]*Host // keyed by the parent: "example.com" for "*.example.com"
+	catchAll *Host            // the host named CatchAll, or nil
 }
 
 // newHostTable returns a table sized for every name of cfg, so building it
@@ -73,8 +86,16 @@ func newHostTable(cfg Config) hostTable {
 	return hostTable{exact: make(map[string]*Host, exact), wildcard: make(map[string]*Host, wild)}
 }
 
-// add stores h under a canonical name; it reports false if the name is taken.
+// add stores h under a canonical name (or [CatchAll]); it reports false
+// if the name is taken.
 func (t *hostTable) add(canon string, h *Host) bool {
+	if canon == CatchAll {
+		if t.catchAll != nil {
+			return false
+		}
+		t.catchAll = h
+		return true
+	}
 	m, key := t.exact, canon
 	if strings.HasPrefix(canon, "*.") {
 		m, key = t.wildcard, canon[2:]
@@ -87,9 +108,11 @@ func (t *hostTable) add(canon string, h *Host) bool {
 }
 
 // lookup finds the host for a Host header value as received (any case,
-// optional port, optional trailing dot, IPv6 in brackets). It appends the
-// lookup key to dst (which needs room for maxHostLen bytes) and returns it.
-// It allocates nothing.
+// optional port, optional trailing dot, IPv6 in brackets): an exact name,
+// then the wildcards, then the catch-all. A value that names no host at
+// all (hostKey refuses it) is unknown, catch-all or not. It appends the
+// lookup key to dst (which needs room for maxHostLen bytes) and returns
+// it. It allocates nothing.
 func (t *hostTable) lookup(dst []byte, hostport string) (*Host, HostMatch, []byte) {
 	name, ok := hostKey(dst, hostport)
 	if !ok {
@@ -98,17 +121,19 @@ func (t *hostTable) lookup(dst []byte, hostport string) (*Host, HostMatch, []byt
 	if h := t.exact[string(name)]; h != nil {
 		return h, HostExact, name
 	}
-	if len(t.wildcard) == 0 {
-		return nil, HostUnknown, name
-	}
-	// Most specific parent first: a.b.example.com tries b.example.com,
-	// then example.com, then com.
-	for i := 0; i < len(name); i++ {
-		if name[i] == '.' {
-			if h := t.wildcard[string(name[i+1:])]; h != nil {
-				return h, HostWildcard, name
+	if len(t.wildcard) > 0 {
+		// Most specific parent first: a.b.example.com tries
+		// b.example.com, then example.com, then com.
+		for i := 0; i < len(name); i++ {
+			if name[i] == '.' {
+				if h := t.wildcard[string(name[i+1:])]; h != nil {
+					return h, HostWildcard, name
+				}
 			}
 		}
+	}
+	if t.catchAll != nil {
+		return t.catchAll, HostCatchAll, name
 	}
 	return nil, HostUnknown, name
 }

@@ -86,7 +86,9 @@ type PolicyUse struct {
 }
 
 // Page is a precomputed answer: status, headers and body, written with
-// shared header values (no allocation). Build it once with [NewPage].
+// shared header values (no allocation). Build it once with [NewPage]: the
+// zero Page has no status and is no answer (net/http panics on writing
+// it).
 type Page struct {
 	status        int
 	contentType   []string

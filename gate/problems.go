@@ -26,9 +26,10 @@ type ValidationError = problem.Error
 //	gate.answer.body.tooLarge             ….body, hosts[i].robots               over MaxAnswerBody
 //	gate.prefix.invalid                   trustedProxies[k], probeSources[k]    not a valid prefix (allow[k], deny[k] of an AccessListConfig too)
 //	gate.maxPasswordChecks.invalid        maxPasswordChecks                     negative
+//	gate.httpsPort.invalid                httpsPort                             not 0 to 65535
 //	gate.host.names.empty                 hosts[i].names                        a host without a name
 //	gate.host.name.invalid                hosts[i].names[j]                     not a host name, wildcard or IP literal (CanonicalHostName)
-//	gate.host.name.duplicate              hosts[i].names[j], reuse[i].names[j]  the same canonical name on another host, or earlier on this one
+//	gate.host.name.duplicate              hosts[i].names[j], reuse[i].names[j]  the same canonical name on another host, or earlier on this one; a second catch-all ("*")
 //	gate.host.kind.unknown                hosts[i].kind                         not one of HostKindNames
 //	gate.host.redirect.to.invalid         hosts[i].redirect.to                  not an absolute http(s) URL with a host; user info, fragment, or a query with the path appended
 //	gate.host.redirect.to.loop            hosts[i].redirect.to                  the target's host is this host, or a redirect host that leads back to it
@@ -40,7 +41,7 @@ type ValidationError = problem.Error
 //	gate.host.httpsRedirect.status.invalid hosts[i].httpsRedirect.status        not 301, 302, 307 or 308
 //	gate.host.httpsRedirect.port.invalid  hosts[i].httpsRedirect.port           not 0 to 65535
 //	gate.host.limits.invalid              hosts[i].limits.maxUriBytes, …        negative
-//	gate.chain.policy.missing             hosts[i].policies[k], ….routes[j].policies[k]  a use without a policy
+//	gate.chain.policy.missing             hosts[i].policies[k], ….routes[j].policies[k]  a use without a policy, or a built-in policy its constructor did not make (a zero &RateLimit{})
 //	gate.chain.mode.unknown               ….policies[k].mode                    not one of ModeNames
 //	gate.route.prefix.invalid             hosts[i].routes[j].prefix             not a prefix requests can match (CheckPrefix)
 //	gate.route.prefix.duplicate           hosts[i].routes[j].prefix             the same prefix (in any ASCII case) as another route of the host
@@ -70,6 +71,7 @@ const (
 	CodeAnswerBodyTooLarge             = "gate.answer.body.tooLarge"
 	CodePrefixInvalid                  = "gate.prefix.invalid"
 	CodeMaxPasswordChecksInvalid       = "gate.maxPasswordChecks.invalid"
+	CodeHTTPSPortInvalid               = "gate.httpsPort.invalid"
 	CodeHostNamesEmpty                 = "gate.host.names.empty"
 	CodeHostNameInvalid                = "gate.host.name.invalid"
 	CodeHostNameDuplicate              = "gate.host.name.duplicate"

@@ -30,11 +30,13 @@ func TestNewReportsEveryProblem(t *testing.T) {
 		Server:            "a\nb",
 		Default:           Answer{Status: 99, ContentType: "x\r\n", Body: make([]byte, MaxAnswerBody+1)},
 		MaxPasswordChecks: -1,
+		HTTPSPort:         65536,
 		Hosts: []Host{
 			{Names: []string{"a.test", "www a.test", "A.TEST."}, Server: "\x00", TLS: TLSPolicy{MinVersion: tls.VersionTLS11, AltSvc: "h3"},
 				HSTS: HSTS{MaxAge: time.Millisecond}, HTTPSRedirect: HTTPSRedirect{Enabled: true, Status: 303, Port: 70000},
 				Robots: make([]byte, MaxAnswerBody+1), Limits: Limits{MaxURIBytes: -1},
-				Policies: []PolicyUse{{}, {Policy: NewFixed("f", Answer{}), Mode: 7}},
+				Policies: []PolicyUse{{}, {Policy: NewFixed("f", Answer{}), Mode: 7}, {Policy: &RateLimit{}}, {Policy: (*RuleSet)(nil)},
+					{Policy: NewFixed("g", Answer{Status: 700})}},
 				Routes: []Route{
 					{Prefix: "/api", Target: ok},
 					{Prefix: "/API/", Target: ok},
@@ -45,10 +47,13 @@ func TestNewReportsEveryProblem(t *testing.T) {
 			{Names: []string{"r.test"}, Kind: HostRedirect, Redirect: Redirect{To: "ftp://x", Status: 200}},
 			{Names: []string{"f.test"}, Kind: HostFixed, Fixed: Answer{Status: 600}},
 			{Names: []string{"k.test"}, Kind: 9},
+			{Names: []string{"*"}, Kind: HostFixed},
+			{Names: []string{" * "}, Kind: HostFixed},
 		},
 	})
 	assert.Equal(t, []string{
 		CodeMaxPasswordChecksInvalid + " maxPasswordChecks",
+		CodeHTTPSPortInvalid + " httpsPort",
 		CodeServerInvalid + " server",
 		CodeAnswerStatusInvalid + " default.status",
 		CodeAnswerContentTypeInvalid + " default.contentType",
@@ -65,6 +70,9 @@ func TestNewReportsEveryProblem(t *testing.T) {
 		CodeHostLimitsInvalid + " hosts[0].limits.maxUriBytes",
 		CodeChainPolicyMissing + " hosts[0].policies[0]",
 		CodeChainModeUnknown + " hosts[0].policies[1].mode",
+		CodeChainPolicyMissing + " hosts[0].policies[2]",
+		CodeChainPolicyMissing + " hosts[0].policies[3]",
+		CodeAnswerStatusInvalid + " hosts[0].policies[4].answer.status",
 		CodeRouteTargetMissing + " hosts[0].routes[2].target",
 		CodeRoutePrefixInvalid + " hosts[0].routes[2].prefix",
 		CodeRouteTargetMissing + " hosts[0].routes[3].target",
@@ -77,6 +85,7 @@ func TestNewReportsEveryProblem(t *testing.T) {
 		CodeHostRedirectToInvalid + " hosts[2].redirect.to",
 		CodeAnswerStatusInvalid + " hosts[3].fixed.status",
 		CodeHostKindUnknown + " hosts[4].kind",
+		CodeHostNameDuplicate + " hosts[6].names[0]",
 	}, codePaths(err))
 }
 

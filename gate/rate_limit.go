@@ -82,6 +82,8 @@ func (c *RateLimitConfig) check() error {
 // whose instant has passed is full, which is the same as unused, so its
 // slot can be taken by another client without losing anything: the table
 // never needs sweeping.
+//
+// [New] refuses a zero RateLimit, which has no table.
 type RateLimit struct {
 	cfg      RateLimitConfig
 	interval uint64 // ns per token
@@ -111,6 +113,12 @@ var _ Policy = (*RateLimit)(nil)
 // NewRateLimit builds a rate limit with its own buckets and counters.
 func NewRateLimit(cfg RateLimitConfig) (*RateLimit, error) {
 	return newRateLimit(cfg, new(Counters), clock.Clock{})
+}
+
+func (l *RateLimit) checkBuilt(errs *problem.List, at string) {
+	if l == nil || l.slots == nil {
+		notBuilt(errs, at, "RateLimit", "NewRateLimit or State.RateLimit")
+	}
 }
 
 func newRateLimit(cfg RateLimitConfig, counters *Counters, clk clock.Clock) (*RateLimit, error) {

@@ -10,7 +10,9 @@ import (
 
 // Request is the per-request state the gate hands to a [Target]. It is
 // owned by the gate and reused after the target returns: a target must not
-// keep it.
+// keep it. The zero Request is one no gate decided (a target called by a
+// test): no host, route or client, and Answer writes the built-in
+// answers.
 type Request struct {
 	// Host and Route are what the gate matched, from the same Gate.
 	Host  *Host

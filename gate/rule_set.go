@@ -50,7 +50,8 @@ type RuleSetConfig struct {
 }
 
 // RuleSet evaluates its rules in order; the first that matches decides.
-// No match continues.
+// No match continues. Build it with [NewRuleSet]; [New] refuses a zero
+// RuleSet.
 type RuleSet struct {
 	id    string
 	rules []compiledRule
@@ -112,6 +113,12 @@ func NewRuleSet(cfg RuleSetConfig) (*RuleSet, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+func (s *RuleSet) checkBuilt(errs *problem.List, at string) {
+	if s == nil || s.rules == nil {
+		notBuilt(errs, at, "RuleSet", "NewRuleSet")
+	}
 }
 
 // ID returns the configured ID.

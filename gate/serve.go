@@ -31,6 +31,9 @@ func (g *Gate) release(rq *Request) {
 // counter moves, and the route's target is not called: the hand-over step
 // names it. Answers the gate gives itself are written to w.
 func (g *Gate) Simulate(w http.ResponseWriter, r *http.Request, tr *Tracer) {
+	if tr != nil && tr.OnStep == nil {
+		tr = nil // a zero Tracer: nothing to report to
+	}
 	rq := requestPool.Get().(*Request)
 	rq.gate, rq.Tracer, rq.DryRun = g, tr, true
 	defer g.release(rq)

@@ -41,8 +41,8 @@ type TLSPolicy struct {
 	HTTP1Only bool
 	// HTTP3 accepts HTTP/3 and advertises it with Alt-Svc on TCP HTTPS.
 	HTTP3 bool
-	// AltSvc is the Alt-Svc value for HTTP/3 hosts; default
-	// [DefaultAltSvc]. Use the externally visible port.
+	// AltSvc is the Alt-Svc value for HTTP/3 hosts; empty means
+	// [AltSvcFor] the gate's [Config.HTTPSPort].
 	AltSvc string
 	// ClientCAs are the roots a client certificate must have been
 	// verified against: the pool the handshake for this host verifies

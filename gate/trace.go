@@ -131,6 +131,8 @@ func traceHeaders(tr *Tracer, hdr http.Header, r *http.Request, rq *Request, h *
 // BenchmarkGateDecide with BenchmarkGateDecideTraced); the simulator passes
 // a recording one. OnStep
 // must be safe for concurrent use when the gate serves concurrent requests.
+// A Tracer without OnStep (the zero Tracer) is taken as nil by [New] and
+// [Gate.Simulate].
 type Tracer struct {
 	OnStep func(Step)
 }

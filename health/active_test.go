@@ -235,3 +235,58 @@ func TestStartAndClose(t *testing.T) {
 	cancel()
 	within(t, 10*time.Second, m.wg.Wait)
 }
+
+// signallingProbes is the default probe factory that tells, for each
+// request it is asked for, the destination's ID.
+type signallingProbes chan string
+
+func (s signallingProbes) NewProbeRequest(ctx context.Context, t ProbeTarget) (*http.Request, error) {
+	select {
+	case s <- t.Destination.ID():
+	default: // nobody counts any more: never hold a worker up
+	}
+	return defaultProbeRequests{}.NewProbeRequest(ctx, t)
+}
+
+// TestProbeNotBuilt: a destination whose probe request cannot even be
+// built (an address no URL holds, which NewCluster would have refused but
+// a registry plan took) is not judged by it: after more rounds than the
+// threshold it is as it was, never unhealthy for a responseHeaderError,
+// and the log names the config's problem as requestInvalid.
+func TestProbeNotBuilt(t *testing.T) {
+	ok := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer ok.Close()
+	bad := dest("bad", "a b:80")
+	require.Error(t, upstream.ClusterConfig{ID: "c", Destinations: []upstream.DestinationConfig{bad}}.Validate(), "the config's own check refuses it")
+	_, c := newCluster(t, dest("ok", ok.Listener.Addr().String()), bad)
+	calls := make(signallingProbes, 16)
+	var logs logBuffer
+	m := New(Options{Logger: logs.logger(), ProbeRequests: calls})
+	ch := watch(t, m)
+	require.NoError(t, m.Update(ClusterHealth{Cluster: c, Transport: transport(t), Config: Config{
+		Active: ActiveConfig{Enabled: true, Interval: 10 * time.Millisecond, Timeout: 10 * time.Second},
+	}}))
+	require.NoError(t, m.Start(context.Background()))
+	defer m.Close()
+	// A round is over before the next starts: the third call for bad
+	// comes after two whole rounds, the default threshold.
+	deadline := time.After(10 * time.Second)
+	for n := 0; n < 3; {
+		select {
+		case id := <-calls:
+			if id == "bad" {
+				n++
+			}
+		case <-deadline:
+			t.Fatal("no third round")
+		}
+	}
+	await(t, ch, 10*time.Second, is("ok", CheckActive, upstream.Healthy))
+	assert.Equal(t, upstream.Unknown, c.Destination("bad").ActiveHealth(), "the destination never saw the probe")
+	for len(ch) > 0 {
+		ev := <-ch
+		assert.NotEqual(t, "bad", ev.DestinationID, "no change for bad: %+v", ev)
+	}
+	assert.True(t, logs.has("outcome=requestInvalid") && logs.has("destination=bad") && logs.has("level=ERROR"), logs.String())
+	assert.False(t, logs.has("responseHeaderError"), logs.String())
+}

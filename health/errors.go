@@ -1,6 +1,14 @@
 package health
 
-import "github.com/paduraksa/paduraksa/internal/problem"
+import (
+	"errors"
+
+	"github.com/paduraksa/paduraksa/internal/problem"
+)
+
+// ErrNotNew is returned by the Start and Update of a zero [Monitor]: one
+// not made by [New], which has no probe workers to run checks on.
+var ErrNotNew = errors.New("health: a Monitor not made by New checks nothing")
 
 // ValidationError is one problem found in a health config: an error that
 // refuses the config, or a warning about a setting that takes effect

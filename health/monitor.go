@@ -58,6 +58,10 @@ type ClusterHealth struct {
 // Owner: the gateway creates one Monitor, calls Start once, Update after
 // every config publish (one writer), and Close at shutdown. Observe and
 // Subscribe are safe for concurrent use at any time.
+//
+// Make a Monitor with [New]. The zero Monitor checks nothing: its Start
+// and Update return [ErrNotNew] (no goroutine starts), Observe ignores
+// what it is told and Close does nothing.
 type Monitor struct {
 	opts   Options
 	log    *slog.Logger
@@ -178,6 +182,9 @@ func (m *Monitor) Validate(c Config) (errs, warnings []error) {
 // Start starts the scheduler and the probe workers; they run until ctx is
 // done or Close is called. Start may be called once.
 func (m *Monitor) Start(ctx context.Context) error {
+	if m.jobs == nil {
+		return ErrNotNew
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.state != unstarted {
@@ -222,6 +229,9 @@ func (m *Monitor) Close() error {
 // Update validates everything first and changes nothing when a config is
 // invalid. The caller is the single snapshot publisher.
 func (m *Monitor) Update(clusters ...ClusterHealth) error {
+	if m.jobs == nil {
+		return ErrNotNew
+	}
 	prepared := make([]*settings, len(clusters))
 	var errs []error
 	for i, ch := range clusters {

@@ -20,7 +20,9 @@ type ProbeResult struct {
 	// Outcome is how the probe ended: Success when a response arrived,
 	// whatever its status; else Err as the forwarder's classifier,
 	// [upstream.ClassifyRoundTrip], reads it (ConnectError, TLSError,
-	// Timeout, ...).
+	// Timeout, ...). A probe whose request could not be built is no
+	// result: it is logged (outcome requestInvalid) and leaves the verdict
+	// as it is.
 	Outcome upstream.Outcome
 	// OK reports whether the probe passed: a 2xx response.
 	OK bool
@@ -77,13 +79,16 @@ func (m *Monitor) probe(ctx context.Context, j probeJob) {
 	res := ProbeResult{Cluster: cs.c, Destination: d, Threshold: s.active.threshold, Metadata: s.metadata}
 	pctx, cancel := context.WithTimeout(ctx, s.active.timeout)
 	req, err := m.probes.NewProbeRequest(pctx, ProbeTarget{Cluster: cs.c, Destination: d, Path: s.active.path, Query: s.active.query})
-	if err == nil {
-		var resp *http.Response
-		if resp, err = s.transport.RoundTrip(req); err == nil {
-			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-			resp.Body.Close()
-			res.StatusCode = resp.StatusCode
-		}
+	if err != nil {
+		cancel()
+		m.unbuilt(cs.c, d, err)
+		return
+	}
+	var resp *http.Response
+	if resp, err = s.transport.RoundTrip(req); err == nil {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		res.StatusCode = resp.StatusCode
 	}
 	res.Outcome = upstream.ClassifyRoundTrip(pctx, err)
 	cancel()
@@ -113,4 +118,17 @@ func (m *Monitor) probe(ctx context.Context, j probeJob) {
 	if res.OK && !s.passive.keep && d.PassiveHealth() == upstream.Unhealthy && st.passiveAt.Load() < start.UnixNano() {
 		m.endPassive(d, st, "active probe passed")
 	}
+}
+
+// unbuilt reports a probe whose request could not even be built (a URL
+// that does not parse, a factory's own error). The destination never saw
+// it, so it says nothing about the destination: its verdict is left as it
+// is, and the probe is no failure. What made it is the config's: an
+// address, path or query that NewCluster, ClusterConfig.Validate and
+// Config.Validate refuse, or a ProbeRequestFactory's bug. It is logged
+// at Error with the outcome the forwarder gives a request it cannot send,
+// requestInvalid.
+func (m *Monitor) unbuilt(c *upstream.Cluster, d *upstream.Destination, err error) {
+	m.log.Error("health probe not sent: its request could not be built (a problem of the config, not of the destination, whose verdict stays)",
+		"cluster", c.ID(), "destination", d.ID(), "outcome", upstream.RequestInvalid.String(), "err", err)
 }

@@ -31,7 +31,10 @@ import (
 // connection, each waiting for that connection's next byte; Close ends
 // them all.
 //
-// A Listener is safe for concurrent use.
+// A Listener is safe for concurrent use. Make it with [NewListener] or
+// [Limits.Listener]: one without a listener to wrap (the zero Listener)
+// accepts nothing, Accept returning [ErrNoListener], and its Close does
+// nothing.
 type Listener struct {
 	net.Listener
 	max       int64         // <= 0: no cap
@@ -57,6 +60,10 @@ type accepted struct {
 	c   net.Conn
 	err error
 }
+
+// ErrNoListener is the error of Accept on a [Listener] with no listener
+// to wrap: a zero one, or NewListener(nil, ...).
+var ErrNoListener = errors.New("listenlimits: a Listener without a listener to wrap accepts nothing")
 
 // NewListener wraps inner, with the framing guard. maxConns <= 0 means no
 // cap; handshake <= 0 means no handshake deadline, so NewListener(inner,
@@ -102,6 +109,9 @@ func (ln *Listener) Parked() int {
 // connection gives its place back on its first Close (other than the one
 // that parks it).
 func (ln *Listener) Accept() (net.Conn, error) {
+	if ln.Listener == nil {
+		return nil, ErrNoListener
+	}
 	if ln.release <= 0 {
 		return ln.accept()
 	}
@@ -137,6 +147,9 @@ func (ln *Listener) pump() {
 
 // Close closes the wrapped listener and every parked connection.
 func (ln *Listener) Close() error {
+	if ln.Listener == nil {
+		return nil
+	}
 	err := ln.Listener.Close()
 	if ln.release > 0 {
 		ln.closeOnce.Do(func() {

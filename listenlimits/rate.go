@@ -28,7 +28,9 @@ var ErrTooSlow = errors.New("listenlimits: client below the minimum data rate")
 // it reads without a limit. When that ResponseWriter is a MinRateWriter,
 // the reader stops judging, and stops touching deadlines, once the
 // request became an upgrade (see MinRateWriter). A MinRateReader is used
-// by one goroutine at a time, like the body it wraps.
+// by one goroutine at a time, like the body it wraps. Make it with
+// [NewMinRateReader]: the zero MinRateReader wraps no body, and reading it
+// panics.
 type MinRateReader struct {
 	body      io.ReadCloser
 	rc        http.ResponseController
@@ -130,7 +132,8 @@ func (r *MinRateReader) Close() error {
 // and http.ResponseController (deadlines, full duplex) both work through
 // it. A MinRateWriter belongs to its request's handler, like the
 // ResponseWriter it wraps; the end of judging is safe to observe from a
-// goroutine reading the body.
+// goroutine reading the body. Make it with [NewMinRateWriter]: the zero
+// MinRateWriter wraps no ResponseWriter, and writing it panics.
 type MinRateWriter struct {
 	http.ResponseWriter
 	rc       http.ResponseController

@@ -126,8 +126,14 @@ func checkCluster(errs *problem.List, c *Cluster) {
 		errs.Add(CodeRouteClusterMissing, "cluster", "a route needs a cluster")
 	case c.Upstream == nil:
 		errs.Add(CodeRouteClusterMissing, "cluster.upstream", "the route's cluster has no runtime state (an upstream.Cluster)")
+	case c.Upstream.Members() == nil:
+		errs.Add(CodeRouteClusterMissing, "cluster.upstream", "the route's upstream.Cluster was not made by upstream.NewCluster or a Registry")
 	case c.Transport == nil:
 		errs.Add(CodeRouteClusterMissing, "cluster.transport", "the route's cluster has no transport")
+	default:
+		if t, ok := c.Transport.(*Transport); ok && t.base == nil {
+			errs.Add(CodeRouteClusterMissing, "cluster.transport", "the route's *proxy.Transport was not made by NewTransport")
+		}
 	}
 }
 

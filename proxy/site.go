@@ -55,7 +55,7 @@ type SiteConfig struct {
 }
 
 // Site is a compiled SiteConfig; it is immutable and safe for concurrent
-// use. A nil *Site is a host without settings.
+// use. A nil *Site, and a zero one, are a host without settings.
 type Site struct {
 	cfg       SiteConfig
 	comp      compressor

@@ -215,6 +215,10 @@ const MaxServerNames = 256
 // direct client's rules ([h1client.CheckedConn]): an answer one client
 // refuses, the other refuses too, except on the TLS connections of an
 // HTTP/2 cluster, whose plaintext net/http reads inside its own TLS.
+//
+// Make it with [NewTransport]: the zero Transport has no pools, and
+// sending with it panics (a Route whose cluster has one is refused by
+// [Route.CheckTarget]).
 type Transport struct {
 	cfg   ClientConfig
 	base  *http.Transport

@@ -20,7 +20,9 @@ const initialBufLen = 256
 // by the first calls to Read; nothing after the header is lost.
 //
 // A Conn is safe for concurrent use as its underlying connection is, except
-// that Read must not be called concurrently with itself.
+// that Read must not be called concurrently with itself. Conns come from
+// [ReadConn] and a [Listener]: the zero Conn has no connection, and its
+// I/O methods panic.
 type Conn struct {
 	raw     net.Conn
 	header  Header

@@ -75,7 +75,9 @@ type Config struct {
 // goroutines end by their deadline or at Close, which closes the
 // connections they hold.
 //
-// A Listener is safe for concurrent use.
+// A Listener is safe for concurrent use. Make it with [NewListener]: a
+// zero Listener accepts nothing (Accept returns [ErrNotNew] and starts no
+// goroutine), and its Close and Addr do nothing.
 type Listener struct {
 	inner     net.Listener
 	trusted   ipaddr.PrefixSet
@@ -166,6 +168,9 @@ func NewListener(inner net.Listener, cfg Config) (*Listener, error) {
 // underlying listener; after Close it returns an error matching
 // [net.ErrClosed].
 func (l *Listener) Accept() (net.Conn, error) {
+	if l.inner == nil {
+		return nil, ErrNotNew
+	}
 	l.start.Do(func() { go l.acceptLoop() })
 	select {
 	case c := <-l.ready:
@@ -181,12 +186,25 @@ func (l *Listener) Accept() (net.Conn, error) {
 // connections whose header is still in flight or not yet accepted.
 // Connections already returned by Accept are not affected.
 func (l *Listener) Close() error {
+	if l.inner == nil {
+		return nil
+	}
 	l.cancel()
 	return l.inner.Close()
 }
 
-// Addr returns the underlying listener's address.
-func (l *Listener) Addr() net.Addr { return l.inner.Addr() }
+// Addr returns the underlying listener's address (nil for a zero
+// Listener).
+func (l *Listener) Addr() net.Addr {
+	if l.inner == nil {
+		return nil
+	}
+	return l.inner.Addr()
+}
+
+// ErrNotNew is the error of Accept on a zero [Listener], one not made by
+// [NewListener].
+var ErrNotNew = errors.New("proxyproto: a Listener not made by NewListener accepts nothing")
 
 func (l *Listener) acceptLoop() {
 	defer close(l.done)

@@ -106,7 +106,8 @@ func findTLV(chain []byte, t TLVType) ([]byte, bool) {
 	return nil, false
 }
 
-// SSL is the decoded value of a [TypeSSL] TLV.
+// SSL is the decoded value of a [TypeSSL] TLV. The zero SSL is the one of
+// a client without TLS: no flags and no TLVs.
 type SSL struct {
 	// Client holds the SSLClient* bits.
 	Client uint8

@@ -32,8 +32,11 @@
 // verdict and reason, the limits, the redirects, the route with the path
 // view it matched and the upstream.
 //
-// [Expect] runs a table of expectations against a document: one line per
-// case, in a user's own go test.
+// A [Tester] ([NewTester], [Tester.Expect]) runs a table of expectations
+// against a document: one line per case, in a user's own go test. With
+// [Target.TestCertificates] a production document is tested where the
+// certificate files it names are not: each certificate is served by a
+// self-signed one for the names of the hosts that use it.
 //
 // # How it runs the real code
 //

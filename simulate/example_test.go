@@ -2,6 +2,7 @@ package simulate_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -189,4 +190,39 @@ func ExampleNewHandler() {
 	fmt.Println(res.StatusCode, out.Outcome.Kind, out.Outcome.Status, out.Outcome.Policy)
 	// Output:
 	// 200 answered 403 office
+}
+
+// A production document names certificate files a CI runner does not
+// have. TestCertificates serves its certificates by self-signed ones for
+// the names of its hosts, so its HTTPS is tested as it is: here a host
+// that takes TLS 1.3 only.
+func ExampleTarget_testCertificates() {
+	doc := []byte(`
+global: {tls: {defaultCertificate: main}}
+certificates:
+  - {id: main, certFile: /etc/paduraksa/example.pem, keyFile: /etc/paduraksa/example.key}
+hosts:
+  - names: [app.example]
+    tls: {minVersion: "1.3"}
+    routes: [{upstream: app}]
+upstreams:
+  - {id: app, destinations: [{id: a1, address: "http://10.0.0.1:8080"}]}
+`)
+	target := simulate.Target{DraftData: doc, TestCertificates: true}
+	for _, version := range []uint16{tls.VersionTLS13, tls.VersionTLS12} {
+		res, err := simulate.Run(target, simulate.Probe{URL: "https://app.example/", TLS: &simulate.TLS{Version: version}})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(tls.VersionName(version)+":", res.Outcome.Kind)
+	}
+	_, err := simulate.Run(simulate.Target{DraftData: doc}, simulate.Probe{URL: "https://app.example/"})
+	fmt.Println(err)
+	// Output:
+	// TLS 1.3: forwarded
+	// TLS 1.2: tlsRefused
+	// simulate: the draft would be refused:
+	// 	certificates[0].certFile: /etc/paduraksa/example.pem does not exist (tlsselect.certificate.file.missing)
+	// 	certificates[0].keyFile: /etc/paduraksa/example.key does not exist (tlsselect.certificate.file.missing)
 }

@@ -34,7 +34,8 @@ const (
 
 // HandlerConfig configures [NewHandler].
 type HandlerConfig struct {
-	// Store is the live gateway; required.
+	// Store is the live gateway; nil means none, and a call that names
+	// no draft and no revision is refused (simulate.target.none).
 	Store *snapshot.Store
 	// Compiler is the publisher's compiler, whose settings drafts compile
 	// with (see [Target.Compiler]); nil means the built-in ones.

@@ -119,6 +119,8 @@ const (
 	CodeTargetMany     = "simulate.target.many"     // more than one of them given
 	CodeTargetEmpty    = "simulate.target.empty"    // the store holds no snapshot yet
 	CodeTargetListener = "simulate.target.listener" // the listener's connection-stage config is invalid
+
+	CodeTargetCertificates = "simulate.target.certificates" // TestCertificates could not make a certificate
 )
 
 // request is a checked probe with its defaults applied.

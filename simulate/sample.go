@@ -34,7 +34,8 @@ type SampleConfig struct {
 // finished request, which copies the record's fields into a slot of the
 // ring (no allocation, no waiting: a slot that is being read is skipped),
 // for one request in [SampleConfig.Every].
-// Build it with [NewSample]; it is safe for concurrent use.
+// Build it with [NewSample] (the zero Sample has no ring and keeps
+// nothing); it is safe for concurrent use.
 //
 // It keeps what a record has: method, host, path (no query: records have
 // none), protocol, peer, client, TLS version and SNI. Request headers are
@@ -78,7 +79,7 @@ func NewSample(cfg SampleConfig) *Sample {
 // ObserveRequest copies what the record says of the request into the
 // ring. It allocates nothing.
 func (s *Sample) ObserveRequest(rec *telemetry.Record) {
-	if s.every > 1 && rand.Uint32N(s.every) != 0 {
+	if len(s.slots) == 0 || (s.every > 1 && rand.Uint32N(s.every) != 0) {
 		return
 	}
 	n := s.next.Add(1) - 1

@@ -40,6 +40,18 @@ type Target struct {
 	// of a draft would be a side effect), so such a draft is refused.
 	// Nil means the built-in settings.
 	Compiler *snapshot.Compiler
+	// TestCertificates serves every certificate of a draft, whatever it
+	// comes from (certFile and keyFile, acme, a source of Compiler's),
+	// with a self-signed one made when the target is resolved, for the
+	// names of the hosts that use it: a production document is tested
+	// where its files are not (a CI runner), with its handshakes, TLS
+	// policies and answers as they are, only the certificates' bytes
+	// the test's. A certificate entry wrong as written (files and acme
+	// both, a certFile without its keyFile) is left as it is, so the
+	// draft is refused as the publish would be. Client CA files
+	// (hosts[].tls.clientCAs) are read as named. It applies to Draft and
+	// DraftData only.
+	TestCertificates bool
 	// Live is the store whose current destination health a Snapshot or
 	// Draft target reports, for each destination with the same upstream
 	// ID, destination ID and address; nil means Store, and for the other
@@ -173,17 +185,40 @@ func (t *Target) resolve() (*resolved, error) {
 		if c == nil {
 			c = new(snapshot.Compiler)
 		}
-		var snap *snapshot.Snapshot
-		var err error
-		if t.Draft != nil {
-			snap, err = c.Draft(t.Draft)
-		} else {
-			snap, err = c.DraftData(t.DraftData)
-		}
+		snap, err := t.draft(c)
 		if err != nil {
-			return nil, &DraftRefused{Errors: snapshot.Problems(err)}
+			return nil, err
 		}
 		r.snap, r.kind = snap, kindDraft
 	}
 	return r, nil
+}
+
+// draft compiles a draft target with c, its certificates replaced when
+// TestCertificates asks.
+func (t *Target) draft(c *snapshot.Compiler) (*snapshot.Snapshot, error) {
+	doc, data := t.Draft, t.DraftData
+	var decoded error
+	if t.TestCertificates {
+		if doc == nil {
+			if doc, decoded = config.Decode(data); doc == nil {
+				return nil, &DraftRefused{Errors: snapshot.Problems(decoded)}
+			}
+		}
+		var err error
+		if doc, c, err = withTestCertificates(doc, c); err != nil {
+			return nil, &ProbeError{Code: CodeTargetCertificates, Msg: "test certificates: " + err.Error()}
+		}
+	}
+	var snap *snapshot.Snapshot
+	var err error
+	if doc != nil {
+		snap, err = c.Draft(doc)
+	} else {
+		snap, err = c.DraftData(data)
+	}
+	if ps := snapshot.Refusal(decoded, err); ps != nil {
+		return nil, &DraftRefused{Errors: ps}
+	}
+	return snap, nil
 }

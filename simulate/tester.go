@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -27,6 +28,8 @@ type T interface {
 //
 // A failed case reports what the request got instead, with the trace.
 // A Tester is safe for concurrent use (parallel subtests may share one).
+// Make it with [NewTester]: the zero Tester has no test to report to, and
+// its Expect panics.
 type Tester struct {
 	t      T
 	target Target
@@ -40,7 +43,7 @@ func NewTester(t T, target Target) *Tester {
 	t.Helper()
 	res, err := target.resolve()
 	if err != nil {
-		t.Fatalf("simulate: %v", err)
+		t.Fatalf("%s", fatal(err))
 		return nil
 	}
 	return &Tester{t: t, target: target, res: res}
@@ -193,4 +196,14 @@ func (r *Result) Describe() string {
 		b.WriteString("  " + strconv.Itoa(i+1) + ". " + st.String() + "\n")
 	}
 	return b.String()
+}
+
+// fatal is the message of a target that cannot be tested: the error with
+// the package's prefix, once ([DraftRefused] says it already).
+func fatal(err error) string {
+	var dr *DraftRefused
+	if errors.As(err, &dr) {
+		return err.Error()
+	}
+	return "simulate: " + err.Error()
 }

@@ -18,11 +18,14 @@ package snapshot
 //	certificate.source.missing            certificates[i], certificates[i].acme       no files, no acme and no source of the gateway's own; acme without Compiler.ACME, or beside files
 //	host.tls.clientCAs.unreadable         hosts[i].tls.clientCAs                      the client CA file is missing, cannot be read, or holds no PEM certificate (refused by the file rules: tlsselect's file.* codes)
 //	upstream.http.version.plainText       upstreams[i].http.version                   "2" for http:// destinations only, without versionPolicy exact: they get HTTP/1.1 (a warning when https:// ones share the upstream)
+//	publisher.zero                        ""                                          a revision of a zero Publisher, not made by NewPublisher
 //	compile.internal                      any                                         a document the owners accepted and the compiler could not build: a bug
 const (
 	CodeCertificateSourceMissing     = "certificate.source.missing"
 	CodeHostClientCAsUnreadable      = "host.tls.clientCAs.unreadable"
 	CodeUpstreamHTTPVersionPlainText = "upstream.http.version.plainText"
+	// CodePublisherZero refuses every revision of a zero Publisher.
+	CodePublisherZero = "publisher.zero"
 
 	// CodeCompileInternal reports a document that the owners accepted and
 	// the compiler could not build: a bug, reported rather than served.

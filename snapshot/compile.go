@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -28,6 +29,8 @@ import (
 // Snapshot is one compiled, immutable config generation: the gate (host
 // table, routes, answers) and, for each route, its target built in the same
 // compile. A request reads one Snapshot and takes every decision from it.
+// Snapshots come from a compile ([Publisher], [Compiler.Draft]); the zero
+// Snapshot holds no config (a nil Gate) and answers 503.
 type Snapshot struct {
 	revision uint64
 	doc      *config.Document
@@ -37,6 +40,7 @@ type Snapshot struct {
 	upstreams map[string]*compiledUpstream
 	// hostIndex maps each document host to its index in the gate.
 	hostIndex []int
+	httpsPort int // the gate's Config.HTTPSPort, which every host's Alt-Svc and HTTPS redirect took
 	gate      *gate.Gate
 	clusters  map[string]*proxy.Cluster
 	tls       *tlsselect.Table // nil: the document serves no TLS
@@ -85,8 +89,15 @@ func (s *Snapshot) Clusters() []*proxy.Cluster {
 	return out
 }
 
-// ServeHTTP runs the snapshot's gate.
-func (s *Snapshot) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.gate.ServeHTTP(w, r) }
+// ServeHTTP runs the snapshot's gate; a zero Snapshot answers 503, as a
+// Store before its first publish.
+func (s *Snapshot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.gate == nil {
+		noSnapshot(w)
+		return
+	}
+	s.gate.ServeHTTP(w, r)
+}
 
 // Compiler holds what documents are compiled with: the embedder's
 // policies, health monitor, country lookup and certificate sources. Its
@@ -152,6 +163,13 @@ type Compiler struct {
 	// Answer, when not nil, writes the gateway's own answers in place of
 	// the built-in ones (see gate.AnswerFunc).
 	Answer gate.AnswerFunc
+	// HTTPSPort is the port the gateway's HTTPS listener is bound to:
+	// the default of a document's global.httpsPort, which Alt-Svc and
+	// HTTPS redirects name (see gate.Config.HTTPSPort). 0 means 443. Set
+	// it before the first compile, once the listener is bound (the
+	// reference daemon sets it from the address edge.Start bound); a
+	// compile with another value than the last compiles every host again.
+	HTTPSPort int
 	// FileTimeout bounds the reading of the files a document names
 	// (certificates' certFile and keyFile, hosts' tls.clientCAs), all of
 	// them together, for one publish, check or draft; 0 means
@@ -220,7 +238,8 @@ func (c *Compiler) compileDocument(doc *config.Document) (*Snapshot, error) {
 // own, so it changes none of the compiler's (rate-limit buckets,
 // transports, destinations).
 func (c *Compiler) Check(doc *config.Document) []*ValidationError {
-	probe := Compiler{Countries: c.Countries, Health: c.Health, Policies: c.Policies, AffinityKey: c.AffinityKey, FileTimeout: c.FileTimeout}
+	probe := Compiler{Countries: c.Countries, Health: c.Health, Policies: c.Policies, AffinityKey: c.AffinityKey, FileTimeout: c.FileTimeout,
+		HTTPSPort: c.HTTPSPort}
 	_, err := probe.compileDocument(doc)
 	return Problems(err)
 }
@@ -235,7 +254,8 @@ func (c *Compiler) Check(doc *config.Document) []*ValidationError {
 // simulating; to serve a document, publish it.
 func (c *Compiler) Draft(doc *config.Document) (*Snapshot, error) {
 	draft := Compiler{Countries: c.Countries, Health: c.Health, Policies: c.Policies, AffinityKey: c.AffinityKey,
-		Certificates: c.Certificates, Challenges: c.Challenges, TicketSecret: c.TicketSecret, FileTimeout: c.FileTimeout}
+		Certificates: c.Certificates, Challenges: c.Challenges, TicketSecret: c.TicketSecret, FileTimeout: c.FileTimeout,
+		HTTPSPort: c.HTTPSPort}
 	return draft.compileDocument(doc)
 }
 
@@ -331,7 +351,9 @@ func (r *run) build(form config.Form, prev *Snapshot) *Snapshot {
 		Answer:              c.Answer,
 		TrustedProxies:      prefixes(doc.Global.TrustedProxies),
 		ProbeSources:        prefixes(doc.Global.ProbeSources),
+		HTTPSPort:           cmp.Or(doc.Global.HTTPSPort, c.HTTPSPort),
 	}
+	s.httpsPort = gc.HTTPSPort
 	if a := doc.Global.DefaultAnswer; a != nil {
 		gc.Default = answer(a)
 	}
@@ -427,7 +449,7 @@ func coveredBy(p *ValidationError, by []*ValidationError, equal bool) bool {
 // fields under global.
 func (r *run) gateProblems(err error, docOf []int, compiled int) {
 	for _, p := range Problems(err) {
-		path := p.Path
+		path, msg := p.Path, p.Msg
 		for _, list := range [...]string{"hosts[", "reuse["} {
 			rest, ok := strings.CutPrefix(path, list)
 			if !ok {
@@ -447,12 +469,16 @@ func (r *run) gateProblems(err error, docOf []int, compiled int) {
 		case strings.HasPrefix(path, "hosts["):
 		case path == "server":
 			path = "global.server"
+		case path == "httpsPort" && r.doc.Global.HTTPSPort != 0:
+			path = "global.httpsPort"
+		case path == "httpsPort":
+			path, msg = "", "Compiler.HTTPSPort: "+msg
 		default:
 			path = renameHead(path, "default", "global.defaultAnswer")
 			path = renameHead(path, "trustedProxies", "global.trustedProxies")
 			path = renameHead(path, "probeSources", "global.probeSources")
 		}
-		r.probs = append(r.probs, &ValidationError{Code: p.Code, Path: path, Msg: p.Msg})
+		r.probs = append(r.probs, &ValidationError{Code: p.Code, Path: path, Msg: msg})
 	}
 	if err != nil && len(Problems(err)) == 0 {
 		r.add(CodeCompileInternal, "", err.Error())
@@ -486,7 +512,7 @@ func gateHostPath(rest string) string {
 // clusters its routes lead to. A host that moved is compiled again. It
 // returns nil when nothing can be reused.
 func (c *Compiler) reusableHosts(doc *config.Document, s, prev *Snapshot) []*gate.Host {
-	if prev == nil || prev.gate == nil || !bytes.Equal(prev.canon.Policies(), s.canon.Policies()) {
+	if prev == nil || prev.gate == nil || !bytes.Equal(prev.canon.Policies(), s.canon.Policies()) || prev.httpsPort != s.httpsPort {
 		return nil
 	}
 	reuse := make([]*gate.Host, len(doc.Hosts))

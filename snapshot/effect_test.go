@@ -263,6 +263,8 @@ func effects() map[string]effect {
 		"global.defaultAnswer.body":        {set: func(d *config.Document) { d.Global.DefaultAnswer.Body = "gone" }},
 		"global.cloudflare":                {set: func(d *config.Document) { d.Global.Cloudflare = true }},
 		"global.probeSources":              {set: func(d *config.Document) { d.Global.ProbeSources = []string{"192.0.2.1"} }},
+		"global.httpsPort": {base: func(d *config.Document) { h0(d).HTTPSRedirect = &config.HTTPSRedirect{} },
+			set: func(d *config.Document) { d.Global.HTTPSPort = 8443 }},
 
 		"hosts[].names": {set: func(d *config.Document) { h0(d).Names = append(h0(d).Names, "www.app.test") }},
 		"hosts[].kind": {set: func(d *config.Document) {

@@ -186,7 +186,9 @@ func (p *Publisher) PublishDataIf(data []byte, current uint64) *Revision {
 // [Publisher.PublishDataIf]: revision current serving when the prepared
 // document's turn comes.
 func (p *Publisher) PublishPreparedIf(pd *Prepared, current uint64) *Revision {
-	return p.enqueue(&Revision{doc: pd.doc, decoded: pd.decoded, files: pd.files, source: pd.data, ifRev: current, ifSet: true, done: make(chan struct{})})
+	r := pd.revision()
+	r.ifRev, r.ifSet = current, true
+	return p.enqueue(r)
 }
 
 // ApplyDataIf publishes a document with [Publisher.PublishDataIf] and

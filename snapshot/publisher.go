@@ -59,7 +59,9 @@ type Outcome struct {
 	Took time.Duration
 }
 
-// Revision is a handle on one published document.
+// Revision is a handle on one published document, returned by a
+// [Publisher]. The zero Revision is none: it never gets an outcome (Wait
+// returns when ctx is done).
 type Revision struct {
 	id      uint64
 	doc     *config.Document // nil: the document did not parse (decoded says why)
@@ -98,9 +100,12 @@ func (r *Revision) Wait(ctx context.Context) (Outcome, error) {
 	}
 }
 
-// PublisherConfig configures a [Publisher].
+// PublisherConfig configures a [Publisher]. The zero value is ready to
+// use: a publisher of a store of its own ([Publisher.Store]), with the
+// built-in compiler settings.
 type PublisherConfig struct {
-	// Store receives the snapshots; required.
+	// Store receives the snapshots; nil means a store of the publisher's
+	// own, which [Publisher.Store] returns for serving.
 	Store *Store
 	// Compiler compiles documents; the zero value is ready to use. When
 	// its Health is nil, the publisher runs a health monitor of its own
@@ -139,6 +144,10 @@ type PublisherConfig struct {
 // applied document that enables active checks; [Publisher.Close] stops
 // them. A compiler with its own Health is left alone: its owner starts and
 // closes it.
+//
+// Make a Publisher with [NewPublisher]. The zero Publisher is not one: it
+// refuses every revision at once (code publisher.zero, nothing queued
+// and no goroutine started), and its other methods report nothing.
 type Publisher struct {
 	cfg PublisherConfig
 	own *ownMonitor // the monitor this publisher runs, or nil
@@ -152,10 +161,11 @@ type Publisher struct {
 	hist    history // guarded by mu
 }
 
-// NewPublisher returns a publisher for cfg.Store.
+// NewPublisher returns a publisher for cfg.Store, or for a store of its
+// own when cfg.Store is nil.
 func NewPublisher(cfg PublisherConfig) *Publisher {
 	if cfg.Store == nil {
-		panic("snapshot: PublisherConfig.Store is nil")
+		cfg.Store = new(Store)
 	}
 	p := &Publisher{cfg: cfg}
 	if p.cfg.Compiler.Health == nil {
@@ -170,6 +180,23 @@ func NewPublisher(cfg PublisherConfig) *Publisher {
 // Health returns the health monitor the publisher's snapshots report to:
 // the compiler's, or the one the publisher runs.
 func (p *Publisher) Health() *health.Monitor { return p.cfg.Compiler.Health }
+
+// Store returns the store the publisher swaps its snapshots into:
+// PublisherConfig.Store, or the publisher's own. Serve it (it is an
+// http.Handler, and its TLS selector serves the handshakes). It is nil
+// for a zero Publisher.
+func (p *Publisher) Store() *Store { return p.cfg.Store }
+
+// zero reports whether p was not made by NewPublisher.
+func (p *Publisher) zero() bool { return p.idle == nil }
+
+// refuseZero is the outcome of every revision of a zero Publisher.
+func refuseZero(r *Revision) *Revision {
+	r.outcome = Outcome{Revision: r.id, Status: Refused, Errors: []*ValidationError{{Code: CodePublisherZero,
+		Msg: "a zero Publisher, not made by NewPublisher, publishes nothing"}}}
+	close(r.done)
+	return r
+}
 
 // Close waits for the revisions published so far and stops the health
 // monitor the publisher runs (none when the compiler brought its own);
@@ -207,6 +234,9 @@ func (p *Publisher) Publish(doc *config.Document) *Revision {
 // certificate file changed on disk. Before the first applied document it
 // does nothing.
 func (p *Publisher) RefreshTLS() *Revision {
+	if p.zero() {
+		return refuseZero(&Revision{done: make(chan struct{})})
+	}
 	cur := p.cfg.Store.Load()
 	if cur == nil {
 		r := &Revision{done: make(chan struct{})}
@@ -231,7 +261,8 @@ func (p *Publisher) PublishData(data []byte) *Revision {
 // [Publisher.Prepare]: decoded, and with the files it names read.
 // Publishing it queues it at once, and the publisher reads no file for
 // it. A Prepared does not change: published twice, it publishes the
-// files as they were when it was prepared.
+// files as they were when it was prepared. The zero Prepared is an empty
+// document, refused as one (document.empty).
 type Prepared struct {
 	doc     *config.Document
 	decoded error
@@ -263,13 +294,25 @@ func (p *Publisher) Prepare(data []byte) *Prepared {
 // PublishPrepared queues a prepared document and returns its revision at
 // once.
 func (p *Publisher) PublishPrepared(pd *Prepared) *Revision {
-	return p.enqueue(&Revision{doc: pd.doc, decoded: pd.decoded, files: pd.files, source: pd.data, done: make(chan struct{})})
+	return p.enqueue(pd.revision())
+}
+
+// revision is a new revision of pd's document.
+func (pd *Prepared) revision() *Revision {
+	decoded := pd.decoded
+	if pd.doc == nil && decoded == nil {
+		_, decoded = config.Decode(nil) // a zero Prepared: refused as an empty document
+	}
+	return &Revision{doc: pd.doc, decoded: decoded, files: pd.files, source: pd.data, done: make(chan struct{})}
 }
 
 // readFiles reads the files doc names on the caller's goroutine, taking
 // those unchanged since from the serving snapshot.
 func (p *Publisher) readFiles(doc *config.Document) *fileSet {
 	var prev *fileSet
+	if p.zero() {
+		return nil // refused by enqueue
+	}
 	if cur := p.cfg.Store.Load(); cur != nil {
 		prev = cur.files
 	}
@@ -277,6 +320,9 @@ func (p *Publisher) readFiles(doc *config.Document) *fileSet {
 }
 
 func (p *Publisher) enqueue(r *Revision) *Revision {
+	if p.zero() {
+		return refuseZero(r)
+	}
 	p.mu.Lock()
 	p.next++
 	r.id = p.next
@@ -391,21 +437,37 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 	return snap
 }
 
-// uncovered returns the problems of a decode followed by those of the
-// compile that are not at or under the path of a decode problem: a field
-// that did not decode was left out, and what the compile then says about
-// its absence is the same problem again.
-// refusal is the list of problems a document is refused with: those of
-// decoding it (decoded), then those of compiling it (compiled) that the
-// decoding's do not cover; an internal problem when neither says why.
+// Refusal returns the problems a document is refused with, from the
+// error of decoding it (config.Decode's) and that of compiling what did
+// decode (a [Compiler.Draft]'s): the decode's problems, then the
+// compile's that are not at or under the path of one of them (a field
+// that did not decode was left out, and what the compile says of its
+// absence is the same problem again). An error that holds no problem is
+// one of code compile.internal. It returns nil when both are nil. A
+// caller that changes a decoded document before compiling it (package
+// simulate's test certificates) refuses it as [Compiler.DraftData] would.
+func Refusal(decoded, compiled error) []*ValidationError {
+	if decoded == nil && compiled == nil {
+		return nil
+	}
+	return refusal(decoded, compiled)
+}
+
+// refusal is [Refusal] for an error that is not nil.
 func refusal(decoded, compiled error) []*ValidationError {
 	ps := uncovered(Problems(decoded), Problems(compiled))
 	if len(ps) == 0 {
-		ps = []*ValidationError{{Code: CodeCompileInternal, Msg: compiled.Error()}}
+		err := compiled
+		if err == nil {
+			err = decoded
+		}
+		ps = []*ValidationError{{Code: CodeCompileInternal, Msg: err.Error()}}
 	}
 	return ps
 }
 
+// uncovered returns the problems of a decode followed by those of the
+// compile that are not at or under the path of a decode problem.
 func uncovered(decoded, compiled []*ValidationError) []*ValidationError {
 	out := slices.Clip(decoded)
 	for _, p := range compiled {
@@ -419,7 +481,7 @@ func uncovered(decoded, compiled []*ValidationError) []*ValidationError {
 // Flush waits until every revision published so far has an outcome.
 func (p *Publisher) Flush() {
 	p.mu.Lock()
-	for p.running {
+	for p.running && p.idle != nil {
 		p.idle.Wait()
 	}
 	p.mu.Unlock()

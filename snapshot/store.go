@@ -37,10 +37,15 @@ func (s *Store) Load() *Snapshot { return s.cur.Load() }
 func (s *Store) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	snap := s.cur.Load()
 	if snap == nil {
-		w.Header()["Content-Type"] = []string{"text/plain; charset=utf-8"}
-		w.WriteHeader(http.StatusServiceUnavailable)
-		w.Write([]byte("no configuration yet\n"))
+		noSnapshot(w)
 		return
 	}
 	snap.gate.ServeHTTP(w, r)
+}
+
+// noSnapshot answers a request that has no config to be decided by.
+func noSnapshot(w http.ResponseWriter) {
+	w.Header()["Content-Type"] = []string{"text/plain; charset=utf-8"}
+	w.WriteHeader(http.StatusServiceUnavailable)
+	w.Write([]byte("no configuration yet\n"))
 }

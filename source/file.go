@@ -33,6 +33,10 @@ const (
 // runs.
 var ErrRunning = errors.New("source: the file's Run is already running")
 
+// ErrNotNew is the error of Load, Run and Save on a zero [File], one not
+// made by [NewFile].
+var ErrNotNew = errors.New("source: a File not made by NewFile names no file")
+
 // FileConfig configures a [File]. Only Path is required.
 type FileConfig struct {
 	// Path names the config file, JSON or YAML.
@@ -70,7 +74,9 @@ type FileConfig struct {
 // it as published, so that the next reads publish nothing.
 //
 // A File is safe for concurrent use: Load, Reload and Save may be called
-// from any goroutine, Run from one at a time.
+// from any goroutine, Run from one at a time. Make it with [NewFile]: a
+// zero File names no file, and its Load, Run and Save return
+// [ErrNotNew] at once (Reload does nothing).
 type File struct {
 	cfg    FileConfig
 	log    *slog.Logger
@@ -119,6 +125,9 @@ func NewFile(cfg FileConfig) (*File, error) {
 // publishes it again only once it changed or on Reload. Its error is
 // [snapshot.ReadDocument]'s.
 func (f *File) Load(ctx context.Context) (Document, error) {
+	if f.read == nil {
+		return Document{}, ErrNotNew
+	}
 	data, err := f.readNow()
 	defer f.mu.Unlock()
 	if err != nil {
@@ -134,6 +143,9 @@ func (f *File) Load(ctx context.Context) (Document, error) {
 // runs. Without a Load first, the file is published once two reads
 // agree.
 func (f *File) Run(ctx context.Context, publish Publish) error {
+	if f.read == nil {
+		return ErrNotNew
+	}
 	if !f.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
@@ -183,6 +195,9 @@ func (f *File) Reload() {
 // is refused with [ErrStale], and the version returned is empty. An error
 // means the file was not replaced.
 func (f *File) Save(ctx context.Context, p Push) (string, error) {
+	if f.read == nil {
+		return "", ErrNotNew
+	}
 	if p.IfVersion != "" {
 		return "", ErrStale
 	}

@@ -38,6 +38,9 @@ type AccessLogConfig struct {
 // upstream.Outcome name, or noDestination, affinityFailed, dropped),
 // requestId, retries and ttfb (seconds); its time is the end of the
 // answer.
+//
+// Make it with [NewAccessLog], which starts its writer. The zero AccessLog
+// has none: it drops and counts every record, and its Close does nothing.
 type AccessLog struct {
 	cfg   AccessLogConfig
 	queue chan Record
@@ -94,6 +97,9 @@ func (a *AccessLog) Stats() AccessLogStats {
 // Close writes the records already queued and stops the writer. Records
 // observed after Close are queued and never written.
 func (a *AccessLog) Close() error {
+	if a.done == nil {
+		return nil // a zero AccessLog: no writer
+	}
 	a.once.Do(func() { close(a.stop) })
 	<-a.done
 	return nil

@@ -196,7 +196,9 @@ type ACMEStatus struct {
 // Orders run on MaxOrders workers that Start starts with one scheduling
 // goroutine; Close stops them. Certificate and Stats work before Start
 // and after Close (no order starts then). An ACME is safe for concurrent
-// use.
+// use. Make it with [NewACME]: the zero ACME obtains nothing (its Start
+// and Certificate return [ErrACMENotNew], no goroutine starts), and its
+// Stats and Close report and do nothing.
 type ACME struct {
 	cfg        ACMEConfig // with defaults applied
 	dir        string     // the CA's directory in CacheDir
@@ -346,6 +348,9 @@ func NewACME(cfg ACMEConfig) (*ACME, error) {
 // covers fewer names than r.Names or is due for renewal. It never waits
 // for the CA. r.Names must name at least one host, and no wildcard.
 func (m *ACME) Certificate(r SourceRequest) (*tls.Certificate, error) {
+	if m.jobs == nil {
+		return nil, ErrACMENotNew
+	}
 	names, err := acmeNames(r.Names)
 	if err != nil {
 		return nil, err
@@ -469,10 +474,17 @@ func backoff(n int, jitter float64) time.Duration {
 	return d/2 + time.Duration(jitter*float64(d/2))
 }
 
+// ErrACMENotNew is the error of Start and Certificate on a zero [ACME],
+// one not made by [NewACME].
+var ErrACMENotNew = errors.New("tlsselect: an ACME not made by NewACME obtains nothing")
+
 // Start starts the scheduler and the order workers; they stop when ctx
 // is done or Close is called. Orders for what Certificate was asked
 // before Start begin at once.
 func (m *ACME) Start(ctx context.Context) error {
+	if m.jobs == nil {
+		return ErrACMENotNew
+	}
 	m.life.Lock()
 	defer m.life.Unlock()
 	if m.state != 0 {
@@ -499,7 +511,9 @@ func (m *ACME) Close() error {
 	m.state = 2
 	m.life.Unlock()
 	m.wg.Wait()
-	m.transport.CloseIdleConnections()
+	if m.transport != nil { // nil for a zero ACME
+		m.transport.CloseIdleConnections()
+	}
 	return nil
 }
 

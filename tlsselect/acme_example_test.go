@@ -3,9 +3,9 @@ package tlsselect_test
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/paduraksa/paduraksa/gate"
-	"github.com/paduraksa/paduraksa/internal/testcert"
 	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
@@ -49,11 +49,11 @@ func ExampleACME() {
 	}
 	defer certs.Close()
 
-	fallback, _ := testcert.New("localhost")
+	fallback, _ := tlsselect.SelfSigned(30*24*time.Hour, "localhost")
 	cfg = tlsselect.Config{
 		Certificates: []tlsselect.Certificate{
 			{ID: "shop", Source: certs},
-			{ID: "fallback", Source: certSource{fallback}},
+			{ID: "fallback", Source: tlsselect.Static(fallback)},
 		},
 		Hosts:              []tlsselect.Host{{Names: []string{"shop.example", "www.shop.example"}, Certificate: "shop"}},
 		DefaultCertificate: "fallback",

@@ -26,7 +26,7 @@ func (m *ACME) order(ctx context.Context, names []string) (*tls.Certificate, err
 	}
 	o, err := m.client.AuthorizeOrder(ctx, acme.DomainIDs(names...))
 	if err != nil {
-		return nil, fmt.Errorf("acme: new order: %w", err)
+		return nil, acmeError("new order", err)
 	}
 	authzs := o.AuthzURLs
 	var tokens []string
@@ -38,7 +38,7 @@ func (m *ACME) order(ctx context.Context, names []string) (*tls.Certificate, err
 	for _, u := range authzs {
 		z, err := m.client.GetAuthorization(ctx, u)
 		if err != nil {
-			return nil, fmt.Errorf("acme: authorization: %w", err)
+			return nil, acmeError("authorization", err)
 		}
 		switch z.Status {
 		case acme.StatusValid:
@@ -59,12 +59,12 @@ func (m *ACME) order(ctx context.Context, names []string) (*tls.Certificate, err
 		}
 		keyAuth, err := m.client.HTTP01ChallengeResponse(chal.Token)
 		if err != nil {
-			return nil, fmt.Errorf("acme: %w", err)
+			return nil, acmeError("the challenge response", err)
 		}
 		m.cfg.Challenges.Set(chal.Token, keyAuth)
 		tokens = append(tokens, chal.Token)
 		if _, err := m.client.Accept(ctx, chal); err != nil {
-			return nil, fmt.Errorf("acme: accepting the challenge for %s: %w", z.Identifier.Value, err)
+			return nil, acmeError(fmt.Sprintf("accepting the challenge for %s", z.Identifier.Value), err)
 		}
 	}
 	o, err = m.client.WaitOrder(ctx, o.URI)
@@ -85,14 +85,14 @@ func (m *ACME) order(ctx context.Context, names []string) (*tls.Certificate, err
 	}
 	chain, _, err := m.client.CreateOrderCert(ctx, o.FinalizeURL, csr, true)
 	if err != nil {
-		return nil, fmt.Errorf("acme: finalizing the order: %w", err)
+		return nil, acmeError("finalizing the order", err)
 	}
 	if len(chain) == 0 {
 		return nil, errors.New("acme: the CA sent no certificate")
 	}
 	leaf, err := x509.ParseCertificate(chain[0])
 	if err != nil {
-		return nil, fmt.Errorf("acme: the CA's certificate: %w", err)
+		return nil, acmeError("the CA's certificate", err)
 	}
 	cert := &tls.Certificate{Certificate: chain, PrivateKey: key, Leaf: leaf}
 	if !keyMatches(key, leaf) {
@@ -117,7 +117,7 @@ func (m *ACME) register(ctx context.Context) error {
 		acct.Contact = []string{"mailto:" + m.cfg.Email}
 	}
 	if _, err := m.client.Register(ctx, acct, acme.AcceptTOS); err != nil && !errors.Is(err, acme.ErrAccountAlreadyExists) {
-		return fmt.Errorf("acme: registering the account: %w", err)
+		return acmeError("registering the account", err)
 	}
 	m.registered = true
 	return nil
@@ -128,7 +128,7 @@ func (m *ACME) register(ctx context.Context) error {
 func (m *ACME) explain(ctx context.Context, authzs []string, err error) error {
 	var oe *acme.OrderError
 	if !errors.As(err, &oe) {
-		return fmt.Errorf("acme: waiting for the order: %w", err)
+		return acmeError("waiting for the order", err)
 	}
 	var why []string
 	for _, u := range authzs {
@@ -143,7 +143,23 @@ func (m *ACME) explain(ctx context.Context, authzs []string, err error) error {
 		}
 	}
 	if len(why) == 0 {
-		return fmt.Errorf("acme: the order failed: %w", err)
+		return acmeError("the order failed", err)
 	}
-	return fmt.Errorf("acme: the order failed: %s: %w", strings.Join(why, "; "), err)
+	return acmeError("the order failed: "+strings.Join(why, "; "), err)
 }
+
+// acmeError is an error of an order's step what, wrapping err (which
+// golang.org/x/crypto/acme's errors begin with "acme: " themselves): its
+// text says "acme: " once.
+func acmeError(what string, err error) error {
+	return &wrapped{msg: "acme: " + what + ": " + strings.TrimPrefix(err.Error(), "acme: "), err: err}
+}
+
+// wrapped is an error with a message of its own around another.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (e *wrapped) Error() string { return e.msg }
+func (e *wrapped) Unwrap() error { return e.err }

@@ -406,3 +406,15 @@ func TestACMEConfigValidate(t *testing.T) {
 	assert.Len(t, problemsOf(nerr), 3, "NewACME reports the same: URL, cache, store")
 	assert.NoError(t, ACMEConfig{DirectoryURL: acme.LetsEncryptURL, Email: "ops@example.com", CacheDir: "x", Challenges: nopStore{}}.Validate())
 }
+
+// TestACMEErrorSaysACMEOnce: an order's error around one of
+// golang.org/x/crypto/acme's, which begin with "acme: " themselves, says
+// it once, and errors.As still finds the CA's.
+func TestACMEErrorSaysACMEOnce(t *testing.T) {
+	inner := &acme.OrderError{OrderURL: "https://ca.test/order/1", Status: acme.StatusInvalid}
+	err := acmeError("the order failed", inner)
+	assert.Equal(t, "acme: the order failed: order https://ca.test/order/1 status: invalid", err.Error())
+	var oe *acme.OrderError
+	assert.True(t, errors.As(err, &oe))
+	assert.Equal(t, "acme: new order: boom", acmeError("new order", errors.New("boom")).Error())
+}

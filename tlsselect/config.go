@@ -85,12 +85,14 @@ const (
 	CodeCertificateSourceFailed   = "tlsselect.certificate.source.failed"
 	CodeCertificatePending        = "tlsselect.certificate.pending" // warning: the Source returned ErrPending
 
-	CodeHostNamesMissing       = "tlsselect.host.names.missing"
-	CodeHostNameInvalid        = "tlsselect.host.name.invalid"
-	CodeHostNameDuplicate      = "tlsselect.host.name.duplicate"
-	CodeHostNameNotCovered     = "tlsselect.host.name.notCovered" // warning
-	CodeHostCertificateUnknown = "tlsselect.host.certificate.unknown"
-	CodeHostCertificateMissing = "tlsselect.host.certificate.missing"
+	CodeHostNamesMissing        = "tlsselect.host.names.missing"
+	CodeHostNameInvalid         = "tlsselect.host.name.invalid"
+	CodeHostNameDuplicate       = "tlsselect.host.name.duplicate"
+	CodeHostNameNotCovered      = "tlsselect.host.name.notCovered" // warning
+	CodeHostCertificateUnknown  = "tlsselect.host.certificate.unknown"
+	CodeHostCertificateMissing  = "tlsselect.host.certificate.missing"
+	CodeHostCatchAllCertificate = "tlsselect.host.catchAll.certificate" // "*" on a host with a certificate of its own
+	CodeHostCatchAllClientAuth  = "tlsselect.host.catchAll.clientAuth"  // "*" on a host that asks for client certificates
 
 	CodeMinVersionInvalid = "tlsselect.tls.minVersion.invalid"
 	CodeClientAuthInvalid = "tlsselect.tls.clientAuth.invalid"
@@ -188,7 +190,11 @@ type Host struct {
 	// "example.com" or "a.b.example.com"), compared without regard to
 	// ASCII case; Unicode names are served as their punycode. IP literals
 	// are accepted and ignored: no SNI carries one, and
-	// NoSNI decides those handshakes.
+	// NoSNI decides those handshakes. So is the catch-all "*" (the request
+	// gate's host of every name no other host has): the handshakes it
+	// stands for are the fallbacks' (UnknownSNI, NoSNI: DefaultCertificate
+	// under DefaultTLS, or a refusal), so a host with it names no
+	// certificate of its own and asks for no client certificate.
 	Names []string
 	// Certificate is the ID of the host's certificate; empty means
 	// Config.DefaultCertificate.
@@ -305,8 +311,17 @@ func (c Config) check(p *problems) map[string]int {
 		if len(h.Names) == 0 {
 			p.add(CodeHostNamesMissing, path+".names", "a host needs at least one name")
 		}
+		catchAll := false
 		for j, n := range h.Names {
 			npath := index(path+".names", j)
+			if hostname.IsCatchAll(n) {
+				catchAll = true
+				if first, dup := names[hostname.CatchAll]; dup {
+					p.add(CodeHostNameDuplicate, npath, "%q is also %s", n, first)
+				}
+				names[hostname.CatchAll] = npath
+				continue
+			}
 			canon, _, err := hostname.Canonical(n)
 			if err != nil {
 				p.add(CodeHostNameInvalid, npath, "%q: %v", n, err)
@@ -325,6 +340,12 @@ func (c Config) check(p *problems) map[string]int {
 			p.add(CodeHostCertificateMissing, path+".certificate", "the host names no certificate and there is no default certificate")
 		}
 		h.TLS.check(p, path+".tls")
+		if catchAll && h.Certificate != "" {
+			p.add(CodeHostCatchAllCertificate, path+".certificate", "the catch-all %q is served by the fallbacks, with the default certificate: its certificate would serve no handshake", hostname.CatchAll)
+		}
+		if catchAll && h.TLS.ClientAuth != "" && h.TLS.ClientAuth != ClientAuthOff {
+			p.add(CodeHostCatchAllClientAuth, path+".tls.clientAuth", "the catch-all %q is served by the fallbacks, whose handshakes (DefaultTLS) ask for no client certificate", hostname.CatchAll)
+		}
 	}
 	return ids
 }

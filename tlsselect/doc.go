@@ -20,7 +20,11 @@
 // served as their punycode, which is what clients send. A handshake
 // without a server name (a client that dialled an IP address) follows
 // Config.NoSNI, one whose name matches no host Config.UnknownSNI: the
-// default certificate, or a refusal. A refusal returns a config without
+// default certificate, or a refusal. The request gate's catch-all host
+// ("*", every name no other host has) takes exactly those handshakes: a
+// Host may list "*", which adds no name to the table, and then names no
+// certificate of its own and asks for no client certificate. A refusal
+// returns a config without
 // certificates, on which crypto/tls ends the handshake with the TLS alert
 // unrecognized_name (112; QUIC's CRYPTO_ERROR 0x170), and is counted by
 // reason in [Selector.Stats].

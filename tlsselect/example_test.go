@@ -7,30 +7,24 @@ import (
 	"net"
 	"time"
 
-	"github.com/paduraksa/paduraksa/internal/testcert"
 	"github.com/paduraksa/paduraksa/tlsselect"
 )
-
-// certSource is an embedder's own certificate store.
-type certSource struct{ cert tls.Certificate }
-
-func (s certSource) Certificate(tlsselect.SourceRequest) (*tls.Certificate, error) {
-	return &s.cert, nil
-}
 
 // Example serves two hosts with their own certificates and policies on a
 // loopback TLS listener, and refuses names it does not know.
 func Example() {
-	shop, _ := testcert.New("shop.example")
-	api, _ := testcert.New("api.example")
+	// Certificates of one's own: made here, or loaded (tls.LoadX509KeyPair)
+	// and served with Static.
+	shop, _ := tlsselect.SelfSigned(time.Hour, "shop.example")
+	api, _ := tlsselect.SelfSigned(time.Hour, "api.example")
 	roots := x509.NewCertPool()
 	roots.AddCert(shop.Leaf)
 	roots.AddCert(api.Leaf)
 
 	table, err := tlsselect.New(tlsselect.Config{
 		Certificates: []tlsselect.Certificate{
-			{ID: "shop", Source: certSource{shop}},
-			{ID: "api", Source: certSource{api}},
+			{ID: "shop", Source: tlsselect.Static(shop)},
+			{ID: "api", Source: tlsselect.Static(api)},
 		},
 		Hosts: []tlsselect.Host{
 			{Names: []string{"shop.example"}, Certificate: "shop", TLS: tlsselect.Policy{HTTP3: true}},
@@ -81,9 +75,9 @@ func Example() {
 
 // ExampleTable_Select shows how names match, without a handshake.
 func ExampleTable_Select() {
-	cert, _ := testcert.New("example.com", "*.example.com")
+	cert, _ := tlsselect.SelfSigned(time.Hour, "example.com", "*.example.com")
 	table, _ := tlsselect.New(tlsselect.Config{
-		Certificates:       []tlsselect.Certificate{{ID: "site", Source: certSource{cert}}},
+		Certificates:       []tlsselect.Certificate{{ID: "site", Source: tlsselect.Static(cert)}},
 		Hosts:              []tlsselect.Host{{Names: []string{"example.com"}}, {Names: []string{"*.example.com"}, TLS: tlsselect.Policy{HTTP3: true}}},
 		DefaultCertificate: "site",
 	})

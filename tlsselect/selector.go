@@ -7,7 +7,8 @@ import (
 )
 
 // ErrNoTable is returned to crypto/tls (which answers with an
-// internal_error alert) by a Selector that has no Table yet.
+// internal_error alert) by a Selector that has no Table yet, or a zero
+// Table that New did not build.
 var ErrNoTable = errors.New("tlsselect: no table published")
 
 // Selector serves the current Table to TLS handshakes on TCP and QUIC
@@ -82,7 +83,7 @@ func (s *Selector) GetQUICConfigForClient(hello *tls.ClientHelloInfo) (*tls.Conf
 
 func (s *Selector) get(name string, tr Transport) (*tls.Config, error) {
 	t := s.table.Load()
-	if t == nil {
+	if t == nil || t.clock == nil { // none, or a zero Table, which New did not build
 		s.noTable.Add(1)
 		return nil, ErrNoTable
 	}

@@ -97,7 +97,8 @@ func (r Reason) String() string {
 	return "none"
 }
 
-// Selection is what a Table chose for a handshake.
+// Selection is what a Table chose for a handshake. The zero Selection is
+// a refusal without a config (a zero Table's).
 type Selection struct {
 	// Config is the prebuilt config to return from GetConfigForClient;
 	// never nil. A refused handshake gets a config without certificates,
@@ -117,7 +118,10 @@ type Selection struct {
 // Table is an immutable map from server names to prebuilt TLS configs, one
 // per certificate, host TLS policy and transport. Build it with New, once
 // per configuration change, and publish it through a Selector. A Table is
-// safe for concurrent use.
+// safe for concurrent use. The zero Table, which New did not build, has
+// no host and no config: its Select returns a Selection without one, and
+// a Selector refuses every handshake for it as for no Table
+// ([ErrNoTable]).
 type Table struct {
 	exact    map[string]*hostEntry
 	wildcard map[string]*hostEntry // keyed by the parent: "example.com" for "*.example.com"
@@ -171,6 +175,9 @@ func New(cfg Config) (*Table, error) {
 			id = cfg.DefaultCertificate
 		}
 		for _, n := range h.Names {
+			if hostname.IsCatchAll(n) {
+				continue // served by the fallbacks
+			}
 			c, _, _ := hostname.Canonical(n)
 			canon[i] = append(canon[i], c)
 			byCert[id] = append(byCert[id], c)

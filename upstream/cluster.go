@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -52,7 +51,9 @@ func HealthyAndUnknown(dst, all []*Destination) ([]*Destination, bool) {
 
 // Cluster is the runtime state of one cluster. It outlives config
 // generations: every snapshot that names the cluster ID points at the same
-// Cluster. Its methods are safe for concurrent use.
+// Cluster. Its methods are safe for concurrent use. Clusters are made by
+// [NewCluster] and a [Registry]; the zero Cluster has no members view
+// (Members returns nil) and its other methods panic.
 type Cluster struct {
 	id      string
 	members atomic.Pointer[Members]
@@ -74,9 +75,11 @@ func newCluster(id string) *Cluster {
 // no [Registry]: a fixed set of backends of the caller's own, to pick from
 // with a balance policy and to judge with SetActiveHealth and
 // SetPassiveHealth (or a health.Monitor), with no config publishes. The
-// destinations start Unknown (routable); their IDs must be set and
-// unique, and every problem comes back at once, each a *[ValidationError]
-// with a path like "destinations[2].id". The configs are copied, their
+// destinations start Unknown (routable); they are checked as
+// [ClusterConfig.Validate] checks them (IDs set and unique, the scheme
+// http or https, host:port addresses), and every problem comes back at
+// once, each a *[ValidationError] with a path like "destinations[2].host".
+// The configs are copied, their
 // Metadata maps are not: they must not be changed afterwards. The ID of
 // the cluster is free-form; affinity keys are computed from it.
 //
@@ -84,18 +87,7 @@ func newCluster(id string) *Cluster {
 // counters over to the destinations each change keeps.
 func NewCluster(id string, destinations []DestinationConfig) (*Cluster, error) {
 	var errs problem.List
-	seen := make(map[string]int, len(destinations))
-	for i, dc := range destinations {
-		j, dup := seen[dc.ID]
-		switch {
-		case dc.ID == "":
-			errs.Add(CodeDestinationIDMissing, problem.Index("destinations", i)+".id", "a destination needs an ID")
-		case dup:
-			errs.Add(CodeDestinationIDDuplicate, problem.Index("destinations", i)+".id", strconv.Quote(dc.ID)+" is also "+problem.Index("destinations", j))
-		default:
-			seen[dc.ID] = i
-		}
-	}
+	checkDestinations(&errs, destinations)
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
@@ -115,7 +107,7 @@ func NewCluster(id string, destinations []DestinationConfig) (*Cluster, error) {
 func (c *Cluster) ID() string { return c.id }
 
 // Members returns the current view of the cluster's destinations. Load it
-// once per decision.
+// once per decision. It is nil only for a zero Cluster.
 func (c *Cluster) Members() *Members { return c.members.Load() }
 
 // Destination returns the current member with the given ID, or nil.

@@ -54,9 +54,10 @@ func TestNewCluster(t *testing.T) {
 // TestNewClusterRefusesIDs: every missing and repeated destination ID is
 // reported at once, with its path.
 func TestNewClusterRefusesIDs(t *testing.T) {
-	c, err := upstream.NewCluster("api", []upstream.DestinationConfig{
-		{ID: "a"}, {}, {ID: "a"}, {ID: "b"}, {ID: "b"},
-	})
+	d := func(id string) upstream.DestinationConfig {
+		return upstream.DestinationConfig{ID: id, Scheme: "http", Host: "10.0.0.1:80"}
+	}
+	c, err := upstream.NewCluster("api", []upstream.DestinationConfig{d("a"), d(""), d("a"), d("b"), d("b")})
 	assert.Nil(t, c)
 	assert.Equal(t, []string{
 		upstream.CodeDestinationIDMissing + " destinations[1].id",
@@ -66,4 +67,41 @@ func TestNewClusterRefusesIDs(t *testing.T) {
 	var ve *upstream.ValidationError
 	require.ErrorAs(t, err, &ve)
 	assert.Contains(t, err.Error(), `"a" is also destinations[0]`)
+}
+
+// TestNewClusterRefusesAddresses: a scheme that is not http or https, a
+// host that is no host:port (empty, a URL, a bad name or port, an IPv6
+// literal without brackets) and such a health host are refused by the
+// rule the document's addresses follow; ClusterConfig.Validate says the
+// same.
+func TestNewClusterRefusesAddresses(t *testing.T) {
+	ds := []upstream.DestinationConfig{
+		{ID: "ok", Scheme: "https", Host: "API.example:8443", HealthHost: "[2001:db8::1]:9000"},
+		{ID: "ftp", Scheme: "ftp", Host: "10.0.0.1:21"},
+		{ID: "upper", Scheme: "HTTP", Host: "10.0.0.1:80"},
+		{ID: "empty", Scheme: "http"},
+		{ID: "url", Scheme: "http", Host: "http://10.0.0.1:80"},
+		{ID: "noport", Scheme: "http", Host: "10.0.0.1"},
+		{ID: "v6", Scheme: "http", Host: "2001:db8::1:80"},
+		{ID: "name", Scheme: "http", Host: "a..b:80", HealthHost: "a:99999"},
+	}
+	c, err := upstream.NewCluster("api", ds)
+	assert.Nil(t, c)
+	want := []string{
+		upstream.CodeDestinationSchemeInvalid + " destinations[1].scheme",
+		upstream.CodeDestinationSchemeInvalid + " destinations[2].scheme",
+		upstream.CodeDestinationHostInvalid + " destinations[3].host",
+		upstream.CodeDestinationHostInvalid + " destinations[4].host",
+		upstream.CodeDestinationHostInvalid + " destinations[5].host",
+		upstream.CodeDestinationHostInvalid + " destinations[6].host",
+		upstream.CodeDestinationHostInvalid + " destinations[7].host",
+		upstream.CodeDestinationHealthHostInvalid + " destinations[7].healthHost",
+	}
+	assert.Equal(t, want, problem.CodePaths(err))
+	assert.Equal(t, want, problem.CodePaths(upstream.ClusterConfig{ID: "api", Destinations: ds}.Validate()))
+	assert.NoError(t, upstream.ClusterConfig{}.Validate(), "the zero ClusterConfig is a cluster without destinations")
+
+	c, err = upstream.NewCluster("api", ds[:1])
+	require.NoError(t, err)
+	assert.Equal(t, "API.example:8443", c.Destination("ok").Host(), "kept as given")
 }

@@ -30,15 +30,18 @@ func (s HealthState) String() string {
 }
 
 // DestinationConfig is the static description of a destination, as a
-// compiled config gives it.
+// compiled config gives it. Its zero value is no destination: the ID,
+// the scheme and the host are required ([ClusterConfig.Validate]).
 type DestinationConfig struct {
 	// ID is stable across publishes and unique within its cluster.
 	ID string
 	// Scheme is "http" or "https".
 	Scheme string
-	// Host is the host:port to connect to.
+	// Host is the host:port to connect to: a host name, an IPv4 address
+	// or an IPv6 address in brackets, and a port. It is not a URL.
 	Host string
-	// HealthHost is the host:port that active probes go to; empty means Host.
+	// HealthHost is the host:port that active probes go to, in the same
+	// form; empty means Host.
 	HealthHost string
 	// Metadata is free-form; "zone" is read by zone-aware balancing. It is
 	// not copied: the caller must not change it afterwards.
@@ -47,7 +50,9 @@ type DestinationConfig struct {
 
 // Destination is the runtime state of one destination. Its identity and
 // address never change: a new address is a new Destination. Every method is
-// safe for concurrent use.
+// safe for concurrent use. Destinations are made by their cluster
+// ([NewCluster], a [Registry]); the zero Destination belongs to none and
+// its methods panic.
 type Destination struct {
 	// Hot, written on every request: on its own cache line.
 	inFlight atomic.Int64

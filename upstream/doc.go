@@ -60,9 +60,12 @@
 // # What to call
 //
 // A gateway built by hand keeps a [Registry] and, per config change, makes
-// a [Plan] of every cluster and commits it; or, for a fixed set of
-// destinations, it makes one cluster alone with [NewCluster] (the way to
-// use balance's policies without a gateway). It reads [Cluster.Members] per
+// a [Plan] of every cluster and commits it, each config checked with
+// [ClusterConfig.Validate]; or, for a fixed set of destinations, it makes
+// one cluster alone with [NewCluster], which checks them (the way to use
+// balance's policies without a gateway). A destination's scheme is http
+// or https and its Host a host:port, by the rule a config document's
+// addresses follow. It reads [Cluster.Members] per
 // request, counts requests with [Destination.Begin] and [Destination.End],
 // and sets verdicts with SetActiveHealth and SetPassiveHealth (or lets a
 // health.Monitor set them).

@@ -47,9 +47,14 @@ func ExampleNewCluster() {
 	for _, d := range c.Members().Available {
 		fmt.Println("available:", d.ID(), d.Host())
 	}
-	_, err = upstream.NewCluster("api", []upstream.DestinationConfig{{ID: "a"}, {ID: "a"}})
+	_, err = upstream.NewCluster("api", []upstream.DestinationConfig{
+		{ID: "a", Scheme: "http", Host: "10.0.0.1:80"},
+		{ID: "a", Scheme: "ftp", Host: "http://10.0.0.3"},
+	})
 	fmt.Println(err)
 	// Output:
 	// available: b 10.0.0.2:80
 	// destinations[1].id: "a" is also destinations[0] (upstream.destination.id.duplicate)
+	// destinations[1].scheme: scheme "ftp" is not http or https (upstream.destination.scheme.invalid)
+	// destinations[1].host: "http://10.0.0.3": a host:port, not a URL (no "/") (upstream.destination.host.invalid)
 }

@@ -8,7 +8,9 @@ import (
 	"sync"
 )
 
-// ClusterConfig is the static description of a cluster's membership.
+// ClusterConfig is the static description of a cluster's membership. The
+// zero value is a cluster without destinations; [ClusterConfig.Validate]
+// checks one.
 type ClusterConfig struct {
 	ID           string
 	Destinations []DestinationConfig
@@ -36,7 +38,8 @@ func (r *Registry) Cluster(id string) *Cluster {
 }
 
 // Plan is the next state of a registry, prepared by [Registry.Plan] and not
-// yet visible. Discarding a plan leaves the registry as it was.
+// yet visible. Discarding a plan leaves the registry as it was. The zero
+// Plan belongs to no registry: its Commit panics.
 type Plan struct {
 	r        *Registry
 	clusters map[string]*Cluster
@@ -47,8 +50,9 @@ type Plan struct {
 // Plan prepares the runtime state for a config generation holding exactly
 // the given clusters. Destinations that keep their ID and address keep
 // their objects; changed addresses and new IDs get new objects. Nothing
-// becomes visible until [Plan.Commit]. Cluster and destination IDs are
-// expected to be unique (the snapshot compiler validates them).
+// becomes visible until [Plan.Commit]. Cluster IDs are expected to be
+// unique and each config valid ([ClusterConfig.Validate]; the snapshot
+// compiler validates them).
 func (r *Registry) Plan(cfgs []ClusterConfig) *Plan {
 	r.mu.Lock()
 	defer r.mu.Unlock()

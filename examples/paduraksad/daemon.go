@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,7 +50,7 @@ func run(ctx context.Context, args []string, opt options) error {
 		a.log = slog.New(slog.NewTextHandler(opt.stderr, nil))
 	}
 	defer a.close()
-	for _, step := range []func(context.Context) error{a.startCompiler, a.startACMEManager, a.startPublisher, a.startEdge} {
+	for _, step := range []func(context.Context) error{a.startCompiler, a.startACMEManager, a.startEdge, a.startPublisher} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -218,8 +219,13 @@ func (a *app) startACMEManager(ctx context.Context) error {
 }
 
 // startPublisher makes the publisher, which logs every revision's
-// outcome, a refusal with every problem.
+// outcome, a refusal with every problem. It runs once the edge is bound,
+// so that the compiler knows the HTTPS port Alt-Svc and HTTPS redirects
+// name when the document does not say (global.httpsPort).
 func (a *app) startPublisher(context.Context) error {
+	if addr := a.srv.Addr("https"); addr != nil {
+		a.compiler.HTTPSPort = portOf(addr.String())
+	}
 	log, store := a.log, a.store
 	a.pub = snapshot.NewPublisher(snapshot.PublisherConfig{
 		Store:    store,
@@ -339,12 +345,7 @@ func (a *app) demoDocument() ([]byte, error) {
 		return nil, err
 	}
 	a.deferClose(func() { demo.Close() })
-	httpsPort := "443"
-	if addr := a.srv.Addr("https"); addr != nil {
-		_, httpsPort, _ = net.SplitHostPort(addr.String())
-	}
-	doc := bytes.ReplaceAll(defaultConfig, []byte("{{DEMO}}"), []byte(demo.Addr().String()))
-	return bytes.ReplaceAll(doc, []byte("{{HTTPS_PORT}}"), []byte(httpsPort)), nil
+	return bytes.ReplaceAll(defaultConfig, []byte("{{DEMO}}"), []byte(demo.Addr().String())), nil
 }
 
 // whatIf logs how many of the recent requests data would answer
@@ -469,6 +470,16 @@ func joinProblems(ps []*snapshot.ValidationError) error {
 		errs[i] = p
 	}
 	return errors.Join(errs...)
+}
+
+// portOf returns the port of a host:port address, or 0.
+func portOf(addr string) int {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(p)
+	return n
 }
 
 func cmpOr(a, b string) string {

@@ -47,7 +47,7 @@ func runSimulate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("paduraksad simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: paduraksad simulate [-config FILE] [-from ADDR] [-sni NAME] [-H 'Name: value'] [-json] METHOD URL")
+		fmt.Fprintln(stderr, "usage: paduraksad simulate [-config FILE] [-https ADDR] [-from ADDR] [-sni NAME] [-H 'Name: value'] [-json] METHOD URL")
 		fs.PrintDefaults()
 	}
 	configPath := fs.String("config", "", "config document (JSON or YAML), compiled as a reload would and not applied; empty: the embedded demo config")
@@ -57,6 +57,7 @@ func runSimulate(args []string, stdout, stderr io.Writer) error {
 	proxyFrom := fs.String("proxy-protocol-from", "", "as the daemon's flag: prefixes of load balancers that must send a PROXY header")
 	proxySource := fs.String("proxy-source", "", "send a PROXY header naming this client (IP:port), as a load balancer at -from does")
 	deny := fs.String("deny", "", "as the daemon's flag: prefixes refused before TLS")
+	https := fs.String("https", "", "as the daemon's flag: the HTTPS address, whose port Alt-Svc and HTTPS redirects name unless the document's global.httpsPort says; empty: 443, or 127.0.0.1:8443 for the embedded demo config")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	header := headerFlags{}
 	fs.Var(header, "H", "a request header 'Name: value' (repeatable)")
@@ -85,7 +86,7 @@ func runSimulate(args []string, stdout, stderr io.Writer) error {
 	if *sni != "" {
 		probe.TLS = &simulate.TLS{SNI: *sni}
 	}
-	target, err := simulationTarget(*configPath)
+	target, err := simulationTarget(*configPath, *https)
 	if err != nil {
 		return err
 	}
@@ -113,10 +114,17 @@ func runSimulate(args []string, stdout, stderr io.Writer) error {
 }
 
 // simulationTarget is the config to simulate: the file as a draft, or the
-// embedded demo config with its own certificate.
-func simulationTarget(path string) (simulate.Target, error) {
+// embedded demo config with its own certificate, compiled for the HTTPS
+// address https as the daemon's -https.
+func simulationTarget(path, https string) (simulate.Target, error) {
 	var data []byte
-	c := &snapshot.Compiler{}
+	if https == "" && path == "" {
+		https = "127.0.0.1:8443"
+	}
+	c := &snapshot.Compiler{HTTPSPort: portOf(https)}
+	if https != "" && c.HTTPSPort == 0 {
+		return simulate.Target{}, fmt.Errorf("-https: %q is not host:port", https)
+	}
 	if path == "" {
 		self, err := tlsselect.SelfSigned(24*time.Hour, "localhost", "*.localhost", "127.0.0.1", "::1")
 		if err != nil {
@@ -124,7 +132,6 @@ func simulationTarget(path string) (simulate.Target, error) {
 		}
 		c.Certificates = map[string]tlsselect.Source{"localhost": tlsselect.Static(self)}
 		data = bytes.ReplaceAll(defaultConfig, []byte("{{DEMO}}"), []byte(demoUpstream))
-		data = bytes.ReplaceAll(data, []byte("{{HTTPS_PORT}}"), []byte("8443"))
 	} else {
 		var err error
 		if data, err = snapshot.ReadDocument(path, admin.DefaultMaxDocumentBytes); err != nil {

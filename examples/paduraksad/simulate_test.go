@@ -39,7 +39,12 @@ func TestSimulateEmbedded(t *testing.T) {
 	assert.Equal(t, simulate.Forwarded, res.Outcome.Kind)
 	assert.Equal(t, "HTTP/2.0", res.Outcome.Protocol)
 	assert.Equal(t, "demo", res.Outcome.Upstream.ID)
-	assert.Equal(t, `h3=":8443"; ma=86400`, res.Outcome.Header.Get("Alt-Svc"))
+	assert.Equal(t, `h3=":8443"; ma=86400`, res.Outcome.Header.Get("Alt-Svc"), "the demo's HTTPS port")
+
+	out, _, err = simulateCmd(t, "-json", "-https", "127.0.0.1:9443", "GET", "https://localhost/hello")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
+	assert.Equal(t, `h3=":9443"; ma=86400`, res.Outcome.Header.Get("Alt-Svc"), "-https names the port, as the daemon's")
 
 	out, _, err = simulateCmd(t, "GET", "http://old.localhost/x")
 	require.NoError(t, err)
@@ -87,6 +92,7 @@ func TestSimulateBadArguments(t *testing.T) {
 		{"-from", "nowhere", "GET", "http://localhost/"},
 		{"-H", "no colon", "GET", "http://localhost/"},
 		{"-proxy-source", "1.2.3.4", "GET", "http://localhost/"},
+		{"-https", "8443", "GET", "http://localhost/"},
 		{"-config", filepath.Join(t.TempDir(), "missing.yaml"), "GET", "http://localhost/"},
 	} {
 		_, _, err := simulateCmd(t, args...)

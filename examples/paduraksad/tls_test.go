@@ -119,6 +119,50 @@ upstreams:
 	assert.ErrorContains(t, err, "unrecognized name")
 }
 
+// TestHTTPSPortIsTheBoundOne: served on a port that is not 443, an
+// HTTP/3 host's Alt-Svc and an HTTPS redirect's Location name the port
+// -https bound; with global.httpsPort (a load balancer's public port),
+// that one.
+func TestHTTPSPortIsTheBoundOne(t *testing.T) {
+	dir := t.TempDir()
+	c, err := tlsselect.SelfSigned(time.Hour, "a.test")
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	pool.AddCert(c.Leaf)
+	certFile, keyFile := writeKeyPair(t, dir, "a.test", c)
+	up := upstreamServer(t, "u")
+	for _, tt := range []struct{ global, want string }{{"", ""}, {"global: {httpsPort: 9443}\n", "9443"}} {
+		cfg := filepath.Join(dir, "paduraksa.yaml")
+		require.NoError(t, os.WriteFile(cfg, []byte(tt.global+`
+certificates:
+  - {id: one, certFile: `+certFile+`, keyFile: `+keyFile+`}
+hosts:
+  - {names: [a.test], certificate: one, tls: {http3: true}, httpsRedirect: {}, routes: [{upstream: u}]}
+upstreams:
+  - {id: u, destinations: [{id: d, address: "http://`+up+`"}]}
+`), 0o600))
+		d := startDaemon(t, "-config", cfg, "-https", "127.0.0.1:0")
+		want := tt.want
+		if want == "" {
+			_, want, _ = net.SplitHostPort(d.tlsAddr)
+		}
+		require.NotEqual(t, "443", want)
+
+		h2 := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true, DialContext: dialAlways(d.tlsAddr)}
+		t.Cleanup(h2.CloseIdleConnections)
+		res, body := fetch(t, h2, "https://a.test/x")
+		assert.Equal(t, 200, res.StatusCode)
+		assert.Equal(t, "u", body)
+		assert.Equal(t, `h3=":`+want+`"; ma=86400`, res.Header.Get("Alt-Svc"), "global %q", tt.global)
+
+		plain := &http.Transport{DialContext: dialAlways(d.addr)}
+		t.Cleanup(plain.CloseIdleConnections)
+		res, _ = fetch(t, plain, "http://a.test/x?y=1")
+		assert.Equal(t, http.StatusPermanentRedirect, res.StatusCode)
+		assert.Equal(t, "https://a.test:"+want+"/x?y=1", res.Header.Get("Location"), "global %q", tt.global)
+	}
+}
+
 func TestHTTPSNeedsACertificate(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "paduraksa.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("hosts: [{names: [a.test], kind: fixed, fixed: {body: x}}]\n"), 0o600))

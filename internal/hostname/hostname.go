@@ -129,6 +129,16 @@ func canonical(name string) (canon string, wildcard bool, err error) {
 	return a, false, nil
 }
 
+// CatchAll is the name of the host that takes every name no other host
+// has (the request gate's catch-all host). It is no name a client sends:
+// Canonical refuses it, and each table that takes it says what it stands
+// for there.
+const CatchAll = "*"
+
+// IsCatchAll reports whether a configured name is [CatchAll], surrounding
+// white space ignored as Canonical ignores it.
+func IsCatchAll(name string) bool { return strings.TrimSpace(name) == CatchAll }
+
 // IsIP reports whether a canonical name is an IP literal.
 func IsIP(canon string) bool {
 	_, err := netip.ParseAddr(canon)
