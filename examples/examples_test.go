@@ -60,6 +60,9 @@ var cases = map[string]smoke{
 				if res.StatusCode != 200 || res.Proto != proto || body != "hello from the edge\n" {
 					t.Errorf("over %s: %s %d %q", proto, res.Proto, res.StatusCode, body)
 				}
+				if _, port, _ := net.SplitHostPort(addr); proto == "HTTP/2.0" && res.Header.Get("Alt-Svc") != `h3=":`+port+`"; ma=86400` {
+					t.Errorf("Alt-Svc %q: not the bound port %s", res.Header.Get("Alt-Svc"), port)
+				}
 			}
 		},
 	},

@@ -24,8 +24,8 @@ import (
 	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
-// document is the gateway's config; %d is the HTTPS port, which Alt-Svc
-// advertises for HTTP/3.
+// document is the gateway's config. Alt-Svc advertises HTTP/3 on the
+// port HTTPS is bound to (the compiler's HTTPSPort).
 const document = `
 global:
   tls: {defaultCertificate: localhost}
@@ -33,7 +33,7 @@ certificates:
   - id: localhost   # no files: the source below
 hosts:
   - names: [localhost]
-    tls: {http3: true, altSvc: 'h3=":%d"; ma=86400'}
+    tls: {http3: true}
     kind: fixed
     fixed: {status: 200, body: "hello from the edge\n"}
 `
@@ -48,11 +48,6 @@ func main() {
 		log.Fatal(err)
 	}
 	store := new(snapshot.Store)
-	pub := snapshot.NewPublisher(snapshot.PublisherConfig{
-		Store:    store,
-		Compiler: snapshot.Compiler{Certificates: map[string]tlsselect.Source{"localhost": tlsselect.Static(self)}},
-	})
-	defer pub.Close()
 	// The TLS configs follow the store: until the document applies,
 	// handshakes are refused and requests answered 503.
 	srv, err := edge.Start(edge.Config{
@@ -66,7 +61,15 @@ func main() {
 		log.Fatal(err)
 	}
 	port := srv.Addr(edge.ListenerHTTPS).(*net.TCPAddr).Port
-	o, err := pub.PublishData(fmt.Appendf(nil, document, port)).Wait(context.Background())
+	pub := snapshot.NewPublisher(snapshot.PublisherConfig{
+		Store: store,
+		Compiler: snapshot.Compiler{
+			Certificates: map[string]tlsselect.Source{"localhost": tlsselect.Static(self)},
+			HTTPSPort:    port,
+		},
+	})
+	defer pub.Close()
+	o, err := pub.PublishData([]byte(document)).Wait(context.Background())
 	if err != nil || o.Status != snapshot.Applied {
 		log.Fatal("document: ", o.Status, o.Errors, err)
 	}
