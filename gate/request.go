@@ -65,7 +65,13 @@ type Request struct {
 	returned bool          // the pipeline returned without panicking
 	inFlight bool          // counted in metrics.InFlight
 	keyBuf   [maxHostLen]byte
+
+	pathValues [MaxPathValues]segRange // a template route's values
+	scratch    []byte                  // kept across uses of a pooled Request
 }
+
+// maxScratch bounds the scratch buffer a pooled Request keeps.
+const maxScratch = 64 << 10
 
 // Answer writes the gate's own answer for status (502, 503, 504, 404, ...)
 // with the host's response headers. Unknown statuses get a bare status line.
