@@ -172,8 +172,11 @@ func compileRoute(errs *problem.List, at string, h *Host, rt *Route, j int) {
 	}
 	rt.chain = compileChain(errs, at+".policies", ScopeRoute, rt.Policies)
 	rt.owned = ownedHeaders(rt.Policies)
+	n := len(*errs)
 	compileMatch(errs, at, rt, j)
-	checkPathValues(errs, at, rt)
+	if len(*errs) == n {
+		checkPathValues(errs, at, rt) // on a path without problems of its own
+	}
 	if rt.PathAllow&^pathAllowAll != 0 {
 		errs.Add(CodeRoutePathAllowUnknown, at+".pathAllow", "unknown path allowance "+strconv.Itoa(int(rt.PathAllow&^pathAllowAll)))
 	}
