@@ -22,7 +22,8 @@ import (
 // line or two or listed in Connection, parameters given twice.
 func FuzzRouteMatcher(f *testing.F) {
 	for _, s := range []uint64{0, 1, 2, 3, 42, 1 << 40} {
-		f.Add(s, uint8(5), uint8(30))
+		f.Add(s, uint8(5), uint8(30))  // scanned
+		f.Add(s, uint8(20), uint8(60)) // a trie
 	}
 	f.Fuzz(func(t *testing.T, seed uint64, nRoutes, nRequests uint8) {
 		rng := rand.New(rand.NewPCG(seed, uint64(nRoutes)))
