@@ -513,7 +513,7 @@ func (m *matcher) matchTemplate(view string, vals *[MaxPathValues]segRange) bool
 		if done {
 			return false
 		}
-		seg, tail, more := strings.Cut(rest, "/")
+		seg, tail, more := cutSegment(rest)
 		if s.param {
 			if seg == "" {
 				return false
@@ -627,7 +627,7 @@ func (h *headerMatcher) match(v *reqView) bool {
 		}
 		b = append(b, s...)
 	}
-	v.rq.scratch = b
+	v.rq.keepScratch(b)
 	return h.re.Match(b)
 }
 
@@ -697,7 +697,7 @@ func (q *queryMatcher) matchRegex(raw string, rq *Request) bool {
 			b = append(b, ' ')
 		case '%':
 			if i+2 >= len(raw) || !isHex(raw[i+1]) || !isHex(raw[i+2]) {
-				rq.scratch = b
+				rq.keepScratch(b)
 				return false
 			}
 			b = append(b, unhex(raw[i+1])<<4|unhex(raw[i+2]))
@@ -706,7 +706,7 @@ func (q *queryMatcher) matchRegex(raw string, rq *Request) bool {
 			b = append(b, c)
 		}
 	}
-	rq.scratch = b
+	rq.keepScratch(b)
 	return q.re.Match(b)
 }
 
@@ -737,7 +737,15 @@ func decodedEqual(raw, want string) bool {
 // scratchBuf returns the request's scratch buffer, emptied: regex matches
 // on a header sent twice or an escaped query value decode into it, so a
 // pooled request allocates it once.
-func (rq *Request) scratchBuf() []byte { return rq.scratch[:0] }
+func (rq *Request) scratchBuf() []byte { return rq.keep().scratch[:0] }
+
+// keepScratch keeps b as the scratch buffer, unless it grew past
+// maxScratch: a pooled Request does not hold on to a large header.
+func (rq *Request) keepScratch(b []byte) {
+	if cap(b) <= maxScratch {
+		rq.keep().scratch = b
+	}
+}
 
 // PathValue returns what a template route's "{name}" or "{**name}"
 // matched, in the forwarded spelling ([Request.ForwardPath]): the client's
@@ -752,8 +760,8 @@ func (rq *Request) PathValue(name string) string {
 		return ""
 	}
 	for k, n := range rt.matcher.names {
-		if n == name {
-			v := rq.pathValues[k]
+		if n == name && rq.kept != nil {
+			v := rq.kept.pathValues[k]
 			return segments(rq.ForwardPath, int(v.from), int(v.to))
 		}
 	}

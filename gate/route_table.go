@@ -35,7 +35,9 @@ const maxFoldedSegment = 64
 
 // routeTable finds a host's route. It is immutable once built.
 type routeTable struct {
-	linear []*Route // every route by precedence, for a small host; else nil
+	linear []Route // every route by precedence (the host's), for a small host; else nil
+	plain  int     // how many of linear come first and are plain prefixes
+	only   bool    // linear is all plain prefixes
 	root   *routeNode
 	regex  []*Route // regex routes by precedence
 	extra  bool     // some route matches methods, headers or query
@@ -186,10 +188,11 @@ func newRouteTable(routes []Route) routeTable {
 		t.extra = t.extra || routes[i].matcher.extra
 	}
 	if len(routes) <= linearRoutes {
-		t.linear = make([]*Route, len(routes))
-		for i := range routes {
-			t.linear[i] = &routes[i]
+		t.linear = routes
+		for t.plain < len(routes) && routes[t.plain].matcher.class == classPrefix && !routes[t.plain].matcher.extra {
+			t.plain++
 		}
+		t.only = t.plain == len(routes)
 		return t
 	}
 	for i := range routes {
@@ -289,32 +292,57 @@ func (n *routeNode) child(seg string) *routeNode {
 }
 
 // match returns the route of highest precedence that matches the request
-// whose path view is view, or nil.
+// whose path view is view, or nil. A host of a few plain prefixes (only)
+// is scanned by scanPlain alone, which the gate calls itself: a loop
+// over them costs what it did before routes had more to match. Otherwise
+// the plain prefixes that come first are scanned in a loop of their own,
+// then the rest from the first route with more to match; a larger host
+// walks the trie.
 func (t *routeTable) match(view string, r *http.Request, rq *Request) *Route {
+	if t.only {
+		return scanPlain(t.linear, view)
+	}
+	if t.linear == nil {
+		return t.walk(view, r, rq)
+	}
+	if rt := scanPlain(t.linear[:t.plain], view); rt != nil {
+		return rt
+	}
+	return t.scanFrom(t.plain, view, r, rq)
+}
+
+// scanPlain returns the first of routes, plain prefixes, that the path
+// view is under.
+func scanPlain(routes []Route, view string) *Route {
+	for i := range routes {
+		if underLower(view, routes[i].matcher.lower) {
+			return &routes[i]
+		}
+	}
+	return nil
+}
+
+// scanFrom tries a small host's routes from the i-th on, of any kind.
+func (t *routeTable) scanFrom(i int, view string, r *http.Request, rq *Request) *Route {
+	v := reqView{r: r, rq: rq, method: methodBit(r.Method)}
+	for ; i < len(t.linear); i++ {
+		rt := &t.linear[i]
+		if m := &rt.matcher; m.matchPath(view) && (!m.extra || m.matchRest(&v) < 0) {
+			return rt
+		}
+	}
+	return nil
+}
+
+// walk finds a large host's route through the trie.
+func (t *routeTable) walk(view string, r *http.Request, rq *Request) *Route {
 	v := reqView{r: r, rq: rq}
 	if t.extra {
 		v.method = methodBit(r.Method)
 	}
-	if t.linear != nil {
-		for _, rt := range t.linear {
-			m := &rt.matcher
-			if m.class == classPrefix {
-				if !underLower(view, m.lower) {
-					continue
-				}
-			} else if !m.matchPath(view) {
-				continue
-			}
-			if !m.extra || m.matchRest(&v) < 0 {
-				return rt
-			}
-		}
-		return nil
-	}
-
 	n, whole := t.root, false
 	for rest := view[1:]; ; {
-		seg, tail, more := strings.Cut(rest, "/")
+		seg, tail, more := cutSegment(rest)
 		c := n.child(seg)
 		if c == nil {
 			break
@@ -360,4 +388,13 @@ func (t *routeTable) match(view string, r *http.Request, rq *Request) *Route {
 		}
 	}
 	return best
+}
+
+// cutSegment cuts a path after its leading "/" at the next "/", as
+// strings.Cut(p, "/") does with less to call.
+func cutSegment(p string) (seg, rest string, more bool) {
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		return p[:i], p[i+1:], true
+	}
+	return p, "", false
 }

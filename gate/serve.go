@@ -21,11 +21,9 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gate) release(rq *Request) {
-	scratch := rq.scratch
+	kept := rq.kept
 	*rq = Request{}
-	if cap(scratch) <= maxScratch {
-		rq.scratch = scratch[:0]
-	}
+	rq.kept = kept
 	requestPool.Put(rq)
 }
 
@@ -147,7 +145,12 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 		return
 	}
 
-	rt := h.table.match(rq.Path, r, rq)
+	var rt *Route
+	if h.table.only {
+		rt = scanPlain(h.table.linear, rq.Path) // the common host, inlined
+	} else {
+		rt = h.table.match(rq.Path, r, rq)
+	}
 	if rt == nil {
 		if tr != nil {
 			near, why := explainMiss(h, rq.Path, r, rq)
@@ -158,7 +161,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 	}
 	rq.Route, rq.metrics = rt, rt.metrics
 	if rt.matcher.class == classTemplate {
-		rt.matcher.matchTemplate(rq.Path, &rq.pathValues)
+		rt.matcher.matchTemplate(rq.Path, &rq.keep().pathValues)
 	}
 	if tr != nil {
 		tr.OnStep(Step{Kind: StepRoute, Path: rq.Path, Name: rt.ID, Reason: explainRoute(h, rt, rq.Path, r, rq), Route: rt})
