@@ -36,7 +36,8 @@ import (
 // them (lowercase, punycode, IP literals canonical), durations in their
 // shortest [time.Duration.String] form, addresses as "scheme://host:port",
 // prefixes as netip writes them (an address alone for a full-length
-// prefix), route paths without a trailing slash, TLS pins in padded
+// prefix), route prefixes without a trailing slash (an exact root path
+// as the default), TLS pins in padded
 // standard base64. Invalid values are written as they are, so Canonical
 // works on any document; lists keep their order.
 //
@@ -405,10 +406,18 @@ func (e *canonEnc) host(h *Host) {
 		r := &h.Routes[i]
 		e.str("id", r.ID)
 		p := r.Path
-		if gate.CheckPrefix(p) == nil {
-			p = RoutePrefix(p)
+		switch r.PathType {
+		case "", gate.PathPrefix.String():
+			if gate.CheckPrefix(p) == nil {
+				p = RoutePrefix(p)
+			}
+		case gate.PathExact.String():
+			if p == "/" {
+				p = "" // the default: the root, as the gate reads it
+			}
 		}
 		e.str("path", p)
+		e.routeMatch(r)
 		e.stringList("allowInPath", r.AllowInPath)
 		e.str("upstream", r.Upstream)
 		e.stringList("policies", r.Policies)
@@ -437,6 +446,28 @@ func (e *canonEnc) host(h *Host) {
 	}
 }
 
+// routeMatch writes a route's path type, matches and order; defaults
+// write nothing.
+func (e *canonEnc) routeMatch(r *Route) {
+	e.strDefault("pathType", r.PathType, gate.PathTypeNames()[0])
+	m := e.open("match")
+	e.stringList("methods", r.Match.Methods)
+	e.objects("headers", len(r.Match.Headers), nil, func(k int) {
+		hm := &r.Match.Headers[k]
+		e.str("name", hm.Name)
+		e.strDefault("type", hm.Type, gate.HeaderMatchTypeNames()[0])
+		e.str("value", hm.Value)
+	})
+	e.objects("query", len(r.Match.Query), nil, func(k int) {
+		qm := &r.Match.Query[k]
+		e.str("name", qm.Name)
+		e.strDefault("type", qm.Type, gate.QueryMatchTypeNames()[0])
+		e.str("value", qm.Value)
+	})
+	e.close(m, false)
+	e.integer("order", r.Order, 0)
+}
+
 // routeForwarding writes a route's forwarding blocks; defaults write
 // nothing.
 func (e *canonEnc) routeForwarding(r *Route) {
@@ -449,6 +480,7 @@ func (e *canonEnc) routeForwarding(r *Route) {
 		e.key("rewriteLocation")
 		e.b = append(e.b, "false"...)
 	}
+	e.str("template", r.Rewrite.Template)
 	e.close(m, false)
 	e.headers(&r.Headers)
 	m = e.open("retry")

@@ -337,6 +337,9 @@ func (c *Checker) route(i, j int) {
 		allow |= a
 	}
 	c.references(rt.Policies, CodeRoutePolicyUnknown, func(k int) string { return at(index(".policies", k)) })
+	if pt, _ := gate.ParsePathType(rt.PathType); rt.Rewrite.StripPrefix && (pt == gate.PathTemplate || pt == gate.PathRegex) {
+		c.add(CodeRouteStripPrefixPathType, at(".rewrite.stripPrefix"), "stripPrefix takes the route's path off the front, and a "+pt.String()+" path is no prefix (rewrite.template fills a path from a template's values)")
+	}
 	switch {
 	case rt.Upstream == "":
 		c.add(CodeRouteUpstreamMissing, at(".upstream"), "a route needs an upstream")

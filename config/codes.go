@@ -52,6 +52,7 @@ import (
 //	route.upstream.missing                hosts[i].routes[j].upstream                 no upstream named
 //	route.upstream.unknown                hosts[i].routes[j].upstream                 no upstream has this ID
 //	route.policy.unknown                  hosts[i].routes[j].policies[k]              no policy has this ID
+//	route.rewrite.stripPrefix.pathType    hosts[i].routes[j].rewrite.stripPrefix      stripPrefix on a template or regex path, which is no prefix to strip
 //	upstream.id.missing                   upstreams[i].id                             empty ID
 //	upstream.id.invalid                   upstreams[i].id                             not 1-128 of [A-Za-z0-9._-]
 //	upstream.id.duplicate                 upstreams[i].id                             the same ID on an earlier upstream
@@ -99,6 +100,7 @@ const (
 	CodeRouteUpstreamMissing      = "route.upstream.missing"
 	CodeRouteUpstreamUnknown      = "route.upstream.unknown"
 	CodeRoutePolicyUnknown        = "route.policy.unknown"
+	CodeRouteStripPrefixPathType  = "route.rewrite.stripPrefix.pathType"
 
 	CodeUpstreamIDMissing                 = "upstream.id.missing"
 	CodeUpstreamIDInvalid                 = "upstream.id.invalid"
@@ -135,7 +137,7 @@ var codes = [...]string{
 	CodeHostRoutesEmpty, CodeHostRoutesUnexpected, CodeHostForwardingUnused, CodeHostAccessListUnknown,
 	CodeHostPolicyUnknown, CodeHostHSTSMaxAgeMissing, CodeHostTLSUnused,
 	CodeRouteIDInvalid, CodeRouteIDDuplicate, CodeRouteAllowInPathDuplicate, CodeRouteUpstreamMissing,
-	CodeRouteUpstreamUnknown, CodeRoutePolicyUnknown,
+	CodeRouteUpstreamUnknown, CodeRoutePolicyUnknown, CodeRouteStripPrefixPathType,
 	CodeUpstreamIDMissing, CodeUpstreamIDInvalid, CodeUpstreamIDDuplicate,
 	CodeUpstreamDestinationIDMissing, CodeUpstreamDestinationIDInvalid, CodeUpstreamDestinationIDDuplicate,
 	CodeUpstreamDestinationAddressInvalid, CodeUpstreamDestinationHealthInvalid, CodeUpstreamDestinationHealthScheme,

@@ -103,6 +103,9 @@ func FuzzDecodeFastEqualsGeneral(f *testing.F) {
 		"global:\n  server: |\n    a\n   b\n", "global:\n  server: |2\n    a\n", "global:\n  server: |+\n  a\n\n",
 		"global:\n  server: |\n\n  a\n", "global:\n  server: |\n  a\n    \n", "global:\n  server: >\n  a\n  b\n",
 		"hosts:\n- robots: |\n    a\n  names: [x]\n", "global:\n  server: |\n  a",
+		"hosts:\n- routes:\n  - order: -1\n", "hosts: [{routes: [{order: -12, path: -x}]}]", "global: {server: -1}",
+		"global: {server: -1.5, zone: -0x1f}", "global:\n  server: -1-2\n", "hosts:\n- routes:\n  - order: -9223372036854775809\n",
+		"hosts:\n- names:\n  -1\n", "hosts:\n- names:\n  - -1\n",
 	} {
 		f.Add([]byte(s))
 	}

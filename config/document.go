@@ -114,7 +114,11 @@ type Host struct {
 	// Fixed is required for, and only allowed on, fixed hosts.
 	Fixed *FixedAnswer `json:"fixed,omitempty"`
 	// Routes are the host's routes; a proxy host needs at least one. The
-	// order does not matter: the most specific prefix wins.
+	// route of highest precedence that matches wins, whatever the order
+	// here (gate.Host.Routes): order, then exact paths, templates,
+	// prefixes and regex paths, the longer literal part, a method match,
+	// more header matches, more query matches, and only then the order
+	// here. Two routes with the same matches and order are refused.
 	Routes []Route `json:"routes,omitempty"`
 	// AccessList names an access list by ID; empty means none.
 	AccessList string `json:"accessList,omitempty"`
@@ -325,17 +329,35 @@ type FixedAnswer struct {
 	Body string `json:"body,omitempty"`
 }
 
-// Route sends the requests whose path starts with Path to an upstream.
+// Route sends the requests that match its path and matches to an
+// upstream.
 type Route struct {
 	// ID names the route in logs and traces; optional, unique within the
-	// host when set.
+	// host when set. Routes that share a path need one to be told apart in
+	// the metrics.
 	ID string `json:"id,omitempty"`
-	// Path is a path prefix that matches on segment boundaries, ASCII
-	// letters in any case: "/api" matches "/api", "/API/x" and
-	// "/api;v=1/x" but not "/apix". Default "/". It is written as the
-	// gate's path view spells paths: no escapes, ";", "?", "#", "//" or
-	// dot segments.
+	// Path is, by default, a path prefix that matches on segment
+	// boundaries, ASCII letters in any case: "/api" matches "/api",
+	// "/API/x" and "/api;v=1/x" but not "/apix". Default "/". It is
+	// written as the gate's path view spells paths: no escapes, ";", "?",
+	// "#", "//" or dot segments. PathType reads it otherwise.
 	Path string `json:"path,omitempty"`
+
+	// Matching, the gate's (gate.Route, gate.RouteMatch).
+
+	// PathType is a gate.PathTypeNames name: "prefix" (default), "exact"
+	// (the whole path, a trailing "/" counts), "template" (segments:
+	// literals, "{name}" for one segment, a last "{**name}" for the rest:
+	// "/api/{id}/{**rest}") or "regex" (an RE2 expression on the whole
+	// path view, anchored).
+	PathType string `json:"pathType,omitempty"`
+	// Match is what a request needs besides its path; absent matches any.
+	Match RouteMatch `json:"match,omitzero"`
+	// Order puts the route before (lower) or after (higher) routes of
+	// other orders, whatever their precedence; absent is 0, and it may be
+	// negative.
+	Order int `json:"order,omitempty"`
+
 	// AllowInPath lists path spellings the gate refuses with 400 by
 	// default that this route accepts, by gate.PathAllowNames:
 	// encodedSlash, encodedBackslash, encodedQuestionMark, encodedHash,
@@ -363,6 +385,43 @@ type Route struct {
 	Retry   RouteRetry `json:"retry,omitzero"`
 }
 
+// RouteMatch is what a route needs of a request besides its path; every
+// part that is set must match (gate.RouteMatch).
+type RouteMatch struct {
+	// Methods matches any of these methods, case-sensitive; empty means
+	// any.
+	Methods []string `json:"methods,omitempty"`
+	// Headers must all match, on the headers as they are forwarded; a
+	// header sent twice is matched on its values joined with ", ".
+	Headers []HeaderMatch `json:"headers,omitempty"`
+	// Query must all match; a parameter given twice must match on every
+	// occurrence.
+	Query []QueryMatch `json:"query,omitempty"`
+}
+
+// HeaderMatch is one header a route needs.
+type HeaderMatch struct {
+	// Name is a header name, in any case.
+	Name string `json:"name,omitempty"`
+	// Type is a gate.HeaderMatchTypeNames name: "exact" (default),
+	// "prefix", "regex" (RE2, anchored), "present" or "absent".
+	Type string `json:"type,omitempty"`
+	// Value is compared as written; none for present and absent.
+	Value string `json:"value,omitempty"`
+}
+
+// QueryMatch is one query parameter a route needs, compared after
+// percent-decoding.
+type QueryMatch struct {
+	// Name is case-sensitive.
+	Name string `json:"name,omitempty"`
+	// Type is a gate.QueryMatchTypeNames name: "exact" (default), "regex"
+	// (RE2, anchored) or "present".
+	Type string `json:"type,omitempty"`
+	// Value is the decoded value to compare; none for present.
+	Value string `json:"value,omitempty"`
+}
+
 // Rewrite changes the path a route forwards; the raw path is never decoded
 // or re-encoded.
 type Rewrite struct {
@@ -375,6 +434,11 @@ type Rewrite struct {
 	// RewriteLocation maps an upstream's Location back under the client's
 	// prefix; default true on a rewriting route.
 	RewriteLocation *bool `json:"rewriteLocation,omitempty"`
+	// Template replaces the path with one filled from a template route's
+	// values, in the client's spelling: on "/v1/{**rest}", "/api/{rest}"
+	// sends /v1/users/7 as /api/users/7 (proxy.Rewrite.Template). Every
+	// name it uses must be one the route's path captures.
+	Template string `json:"template,omitempty"`
 }
 
 // RouteRetry is a route's retry policy; absent means no retries.

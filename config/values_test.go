@@ -30,6 +30,13 @@ func richDocument() *Document {
 				Routes: []Route{
 					{ID: "api", Path: "/api", Upstream: "api"},
 					{ID: "web", Upstream: "web"},
+					{ID: "item", Path: "/api/v1/{id}/{**rest}", PathType: "template", Order: -1, Upstream: "api",
+						Match: RouteMatch{
+							Methods: []string{"GET", "HEAD"},
+							Headers: []HeaderMatch{{Name: "X-Canary", Value: "1"}, {Name: "X-Debug", Type: "absent"}},
+							Query:   []QueryMatch{{Name: "v", Type: "regex", Value: "[0-9]+"}},
+						},
+						Rewrite: Rewrite{Template: "/items/{id}/{rest}"}},
 				},
 				AccessList: "office", Server: "example",
 			},

@@ -13,15 +13,23 @@ import (
 // with an allow list, a rule set and a rate limit. "conn-info" is the
 // production wiring (http.Server.ConnContext = ConnContext: the peer is
 // parsed once per connection); "remote-addr" parses r.RemoteAddr per
-// request.
+// request. "50-routes" is conn-info on the same host with the 50 routes
+// of manyRoutes, method and header matches, in place of its two: the
+// request goes to a canary route, one of 50, by its header.
 func BenchmarkGateDecide(b *testing.B) {
-	g := benchGate(b, TargetFunc(func(w http.ResponseWriter, r *http.Request, rq *Request) {}))
+	nop := TargetFunc(func(w http.ResponseWriter, r *http.Request, rq *Request) {})
+	g := benchGate(b, nop)
+	many := benchGateMany(b, nop)
 	r := readRequest(b, "GET /api/users?id=1 HTTP/1.1\r\nHost: App.Example:8080\r\nUser-Agent: curl/8\r\nAccept: */*\r\n\r\n", "192.0.2.10:5000")
 	withConn := r.WithContext(WithConnInfo(r.Context(), &ConnInfo{Peer: netip.MustParseAddrPort(r.RemoteAddr)}))
+	canary := readRequest(b, "GET /svc17/users?id=1 HTTP/1.1\r\nHost: App.Example:8080\r\nUser-Agent: curl/8\r\nAccept: */*\r\nX-Canary: 1\r\n\r\n", "192.0.2.10:5000")
+	canary = canary.WithContext(WithConnInfo(canary.Context(), &ConnInfo{Peer: netip.MustParseAddrPort(r.RemoteAddr)}))
 	for _, bc := range []struct {
 		name string
+		g    *Gate
 		r    *http.Request
-	}{{"conn-info", withConn}, {"remote-addr", r}} {
+	}{{"conn-info", g, withConn}, {"remote-addr", g, r}, {"50-routes", many, canary}} {
+		g := bc.g
 		b.Run(bc.name, func(b *testing.B) {
 			w := newNopWriter()
 			b.ReportAllocs()

@@ -129,31 +129,11 @@ func New(cfg Config) (*Gate, error) {
 		switch h.Kind {
 		case HostProxy:
 			for j := range h.Routes {
-				compileRoute(&errs, problem.Index(at+".routes", j), h, &h.Routes[j])
+				n := len(errs)
+				compileRoute(&errs, problem.Index(at+".routes", j), h, &h.Routes[j], j)
+				h.Routes[j].matcher.invalid = len(errs) > n
 			}
-			// Most specific first: longer prefixes before shorter ones;
-			// equal prefixes keep their order.
-			order := make([]int, len(h.Routes))
-			for j := range order {
-				order[j] = j
-			}
-			slices.SortStableFunc(order, func(a, b int) int { return len(h.Routes[b].Prefix) - len(h.Routes[a].Prefix) })
-			if len(h.Routes) > 1 {
-				seen := make(map[string]int, len(h.Routes))
-				for _, j := range order {
-					k := h.Routes[j].lower
-					if prev, dup := seen[k]; dup {
-						errs.Add(CodeRoutePrefixDuplicate, problem.Index(at+".routes", max(prev, j))+".prefix",
-							"routes["+strconv.Itoa(min(prev, j))+"] and routes["+strconv.Itoa(max(prev, j))+"] match the same paths (prefixes match ASCII letters in any case)")
-					}
-					seen[k] = j
-				}
-			}
-			sorted := make([]Route, len(order))
-			for k, j := range order {
-				sorted[k] = h.Routes[j]
-			}
-			h.Routes = sorted
+			h.orderRoutes(&errs, at)
 		case HostRedirect:
 			if h.Redirect.Status == 0 {
 				h.Redirect.Status = DefaultRedirectStatus
@@ -191,8 +171,9 @@ func New(cfg Config) (*Gate, error) {
 	return g, nil
 }
 
-// compileRoute checks and precomputes one route of h; at is its path.
-func compileRoute(errs *problem.List, at string, h *Host, rt *Route) {
+// compileRoute checks and precomputes one route of h; at is its path, j
+// its index.
+func compileRoute(errs *problem.List, at string, h *Host, rt *Route, j int) {
 	switch t := rt.Target.(type) {
 	case nil:
 		errs.Add(CodeRouteTargetMissing, at+".target", "a route needs a target")
@@ -205,8 +186,12 @@ func compileRoute(errs *problem.List, at string, h *Host, rt *Route) {
 	if ah, ok := rt.Target.(AnswerHeaders); ok {
 		rt.answerHeaders = ah
 	}
-	if err := CheckPrefix(rt.Prefix); err != nil {
-		errs.Add(CodeRoutePrefixInvalid, at+".prefix", strconv.Quote(rt.Prefix)+": "+strings.TrimPrefix(err.Error(), "gate: "))
+	rt.chain = compileChain(errs, at+".policies", ScopeRoute, rt.Policies)
+	rt.owned = ownedHeaders(rt.Policies)
+	n := len(*errs)
+	compileMatch(errs, at, rt, j)
+	if len(*errs) == n {
+		checkPathValues(errs, at, rt) // on a path without problems of its own
 	}
 	if rt.PathAllow&^pathAllowAll != 0 {
 		errs.Add(CodeRoutePathAllowUnknown, at+".pathAllow", "unknown path allowance "+strconv.Itoa(int(rt.PathAllow&^pathAllowAll)))
@@ -214,11 +199,11 @@ func compileRoute(errs *problem.List, at string, h *Host, rt *Route) {
 	if rt.MaxBodyBytes < 0 {
 		errs.Add(CodeRouteMaxBodyBytesInvalid, at+".maxBodyBytes", "negative (0 means the host's limit)")
 	}
-	rt.Prefix = strings.TrimSuffix(rt.Prefix, "/")
-	rt.lower = lowerASCII(rt.Prefix)
-	rt.scopeKey = scopeKeyOf(h.firstName, "route", cmpOr(rt.ID, rt.Prefix+"/"))
-	rt.chain = compileChain(errs, at+".policies", ScopeRoute, rt.Policies)
-	rt.owned = ownedHeaders(rt.Policies)
+	key := rt.Prefix + "/"
+	if !rt.plain() {
+		key = strconv.Itoa(rt.Order) + "\x00" + rt.matchKey()
+	}
+	rt.scopeKey = scopeKeyOf(h.firstName, "route", cmpOr(rt.ID, key))
 }
 
 // compileCommon checks and precomputes a host's TLS, HSTS, HTTPS redirect,

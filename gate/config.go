@@ -177,7 +177,15 @@ type Host struct {
 	Redirect Redirect
 	// Fixed is the answer of a HostFixed host.
 	Fixed Answer
-	// Routes are matched most specific prefix first, whatever their order.
+	// Routes are matched in precedence order, whatever their order here:
+	// by Order (lower first), then exact paths, templates, prefixes and
+	// regular expressions in that order (templates and prefixes with the
+	// longer literal part first: "/api" of "/api/{id}"), then a route
+	// with a method match before one without, then more header matches,
+	// then more query matches, then the order here. The first route that
+	// matches the request wins (see [RouteMatch]). Two routes with the same
+	// matches and order are refused: the later could never match. A Host
+	// that New returns holds its routes in precedence order.
 	Routes []Route
 	// Server overrides Config.Server.
 	Server string
@@ -204,6 +212,8 @@ type Host struct {
 	NoAccessLog bool
 
 	metrics   *RouteMetrics // requests outside the routes
+	table     routeTable
+	matched   []string // the header names the routes match on, canonical
 	server    []string
 	answers   *answerSet // the gate's own answers, with this host's headers
 	fixed     *answer
@@ -246,16 +256,29 @@ type HTTPSRedirect struct {
 	Port int
 }
 
-// Route sends requests under a path prefix to a target. [New] refuses the
-// zero Route, which has no target.
+// Route sends the requests that match its path and matches to a target.
+// [New] refuses the zero Route, which has no target.
 type Route struct {
-	// ID names the route in traces; optional.
+	// ID names the route in traces, metrics and the access log; optional.
+	// Routes that share a path need one to be told apart there.
 	ID string
-	// Prefix matches the path view ([PathView.Match]) on segment
+	// Prefix is the route's path, read as PathType says. A prefix (the
+	// default) matches the path view ([PathView.Match]) on segment
 	// boundaries, ASCII letters in any case: "/api" matches "/api",
 	// "/API/x" and "/api;v=1/x" but not "/apix"; "/" and "" match
-	// everything. It is spelled as the view spells paths ([CheckPrefix]).
+	// everything. A prefix, an exact path and a template's literal
+	// segments are spelled as the view spells paths ([CheckPrefix]).
 	Prefix string
+	// PathType says whether Prefix is a prefix (the zero value), an
+	// exact path, a template or a regular expression.
+	PathType PathType
+	// Match is what the route needs of a request besides its path; the
+	// zero value matches any.
+	Match RouteMatch
+	// Order puts the route before (lower) or after (higher) the routes of
+	// other orders, whatever their precedence; 0 is every route's
+	// without one, and it may be negative.
+	Order  int
 	Target Target
 	// Policies is the route's own chain, after the host's.
 	Policies []PolicyUse
@@ -269,7 +292,7 @@ type Route struct {
 
 	chain         chain
 	owned         []string
-	lower         string // Prefix, ASCII lower case
+	matcher       matcher
 	scopeKey      uint64
 	answerHeaders AnswerHeaders // the Target's, or nil
 	metrics       *RouteMetrics
@@ -301,4 +324,22 @@ type Answer struct {
 type location struct {
 	prefix string   // "https://example.com[:port]"
 	root   []string // prefix + "/"
+}
+
+// PathValueReader is implemented by a [Target] that reads
+// [Request.PathValue], like the proxy's Route with a rewrite template.
+// [New] refuses a route whose path has no value of a name the target
+// reads, which would read "" on every request.
+type PathValueReader interface {
+	// PathValues returns each name the target reads, with the path of
+	// the setting that names it relative to the target's config
+	// ("rewrite.template"). The slice must not change.
+	PathValues() []PathValueUse
+}
+
+// PathValueUse is one name a [PathValueReader] reads and where its config
+// names it.
+type PathValueUse struct {
+	Name string
+	Path string
 }

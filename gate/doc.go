@@ -23,8 +23,11 @@
 // [Handler] makes a target of any http.Handler. The names
 // of the enumerated settings ([HostKindNames], [ModeNames],
 // [RuleActionNames], [RateLimitScopeNames], [TLSVersionNames],
-// [PathAllowNames]) are their String and Parse forms and the ones a config
-// document uses.
+// [PathAllowNames], [PathTypeNames], [HeaderMatchTypeNames],
+// [QueryMatchTypeNames]) are their String and Parse forms and the ones a
+// config document uses. A target that reads a template's values
+// ([PathValueReader]) is asked which, so a rewrite naming a value the
+// route's path does not capture is refused by New.
 //
 // The answers the gate gives itself for a host (a policy's refusal, 400,
 // 404, 413, 414, 421, 431, the redirects, robots.txt, a fixed answer)
@@ -69,8 +72,16 @@
 //     name is not a token), then the path view ([ReadPath], 400). The
 //     host's policy chain; the host's request [Limits] (414, 431); the
 //     HTTPS redirect; managed robots.txt; redirect and fixed-answer hosts.
-//  6. Route match on the canonical path view ([CanonicalPath]), most
-//     specific prefix first (404 if none); the route's chain; the body limit
+//  6. Route match (404 if none): the path view against each route's path,
+//     a prefix, an exact path, a template or an anchored RE2 expression
+//     ([PathType]), and its [RouteMatch]: methods, headers as the forwarder
+//     will send them, query parameters. The first route in precedence
+//     order wins ([Host.Routes]: Order, then exact, template, prefix,
+//     regex, the longer literal part, a method match, more header
+//     matches, more query matches, the config's order), found through a
+//     table New compiles, so a request tests only the routes its path
+//     could match (route_table.go); a template's values are kept for the
+//     target ([Request.PathValue]). Then the route's chain; the body limit
 //     (413 for a larger Content-Length, a cutting reader for chunked
 //     bodies).
 //  7. Hand-over: [Target.Forward] with the per-request [Request] as a typed
@@ -107,8 +118,11 @@
 //
 // Every step reports to a [Tracer] when one is set: client resolution,
 // host match kind, TLS check, each policy with scope, index, mode, verdict
-// and reason, redirects, limits, the route with its canonical path, the
-// hand-over. The production setting is a nil *Tracer, one predictable
+// and reason, redirects, limits, the route with the path view and why it
+// won (the route it won over and the key of precedence that decided, and
+// a route of higher precedence whose path matched with the match it
+// failed) or, on a 404, the nearest route ([Step.Nearest]) and which of
+// its matches failed, the hand-over. The production setting is a nil *Tracer, one predictable
 // branch per step (BenchmarkGateDecide against BenchmarkGateDecideTraced).
 // [Gate.Simulate] runs the same code with [Request.DryRun]: stateful
 // policies only look, forward-auth is not called, drops are not carried

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +104,35 @@ func benchGate(t testing.TB, target Target) *Gate {
 	})
 	require.NoError(t, err)
 	return g
+}
+
+// manyRoutes are 50 routes on one host, as a gateway in front of 25
+// services has them: each service's stable route takes GET, HEAD and
+// POST, and its canary route GET with X-Canary: 1.
+func manyRoutes(target Target) []Route {
+	var rs []Route
+	for i := range 25 {
+		p := "/svc" + strconv.Itoa(i)
+		rs = append(rs,
+			Route{ID: "svc" + strconv.Itoa(i), Prefix: p, Target: target, Match: RouteMatch{Methods: []string{"GET", "HEAD", "POST"}}},
+			Route{ID: "svc" + strconv.Itoa(i) + "-canary", Prefix: p, Target: target, Match: RouteMatch{
+				Methods: []string{"GET"}, Headers: []HeaderMatch{{Name: "X-Canary", Value: "1"}}}})
+	}
+	return rs
+}
+
+// benchGateMany is benchGate's proxy host, policies and all, with the 50
+// routes of manyRoutes in place of its two.
+func benchGateMany(t testing.TB, target Target) *Gate {
+	t.Helper()
+	g := benchGate(t, target)
+	h := *g.Host(0)
+	g2, err := New(Config{
+		TrustedProxies: mustPrefix("10.0.0.1/32"),
+		Hosts:          []Host{{Names: h.Names, Policies: h.Policies, HSTS: h.HSTS, Routes: manyRoutes(target)}},
+	})
+	require.NoError(t, err)
+	return g2
 }
 
 func bcryptHash(t testing.TB, password string) string {

@@ -41,9 +41,13 @@ func removeOwned(h http.Header, owned []string) {
 }
 
 // Owns reports whether the canonical header name k is owned by a policy of
-// the request's host or route chain (see [HeaderOwner]).
+// the request's host or route chain (see [HeaderOwner]), or is a header
+// some route of the host matches on ([HeaderMatch]). The forwarder sends
+// neither in another spelling (X_Canary on a host that keeps underscores)
+// nor as a trailer, so what the upstream reads is what the gate decided
+// on.
 func (rq *Request) Owns(k string) bool {
-	if rq.Host != nil && slices.Contains(rq.Host.owned, k) {
+	if h := rq.Host; h != nil && (slices.Contains(h.owned, k) || slices.Contains(h.matched, k)) {
 		return true
 	}
 	return rq.Route != nil && slices.Contains(rq.Route.owned, k)

@@ -43,8 +43,26 @@ type ValidationError = problem.Error
 //	gate.host.limits.invalid              hosts[i].limits.maxUriBytes, …        negative
 //	gate.chain.policy.missing             hosts[i].policies[k], ….routes[j].policies[k]  a use without a policy, or a built-in policy its constructor did not make (a zero &RateLimit{})
 //	gate.chain.mode.unknown               ….policies[k].mode                    not one of ModeNames
-//	gate.route.prefix.invalid             hosts[i].routes[j].prefix             not a prefix requests can match (CheckPrefix)
-//	gate.route.prefix.duplicate           hosts[i].routes[j].prefix             the same prefix (in any ASCII case) as another route of the host
+//	gate.route.prefix.invalid             hosts[i].routes[j].prefix             not a prefix or exact path requests can match (CheckPrefix); a template not starting with /, or whose literal segments no path view has
+//	gate.route.prefix.duplicate           hosts[i].routes[j].prefix             the same prefix (in any ASCII case) as another route of the host, neither with other matches or an order
+//	gate.route.pathType.unknown           hosts[i].routes[j].pathType           not one of PathTypeNames
+//	gate.route.regex.invalid              hosts[i].routes[j].prefix             a regex path that does not compile (RE2)
+//	gate.route.regex.empty                hosts[i].routes[j].prefix             a regex path that matches the empty string
+//	gate.route.template.segment.invalid   hosts[i].routes[j].prefix             a segment that mixes a literal and a {name}, or a stray brace
+//	gate.route.template.name.invalid      hosts[i].routes[j].prefix             an empty name, one with other than letters, digits, _ - ., or over MaxPathValues names
+//	gate.route.template.name.duplicate    hosts[i].routes[j].prefix             a name used twice (in any case)
+//	gate.route.template.catchAll.invalid  hosts[i].routes[j].prefix             two {**name}, or one that is not the last segment
+//	gate.route.match.method.invalid       hosts[i].routes[j].match.methods[k]   not a method token
+//	gate.route.match.header.name.invalid  ….match.headers[k].name               not a header name; with "_"; hop-by-hop, Host or a forwarding field (never forwarded as sent)
+//	gate.route.match.header.owned         ….match.headers[k].name               a header the route's own policies set (HeaderOwner)
+//	gate.route.match.header.type.unknown  ….match.headers[k].type               not one of HeaderMatchTypeNames
+//	gate.route.match.query.name.invalid   ….match.query[k].name                 empty
+//	gate.route.match.query.type.unknown   ….match.query[k].type                 not one of QueryMatchTypeNames
+//	gate.route.match.value.missing        ….match.headers[k].value, ….query[k].value  no value on exact, prefix or regex
+//	gate.route.match.value.unused         ….value                               a value on present or absent
+//	gate.route.match.value.invalid        ….value                               a regex that does not compile; a header value no request carries
+//	gate.route.match.duplicate            hosts[i].routes[j]                    the same path, methods, header and query matches and order as an earlier route (Msg names both)
+//	gate.route.target.pathValue.unknown   hosts[i].routes[j].target.…           the target reads a path value the route's path does not capture (PathValueReader; the target's own path follows)
 //	gate.route.target.missing             hosts[i].routes[j].target             no target, or one that reports it cannot serve (TargetChecker; its own codes follow under target)
 //	gate.route.pathAllow.unknown          hosts[i].routes[j].pathAllow          a bit that is no PathAllow value
 //	gate.route.maxBodyBytes.invalid       hosts[i].routes[j].maxBodyBytes       negative
@@ -93,6 +111,24 @@ const (
 	CodeRouteTargetMissing             = "gate.route.target.missing"
 	CodeRoutePathAllowUnknown          = "gate.route.pathAllow.unknown"
 	CodeRouteMaxBodyBytesInvalid       = "gate.route.maxBodyBytes.invalid"
+	CodeRoutePathTypeUnknown           = "gate.route.pathType.unknown"
+	CodeRouteRegexInvalid              = "gate.route.regex.invalid"
+	CodeRouteRegexEmpty                = "gate.route.regex.empty"
+	CodeRouteTemplateSegmentInvalid    = "gate.route.template.segment.invalid"
+	CodeRouteTemplateNameInvalid       = "gate.route.template.name.invalid"
+	CodeRouteTemplateNameDuplicate     = "gate.route.template.name.duplicate"
+	CodeRouteTemplateCatchAllInvalid   = "gate.route.template.catchAll.invalid"
+	CodeRouteMatchMethodInvalid        = "gate.route.match.method.invalid"
+	CodeRouteMatchHeaderNameInvalid    = "gate.route.match.header.name.invalid"
+	CodeRouteMatchHeaderOwned          = "gate.route.match.header.owned"
+	CodeRouteMatchHeaderTypeUnknown    = "gate.route.match.header.type.unknown"
+	CodeRouteMatchQueryNameInvalid     = "gate.route.match.query.name.invalid"
+	CodeRouteMatchQueryTypeUnknown     = "gate.route.match.query.type.unknown"
+	CodeRouteMatchValueMissing         = "gate.route.match.value.missing"
+	CodeRouteMatchValueUnused          = "gate.route.match.value.unused"
+	CodeRouteMatchValueInvalid         = "gate.route.match.value.invalid"
+	CodeRouteMatchDuplicate            = "gate.route.match.duplicate"
+	CodeRouteTargetPathValueUnknown    = "gate.route.target.pathValue.unknown"
 	CodeAccessListCountryInvalid       = "gate.accessList.country.invalid"
 	CodeAccessListCountriesNoLookup    = "gate.accessList.countries.noLookup"
 	CodeAccessListUserNameInvalid      = "gate.accessList.user.name.invalid"

@@ -264,3 +264,128 @@ func TestAnswersCarryTheHostsAndRoutesHeaders(t *testing.T) {
 		})
 	}
 }
+
+// pathValues is a target that reads path values, as a rewrite template
+// does.
+type pathValues struct {
+	forwarded
+	names []string
+}
+
+func (p *pathValues) PathValues() []PathValueUse {
+	out := make([]PathValueUse, len(p.names))
+	for i, n := range p.names {
+		out[i] = PathValueUse{Name: n, Path: "rewrite.template"}
+	}
+	return out
+}
+
+// TestRouteMatchProblems: every way a route's path and matches can be
+// wrong is refused by New with its code at its path.
+func TestRouteMatchProblems(t *testing.T) {
+	ok := new(forwarded)
+	owner := ownerPolicy{id: "auth", owned: []string{"X-User"}}
+	r := func(path string, typ PathType, m RouteMatch) Route {
+		return Route{Prefix: path, PathType: typ, Match: m, Target: ok}
+	}
+	_, err := New(Config{Hosts: []Host{{Names: []string{"a.test"}, Routes: []Route{
+		r("/r/(", PathRegex, RouteMatch{}),
+		r("/r/.*|", PathRegex, RouteMatch{}),
+		r("x*", PathRegex, RouteMatch{}),
+		r("/t/{**a}/{**b}", PathTemplate, RouteMatch{}),
+		r("/t/{**a}/x", PathTemplate, RouteMatch{}),
+		r("/t/{a}/{A}", PathTemplate, RouteMatch{}),
+		r("/t/{}", PathTemplate, RouteMatch{}),
+		r("/t/{id:int}", PathTemplate, RouteMatch{}),
+		r("/t/x{id}", PathTemplate, RouteMatch{}),
+		r("/t;x/{id}", PathTemplate, RouteMatch{}),
+		r("t/{id}", PathTemplate, RouteMatch{}),
+		r("/t/{a}/{b}/{c}/{d}/{e}/{f}/{g}/{h}/{i}", PathTemplate, RouteMatch{}),
+		r("/e/../x", PathExact, RouteMatch{}),
+		{Prefix: "/p", PathType: 9, Target: ok},
+		r("/m", PathPrefix, RouteMatch{Methods: []string{"GET", "G T", ""}}),
+		r("/h", PathPrefix, RouteMatch{Headers: []HeaderMatch{
+			{Name: "X Bad", Value: "1"},
+			{Name: "X_Canary", Value: "1"},
+			{Name: "connection", Value: "1"},
+			{Name: "X-Forwarded-For", Value: "1"},
+			{Name: "X-A"},
+			{Name: "X-A", Type: HeaderPresent, Value: "1"},
+			{Name: "X-A", Type: HeaderAbsent, Value: "1"},
+			{Name: "X-A", Type: HeaderRegex, Value: "("},
+			{Name: "X-A", Value: " padded"},
+			{Name: "X-A", Type: 7},
+		}}),
+		{Prefix: "/owned", Match: RouteMatch{Headers: []HeaderMatch{{Name: "x-user", Value: "ann"}}}, Target: ok, Policies: []PolicyUse{{Policy: owner}}},
+		r("/q", PathPrefix, RouteMatch{Query: []QueryMatch{
+			{Value: "1"},
+			{Name: "a"},
+			{Name: "a", Type: QueryPresent, Value: "1"},
+			{Name: "a", Type: QueryRegex, Value: "[z-a]"},
+			{Name: "a", Type: QueryRegex},
+			{Name: "a", Type: 5, Value: "1"},
+		}}),
+		{Prefix: "/v/{id}", PathType: PathTemplate, Target: &pathValues{names: []string{"id", "rest"}}},
+		{Prefix: "/v2", Target: &pathValues{names: []string{"rest"}}},
+		r("/d", PathPrefix, RouteMatch{Methods: []string{"GET", "POST"}, Headers: []HeaderMatch{{Name: "X-A", Value: "1"}, {Name: "x-b", Type: HeaderPresent}}}),
+		r("/D/", PathPrefix, RouteMatch{Methods: []string{"POST", "GET"}, Headers: []HeaderMatch{{Name: "X-B", Type: HeaderPresent}, {Name: "x-a", Value: "1"}}}),
+		r("/d/{x}", PathTemplate, RouteMatch{}),
+		r("/D/{Y}", PathTemplate, RouteMatch{}),
+		{Prefix: "/d/{z}", PathType: PathTemplate, Order: 1, Target: ok}, // told apart by its order
+	}}}})
+	assert.Equal(t, []string{
+		CodeRouteRegexInvalid + " hosts[0].routes[0].prefix",
+		CodeRouteRegexEmpty + " hosts[0].routes[1].prefix",
+		CodeRouteRegexEmpty + " hosts[0].routes[2].prefix",
+		CodeRouteTemplateCatchAllInvalid + " hosts[0].routes[3].prefix",
+		CodeRouteTemplateCatchAllInvalid + " hosts[0].routes[4].prefix",
+		CodeRouteTemplateNameDuplicate + " hosts[0].routes[5].prefix",
+		CodeRouteTemplateNameInvalid + " hosts[0].routes[6].prefix",
+		CodeRouteTemplateNameInvalid + " hosts[0].routes[7].prefix",
+		CodeRouteTemplateSegmentInvalid + " hosts[0].routes[8].prefix",
+		CodeRoutePrefixInvalid + " hosts[0].routes[9].prefix",
+		CodeRoutePrefixInvalid + " hosts[0].routes[10].prefix",
+		CodeRouteTemplateNameInvalid + " hosts[0].routes[11].prefix",
+		CodeRoutePrefixInvalid + " hosts[0].routes[12].prefix",
+		CodeRoutePathTypeUnknown + " hosts[0].routes[13].pathType",
+		CodeRouteMatchMethodInvalid + " hosts[0].routes[14].match.methods[1]",
+		CodeRouteMatchMethodInvalid + " hosts[0].routes[14].match.methods[2]",
+		CodeRouteMatchHeaderNameInvalid + " hosts[0].routes[15].match.headers[0].name",
+		CodeRouteMatchHeaderNameInvalid + " hosts[0].routes[15].match.headers[1].name",
+		CodeRouteMatchHeaderNameInvalid + " hosts[0].routes[15].match.headers[2].name",
+		CodeRouteMatchHeaderNameInvalid + " hosts[0].routes[15].match.headers[3].name",
+		CodeRouteMatchValueMissing + " hosts[0].routes[15].match.headers[4].value",
+		CodeRouteMatchValueUnused + " hosts[0].routes[15].match.headers[5].value",
+		CodeRouteMatchValueUnused + " hosts[0].routes[15].match.headers[6].value",
+		CodeRouteMatchValueInvalid + " hosts[0].routes[15].match.headers[7].value",
+		CodeRouteMatchValueInvalid + " hosts[0].routes[15].match.headers[8].value",
+		CodeRouteMatchHeaderTypeUnknown + " hosts[0].routes[15].match.headers[9].type",
+		CodeRouteMatchHeaderOwned + " hosts[0].routes[16].match.headers[0].name",
+		CodeRouteMatchQueryNameInvalid + " hosts[0].routes[17].match.query[0].name",
+		CodeRouteMatchValueMissing + " hosts[0].routes[17].match.query[1].value",
+		CodeRouteMatchValueUnused + " hosts[0].routes[17].match.query[2].value",
+		CodeRouteMatchValueInvalid + " hosts[0].routes[17].match.query[3].value",
+		CodeRouteMatchValueMissing + " hosts[0].routes[17].match.query[4].value",
+		CodeRouteMatchQueryTypeUnknown + " hosts[0].routes[17].match.query[5].type",
+		CodeRouteTargetPathValueUnknown + " hosts[0].routes[18].target.rewrite.template",
+		CodeRouteTargetPathValueUnknown + " hosts[0].routes[19].target.rewrite.template",
+		CodeRouteMatchDuplicate + " hosts[0].routes[21]",
+		CodeRouteMatchDuplicate + " hosts[0].routes[23]",
+	}, codePaths(err))
+	for _, p := range problem.All(err) {
+		if p.Code == CodeRouteMatchDuplicate {
+			assert.Regexp(t, `^routes\[2[02]\] and routes\[2[13]\] `, p.Msg, "both routes are named")
+		}
+	}
+}
+
+// ownerPolicy is a policy that owns headers and lets every request
+// through.
+type ownerPolicy struct {
+	id    string
+	owned []string
+}
+
+func (p ownerPolicy) ID() string                                { return p.id }
+func (p ownerPolicy) Evaluate(*http.Request, *Request) Decision { return Decision{Reason: "ok"} }
+func (p ownerPolicy) OwnedHeaders() []string                    { return p.owned }

@@ -67,7 +67,28 @@ type Request struct {
 	returned bool          // the pipeline returned without panicking
 	inFlight bool          // counted in metrics.InFlight
 	keyBuf   [maxHostLen]byte
+	kept     *requestKept // made on first use, kept across uses of a pooled Request
 }
+
+// requestKept is what a pooled Request keeps across requests: a
+// template route's values (written by each match on one) and the scratch
+// buffer of regular expressions. Few requests need it, and a Request
+// that holds it only by pointer costs less to clear.
+type requestKept struct {
+	pathValues [MaxPathValues]segRange
+	scratch    []byte
+}
+
+// keep returns the request's kept part, made on first use.
+func (rq *Request) keep() *requestKept {
+	if rq.kept == nil {
+		rq.kept = new(requestKept)
+	}
+	return rq.kept
+}
+
+// maxScratch bounds the scratch buffer a pooled Request keeps.
+const maxScratch = 64 << 10
 
 // Answer writes the gate's own answer for status (502, 503, 504, 404, ...)
 // with the host's response headers. Unknown statuses get a bare status line.

@@ -21,7 +21,9 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gate) release(rq *Request) {
+	kept := rq.kept
 	*rq = Request{}
+	rq.kept = kept
 	requestPool.Put(rq)
 }
 
@@ -146,17 +148,26 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 		return
 	}
 
-	rt := matchRoute(h.Routes, rq.Path)
+	var rt *Route
+	if h.table.only {
+		rt = scanPlain(h.table.linear, rq.Path) // the common host, inlined
+	} else {
+		rt = h.table.match(rq.Path, r, rq)
+	}
 	if rt == nil {
 		if tr != nil {
-			tr.OnStep(Step{Kind: StepRoute, Path: rq.Path, Status: http.StatusNotFound, Reason: "no route"})
+			near, why := explainMiss(h, rq.Path, r, rq)
+			tr.OnStep(Step{Kind: StepRoute, Path: rq.Path, Status: http.StatusNotFound, Reason: why, Nearest: near})
 		}
 		g.answer(w, r, rq, http.StatusNotFound)
 		return
 	}
 	rq.Route, rq.metrics = rt, rt.metrics
+	if rt.matcher.class == classTemplate {
+		rt.matcher.matchTemplate(rq.Path, &rq.keep().pathValues)
+	}
 	if tr != nil {
-		tr.OnStep(Step{Kind: StepRoute, Path: rq.Path, Name: rt.ID, Reason: rt.Prefix, Route: rt})
+		tr.OnStep(Step{Kind: StepRoute, Path: rq.Path, Name: rt.ID, Reason: explainRoute(h, rt, rq.Path, r, rq), Route: rt})
 	}
 	if need := view.Needs &^ rt.PathAllow; need != 0 {
 		if tr != nil {
@@ -286,15 +297,4 @@ func ipOrLoopback(key []byte) bool {
 	}
 	const lh = "localhost"
 	return string(s) == lh || (len(s) > len(lh) && string(s[len(s)-len(lh)-1:]) == "."+lh)
-}
-
-// matchRoute returns the first route (most specific first) whose prefix
-// matches path on a segment boundary, ASCII letters in any case.
-func matchRoute(routes []Route, path string) *Route {
-	for i := range routes {
-		if underLower(path, routes[i].lower) {
-			return &routes[i]
-		}
-	}
-	return nil
 }

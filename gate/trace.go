@@ -12,7 +12,7 @@ const (
 	StepClient   StepKind = iota // client address and scheme resolved
 	StepHost                     // host looked up
 	StepRedirect                 // redirect answered (host redirect or HTTPS redirect)
-	StepRoute                    // route matched (or not), on the path view
+	StepRoute                    // route matched (or not), on the path view; Reason says which match decided, or failed
 	StepHandOver                 // request handed to the route's target
 	StepAnswer                   // the gate or target answered itself
 	StepForward                  // the target forwarded (reported by targets)
@@ -82,6 +82,10 @@ type Step struct {
 	// request goes to. Both are the Gate's immutable compiled values.
 	Host  *Host
 	Route *Route
+	// Nearest is, on a route step that matched no route, the route of
+	// highest precedence whose path matched (nil when none did); Reason
+	// says which of its matches failed.
+	Nearest *Route
 	// Headers lists, on a headers step, each response header the gate
 	// decides at that stage: its value when the answer carries it, else
 	// why not.

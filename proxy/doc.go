@@ -33,9 +33,10 @@
 //
 //  1. Request ID (the host's [RequestIDMode]), then the rewrite: the
 //     client's raw path with the route's prefix stripped and/or another
-//     added, never decoded or re-encoded. A spelling of the prefix that
-//     cannot be stripped is 404; a dot segment in any spelling or a loose
-//     escape is 400 (see [Rewrite]).
+//     added, or a template filled from the gate's template route values
+//     ([gate.Request.PathValue]), never decoded or re-encoded. A spelling
+//     of the prefix that cannot be stripped is 404; a dot segment in any
+//     spelling or a loose escape is 400 (see [Rewrite]).
 //  2. Affinity ([balance.Affinity], when the cluster has one), then the
 //     cluster's [balance.Policy] among the available destinations; none is
 //     503.

@@ -84,7 +84,7 @@ func (rt *Route) forwardPath(r *http.Request, rq *gate.Request) (string, int) {
 	if !rt.rw.active {
 		return path, 0
 	}
-	return rt.rw.apply(path, view)
+	return rt.rw.apply(path, view, rq)
 }
 
 // pick chooses the destination: the affinity's, else the cluster's

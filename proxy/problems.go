@@ -24,6 +24,8 @@ type ValidationError = problem.Error
 //	proxy.rewrite.stripPrefix.root       rewrite.stripPrefix                "/": there is no prefix to strip
 //	proxy.rewrite.stripPrefix.invalid    rewrite.stripPrefix                not a prefix the gate can match (gate.CheckPrefix)
 //	proxy.rewrite.addPrefix.invalid      rewrite.addPrefix                  not /segments of URL path characters; trailing /, empty, . or .. segment, loose escape, over 256 bytes
+//	proxy.rewrite.template.invalid       rewrite.template                   not starting with /; a brace without its pair, a bad value name; filled, not a path of URL path characters without empty, . or .. segments; over 256 bytes
+//	proxy.rewrite.template.conflict      rewrite.template                   a template with stripPrefix or addPrefix
 //	proxy.retry.attempts.invalid         retry.attempts                     not 0 to MaxRetryAttempts
 //	proxy.retry.bodyLimit.invalid        retry.bodyLimit                    not 0 to 1 MiB
 //	proxy.retry.budget.invalid           retry.budget                       not a share in [0, 1]
@@ -56,6 +58,8 @@ const (
 	CodeRewriteStripPrefixRoot             = "proxy.rewrite.stripPrefix.root"
 	CodeRewriteStripPrefixInvalid          = "proxy.rewrite.stripPrefix.invalid"
 	CodeRewriteAddPrefixInvalid            = "proxy.rewrite.addPrefix.invalid"
+	CodeRewriteTemplateInvalid             = "proxy.rewrite.template.invalid"
+	CodeRewriteTemplateConflict            = "proxy.rewrite.template.conflict"
 	CodeRetryAttemptsInvalid               = "proxy.retry.attempts.invalid"
 	CodeRetryBodyLimitInvalid              = "proxy.retry.bodyLimit.invalid"
 	CodeRetryBudgetInvalid                 = "proxy.retry.budget.invalid"

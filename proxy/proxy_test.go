@@ -44,6 +44,7 @@ func gateway(t testing.TB, cfg gate.Config, addrs ...string) string {
 type setup struct {
 	cfg      gate.Config
 	prefix   string
+	pathType gate.PathType     // of the route
 	allow    gate.PathAllow    // of the route
 	maxBody  int64             // of the route
 	policies []gate.PolicyUse  // of the host
@@ -101,7 +102,7 @@ func (s setup) start(t testing.TB, addrs ...string) (string, *proxy.Cluster) {
 		prefix = "/"
 	}
 	cfg := s.cfg
-	cfg.Hosts = append(cfg.Hosts, gate.Host{Names: []string{"app.test"}, Policies: s.policies, Routes: []gate.Route{{Prefix: prefix, Target: route, PathAllow: s.allow, MaxBodyBytes: s.maxBody}}})
+	cfg.Hosts = append(cfg.Hosts, gate.Host{Names: []string{"app.test"}, Policies: s.policies, Routes: []gate.Route{{Prefix: prefix, PathType: s.pathType, Target: route, PathAllow: s.allow, MaxBodyBytes: s.maxBody}}})
 	g, err := gate.New(cfg)
 	require.NoError(t, err)
 	var h http.Handler = g

@@ -3,6 +3,7 @@ package proxy
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/paduraksa/paduraksa/gate"
@@ -27,8 +28,21 @@ type Rewrite struct {
 	AddPrefix string
 	// KeepLocation turns off the mapping of the upstream's Location back
 	// under the client's prefix (see [Route]); the mapping is on by default
-	// on a rewriting route.
+	// on a route that strips or adds a prefix.
 	KeepLocation bool
+	// Template replaces the whole path with a path filled from the values
+	// of the gate's template route ([gate.Request.PathValue]): each
+	// "{name}" (or "{**name}") is what the route's path matched under that
+	// name, in the client's spelling, and the rest is literal. On
+	// "/v1/{**rest}", the template "/api/{rest}" sends /v1/users/7 as
+	// /api/users/7 and /v1 as /api/; an empty value between two "/" leaves
+	// no empty segment ("/api/{rest}/x" sends /api/x). It starts with /, and with each value
+	// taken for one segment it is a path of URL path characters and valid
+	// escapes without empty, . or .. segments; at most 256 bytes. It takes
+	// neither StripPrefix nor AddPrefix, and no Location is mapped back.
+	// gate.New refuses a route whose path does not capture a name the
+	// template uses ([gate.PathValueReader]).
+	Template string
 }
 
 // CheckRewrite reports every problem of a rewrite, each a
@@ -46,7 +60,91 @@ func CheckRewrite(rw Rewrite) error {
 	if p := rw.AddPrefix; p != "" && !validAddPrefix(p) {
 		errs.Add(CodeRewriteAddPrefixInvalid, "addPrefix", quote(p)+": want /segments of URL path characters and valid escapes, no trailing /, no empty, . or .. segment, at most 256 bytes")
 	}
+	if t := rw.Template; t != "" {
+		if _, reason := parseTemplate(t); reason != "" {
+			errs.Add(CodeRewriteTemplateInvalid, "template", quote(t)+": "+reason)
+		}
+		if rw.StripPrefix != "" || rw.AddPrefix != "" {
+			errs.Add(CodeRewriteTemplateConflict, "template", "a template replaces the whole path: it takes no stripPrefix or addPrefix")
+		}
+	}
 	return errs.Err()
+}
+
+// templatePart is a literal of a rewrite template followed by the value
+// of name ("" for none).
+type templatePart struct{ lit, name string }
+
+// parseTemplate splits a rewrite template into its parts, or says why it
+// is not one.
+func parseTemplate(t string) ([]templatePart, string) {
+	if len(t) > 256 {
+		return nil, "over 256 bytes"
+	}
+	if t[0] != '/' {
+		return nil, "a template starts with /"
+	}
+	var parts []templatePart
+	var sample strings.Builder // each value as one segment
+	for rest := t; rest != "" || len(parts) == 0; {
+		lit, after, found := strings.Cut(rest, "{")
+		if strings.IndexByte(lit, '}') >= 0 {
+			return nil, "a } without its {"
+		}
+		sample.WriteString(lit)
+		if !found {
+			parts = append(parts, templatePart{lit: lit})
+			break
+		}
+		name, tail, closed := strings.Cut(after, "}")
+		if !closed {
+			return nil, "a { without its }"
+		}
+		name = strings.TrimPrefix(name, "**")
+		if !validValueName(name) {
+			return nil, quote("{"+name+"}") + ": a value's name is letters, digits, \"_\", \"-\" and \".\""
+		}
+		parts = append(parts, templatePart{lit: lit, name: name})
+		sample.WriteString("x")
+		rest = tail
+	}
+	if !validTemplatePath(sample.String()) {
+		return nil, "want a path of URL path characters and valid escapes, without empty, . or .. segments, once each value is filled in"
+	}
+	return parts, ""
+}
+
+func validValueName(n string) bool {
+	if n == "" {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// validTemplatePath holds a filled template to what validAddPrefix holds
+// an added prefix to, a trailing / allowed.
+func validTemplatePath(p string) bool {
+	if strings.Contains(p, "//") {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0:
+		case c == '%':
+		default:
+			return false
+		}
+	}
+	v, err := gate.ReadPath(p)
+	return err == nil && v.Needs == 0 && v.Forward == p
 }
 
 // validAddPrefix holds an added prefix to RFC 3986 path characters, valid
@@ -79,6 +177,8 @@ type rewriter struct {
 	stripSegs int    // its segments
 	add       string
 	location  bool
+	template  []templatePart
+	values    []gate.PathValueUse // the names template reads
 }
 
 func newRewriter(rw Rewrite) (rewriter, error) {
@@ -92,14 +192,44 @@ func newRewriter(rw Rewrite) (rewriter, error) {
 		r.stripSegs = strings.Count(p, "/")
 		r.strip = (&url.URL{Path: p}).EscapedPath()
 	}
-	r.active = r.strip != "" || r.add != ""
+	if rw.Template != "" {
+		r.template, _ = parseTemplate(rw.Template)
+		r.location = false
+		for _, p := range r.template {
+			if p.name != "" && !slices.ContainsFunc(r.values, func(u gate.PathValueUse) bool { return u.Name == p.name }) {
+				r.values = append(r.values, gate.PathValueUse{Name: p.name, Path: "rewrite.template"})
+			}
+		}
+	}
+	r.active = r.strip != "" || r.add != "" || r.template != nil
 	return r, nil
 }
 
 // apply returns the path to forward for the gate's forwarded spelling and
 // path view, or 404 when the view is not under the prefix to strip. It
-// allocates only when it adds a prefix.
-func (rw *rewriter) apply(forward, view string) (string, int) {
+// allocates only when it adds a prefix or fills a template.
+func (rw *rewriter) apply(forward, view string, rq *gate.Request) (string, int) {
+	if rw.template != nil {
+		n := 0
+		for _, p := range rw.template {
+			n += len(p.lit) + len(rq.PathValue(p.name))
+		}
+		b := make([]byte, 0, n)
+		empty := false // the last value was empty, after a "/"
+		for _, p := range rw.template {
+			lit := p.lit
+			if empty && lit != "" && lit[0] == '/' {
+				lit = lit[1:] // no empty segment where a value is empty
+			}
+			b = append(b, lit...)
+			if p.name != "" {
+				v := rq.PathValue(p.name)
+				b = append(b, v...)
+				empty = v == "" && len(b) > 0 && b[len(b)-1] == '/'
+			}
+		}
+		return string(b), 0
+	}
 	rest := forward
 	if rw.strip != "" {
 		if !gate.HasPathPrefix(view, rw.stripView) {

@@ -51,7 +51,7 @@ func TestRewriteApply(t *testing.T) {
 	} {
 		v, err := gate.ReadPath(tc.in)
 		require.NoError(t, err, tc.in)
-		out, status := tc.rw.apply(v.Forward, v.Match)
+		out, status := tc.rw.apply(v.Forward, v.Match, &gate.Request{})
 		assert.Equal(t, tc.status, status, tc.in)
 		assert.Equal(t, tc.out, out, tc.in)
 	}
@@ -70,6 +70,14 @@ func TestCheckRewrite(t *testing.T) {
 	}
 	for _, p := range []string{"api", "/api/", "/a//b", "/a/%2e%2e", "/a/./b", "/a b", "/a%2", "/a/%252e", "/a%2fb", "/a%3Fb", "/a%61", "/" + strings.Repeat("a", 300)} {
 		assert.Equal(t, CodeRewriteAddPrefixInvalid+" addPrefix", only(CheckRewrite(Rewrite{AddPrefix: p})), p)
+	}
+	for _, p := range []string{"api/{rest}", "/a/{rest", "/a/rest}", "/a/{}", "/a/{x y}", "/a/{id:int}", "/a//{x}", "/a/../{x}", "/a/{x}/%2e", "/a b/{x}", "/a%2F/{x}", "/" + strings.Repeat("a", 300)} {
+		assert.Equal(t, CodeRewriteTemplateInvalid+" template", only(CheckRewrite(Rewrite{Template: p})), p)
+	}
+	assert.Equal(t, CodeRewriteTemplateConflict+" template", only(CheckRewrite(Rewrite{Template: "/a/{x}", AddPrefix: "/b"})))
+	assert.Equal(t, CodeRewriteTemplateConflict+" template", only(CheckRewrite(Rewrite{Template: "/a/{x}", StripPrefix: "/b"})))
+	for _, p := range []string{"/api/{rest}", "/api/{**rest}/", "/{a}{b}", "/v2;x=1/{id}/~me/%C3%A9", "/fixed", "/"} {
+		assert.NoError(t, CheckRewrite(Rewrite{Template: p}), p)
 	}
 	assert.NoError(t, CheckRewrite(Rewrite{StripPrefix: "/app", AddPrefix: "/api/v1;x=1/~me/%C3%A9"}))
 	assert.Len(t, problem.All(CheckRewrite(Rewrite{StripPrefix: "/", AddPrefix: "x"})), 2, "every problem at once")
@@ -110,7 +118,7 @@ func FuzzRewrite(f *testing.F) {
 			return
 		}
 		cfg := rws[int(which)%len(rws)]
-		out, status := compiled[int(which)%len(rws)].apply(v.Forward, v.Match)
+		out, status := compiled[int(which)%len(rws)].apply(v.Forward, v.Match, &gate.Request{})
 
 		// The reference.
 		fwd := strings.Split(v.Forward, "/")[1:] // segments, "" for a trailing slash
@@ -259,7 +267,7 @@ func FuzzLocation(f *testing.F) {
 			if err1 != nil || err2 != nil || cv.Needs != 0 {
 				continue // a spelling the gate refuses either way
 			}
-			if back, status := rw.apply(cv.Forward, cv.Match); status == http.StatusNotFound || (status == 0 && back != uv.Forward) {
+			if back, status := rw.apply(cv.Forward, cv.Match, &gate.Request{}); status == http.StatusNotFound || (status == 0 && back != uv.Forward) {
 				t.Fatalf("%q mapped to %q: the client's %q is forwarded as %q (status %d)", loc, got, clientPath, back, status)
 			}
 		}

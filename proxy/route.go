@@ -150,6 +150,13 @@ func (rt *Route) SetAnswerHeaders(h http.Header, r *http.Request) {
 	rt.respRules.apply(h)
 }
 
+var _ gate.PathValueReader = (*Route)(nil)
+
+// PathValues returns the template route values the route's rewrite
+// template reads ([gate.PathValueReader]), so gate.New refuses a route
+// whose path does not capture them.
+func (rt *Route) PathValues() []gate.PathValueUse { return rt.rw.values }
+
 // Cluster returns the cluster the route forwards to, as [NewRoute] was
 // given it; nil for the zero Route. It must not be modified.
 func (rt *Route) Cluster() *Cluster { return rt.cluster }

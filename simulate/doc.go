@@ -30,7 +30,9 @@
 // client resolution (which header and hop were trusted), the host match,
 // the TLS re-check, the response headers, every policy in order with its
 // verdict and reason, the limits, the redirects, the route with the path
-// view it matched and the upstream.
+// view it matched, its path type and why it won (the route it won over
+// and the key of precedence that decided; on a 404 the nearest route and
+// which of its matches failed, also in [Outcome.Match]) and the upstream.
 //
 // A [Tester] ([NewTester], [Tester.Expect]) runs a table of expectations
 // against a document: one line per case, in a user's own go test. With

@@ -62,7 +62,7 @@ func ExampleRun() {
 	// client: client 192.0.2.10 (the peer itself), scheme http
 	// host: "app.example" matched host app.example (exact)
 	// headers: Server: Paduraksa; Alt-Svc absent (no HTTP/3); Strict-Transport-Security absent (off)
-	// route: route admin (prefix /admin) matches the path view "/admin/users"
+	// route: route admin (prefix /admin) matches the path view "/admin/users": no other route matches
 	// policy: route policy 0 office (enforce): respond, address not allowed
 	// answer: 403 address not allowed
 }
@@ -120,6 +120,7 @@ func ExampleTester() {
 	// Output:
 	// FAIL GET http://app.example/admin from 10.1.2.3: upstream "v2", want "v1"
 	// outcome: forwarded to upstream v2 (hand-over: handed over to the route's target)
+	//   route match: no other route matches
 	//   header Server: Paduraksa
 	//   header Alt-Svc absent: no HTTP/3
 	//   header Strict-Transport-Security absent: off
@@ -129,7 +130,7 @@ func ExampleTester() {
 	//   2. client: client 10.1.2.3 (the peer itself), scheme http
 	//   3. host: "app.example" matched host app.example (exact)
 	//   4. headers: Server: Paduraksa; Alt-Svc absent (no HTTP/3); Strict-Transport-Security absent (off)
-	//   5. route: route admin (prefix /admin) matches the path view "/admin"
+	//   5. route: route admin (prefix /admin) matches the path view "/admin": no other route matches
 	//   6. policy: route policy 0 office (enforce): continue, allowed
 	//   7. hand-over: handed over to the target of route admin
 	//   8. upstream: upstream v2: 0/1 destinations available; one http://127.0.0.1:9 unknown (a draft's destinations have no health until it is published)

@@ -89,6 +89,7 @@ func (s *sim) finish(refusal *Outcome, resp *http.Response) error {
 				out.Host = st.Host.Names[0]
 			}
 		case gate.StepRoute:
+			out.Match = strings.TrimPrefix(st.Reason, "no route: ")
 			if st.Route != nil {
 				out.Route = routeName(st.Route)
 			}

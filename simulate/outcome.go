@@ -59,8 +59,14 @@ type Outcome struct {
 	// HostMatch how it matched ("exact", "wildcard", "unknown").
 	Host      string `json:"host,omitempty"`
 	HostMatch string `json:"hostMatch,omitempty"`
-	// Route is the matched route's ID, or its prefix when it has none.
+	// Route is the matched route's ID, or its path when it has none.
 	Route string `json:"route,omitempty"`
+	// Match says why the route won (the route it won over and the key of
+	// precedence that decided, and a route of higher precedence whose
+	// path matched with the match it failed) or, when no route matched,
+	// which route came nearest (its path matched) and which of its
+	// matches failed.
+	Match string `json:"match,omitempty"`
 	// Policy is the ID of the policy that answered or dropped.
 	Policy string `json:"policy,omitempty"`
 	// Upstream is where a forwarded request goes.

@@ -33,6 +33,7 @@ func parityUpstreams(t *testing.T, ids ...string) map[string]string {
 		require.NoError(t, err)
 		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("X-Upstream", id)
+			w.Header().Set("X-Route", r.Header.Get("X-Route")) // the route's request rule
 			w.WriteHeader(299)
 		})}
 		go srv.Serve(ln)
@@ -45,7 +46,9 @@ func parityUpstreams(t *testing.T, ids ...string) map[string]string {
 // genDocument writes a random document: hosts exact and wildcard, of
 // every kind, policies in every mode, redirects, limits, TLS policies,
 // HSTS, HTTP/3, request IDs, response rules, trusted proxies and
-// Cloudflare.
+// Cloudflare, and routes of every path type with method, header and
+// query matches and orders. Each route names itself to the upstream in
+// X-Route, which the upstream echoes.
 func genDocument(rng *rand.Rand, ups map[string]string) string {
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 	modes := func() string { return pick("enforce", "enforce", "shadow", `"off"`) }
@@ -116,11 +119,29 @@ func genDocument(rng *rand.Rand, ups map[string]string) string {
 				b.WriteString("    requestId: " + pick("keep", "generate") + "\n")
 			}
 			b.WriteString("    routes:\n")
-			fmt.Fprintf(&b, "      - {id: api, path: /api, upstream: %s}\n", pick("u1", "u2"))
-			b.WriteString("      - {id: admin, path: /admin, upstream: u2, policies: [inside]}\n")
-			b.WriteString("      - {id: limited, path: /limited, upstream: u1, policies: [tight]}\n")
+			route := func(id, rest string) {
+				fmt.Fprintf(&b, "      - {id: %s, %s, headers: {request: [{name: X-Route, value: %s}]}}\n", id, rest, id)
+			}
+			route("api", "path: /api, upstream: "+pick("u1", "u2"))
+			route("admin", "path: /admin, upstream: u2, policies: [inside]")
+			route("limited", "path: /limited, upstream: u1, policies: [tight]")
 			if rng.IntN(2) == 0 {
-				b.WriteString("      - {id: root, path: /, upstream: u3}\n")
+				route("root", "path: /, upstream: u3"+pick("", ", order: 1"))
+			}
+			// Matches: each may be there or not, so that precedence
+			// picks among the ones a document has.
+			for _, m := range [...]struct{ id, rest string }{
+				{"canary", "path: /api, upstream: u3, match: {headers: [{name: X-Canary, value: \"1\"}]}"},
+				{"canary-get", "path: /api, upstream: u1, match: {headers: [{name: x-canary, type: " + pick("present", "regex, value: \"[0-9]\"") + "}], methods: [GET]}"},
+				{"users", "path: /api/users, pathType: exact, upstream: u2, match: {methods: [" + pick("GET", "POST", "GET, HEAD") + "]}"},
+				{"item", "path: \"/api/{id}/items/{**rest}\", pathType: template, upstream: u3"},
+				{"numeric", "path: \"/api/[0-9]+\", pathType: regex, upstream: u1" + pick("", ", order: -1")},
+				{"debug", "path: /api, upstream: u2, match: {query: [{name: debug, type: " + pick("present", "exact, value: \"1\"") + "}]}"},
+				{"beta", "path: /api, upstream: u1, match: {headers: [{name: X-Beta, type: absent}, {name: X-Canary, type: prefix, value: \"1\"}]}"},
+			} {
+				if rng.IntN(2) == 0 {
+					route(m.id, m.rest)
+				}
 			}
 		}
 	}
@@ -136,9 +157,19 @@ func genProbe(rng *rand.Rand, proxyFrom bool) Probe {
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 	host := pick("app.test", "x.app.test", "a.b.app.test", "h1.test", "h3.test", "old.test", "fixed.test", "127.0.0.1", "nobody.test", "APP.test")
 	scheme := pick("http", "https")
-	path := pick("/", "/api/users?id=1", "/admin", "/limited", "/wp-login.php", "/tea", "/api/"+strings.Repeat("x", 50), "/api/a%2Fb", "/robots.txt", "/nothing")
+	path := pick("/", "/api/users?id=1", "/admin", "/limited", "/wp-login.php", "/tea", "/api/"+strings.Repeat("x", 50), "/api/a%2Fb", "/robots.txt", "/nothing",
+		"/api/users", "/API/Users;v=2", "/api/7/items/a/b", "/api/7/ITEMS", "/api/42", "/api?debug", "/api?debug=1&debug=2", "/api/x?debug=1")
 	p := Probe{Method: pick("GET", "GET", "HEAD", "POST"), URL: scheme + "://" + host + path, Peer: MustPeer("127.0.0.1")}
 	p.Header = http.Header{"User-Agent": {pick("parity/1", "badbot/2")}}
+	switch rng.IntN(4) {
+	case 0:
+		p.Header["X-Canary"] = []string{pick("1", "2", "10")}
+	case 1:
+		p.Header["X-Canary"] = []string{"1", "2"} // two lines: "1, 2"
+		if rng.IntN(2) == 0 {
+			p.Header["X-Beta"] = []string{"y"}
+		}
+	}
 	switch rng.IntN(5) {
 	case 0:
 		p.Header["X-Forwarded-For"] = []string{pick("10.1.2.3", "203.0.113.9", "garbage")}
@@ -260,6 +291,7 @@ func compareParity(t *testing.T, sim *Result, real realResult) {
 	if o.Kind == Forwarded {
 		assert.Equal(t, 299, real.status)
 		assert.Equal(t, o.Upstream.ID, real.header.Get("X-Upstream"))
+		assert.Equal(t, o.Route, real.header.Get("X-Route"), "the route the simulation names is the one that forwarded")
 		for _, h := range []string{"Alt-Svc", "Strict-Transport-Security", "X-Host"} {
 			assert.Equal(t, o.Header.Get(h), real.header.Get(h), h)
 		}
@@ -301,13 +333,15 @@ func TestParityOverSockets(t *testing.T) {
 		seeds, requests = 2, 20
 	}
 	kinds := map[string]int{}
+	routes := map[string]int{}
 	defer func() {
-		t.Log(kinds)
+		t.Log(kinds, routes)
 		if !t.Failed() && !testing.Short() {
 			for _, k := range []string{"serverRefused/server", "answered/policy", "answered/limits", "answered/path", "forwarded/hand-over", "misdirected/tls",
 				"notFound/host", "notFound/route", "redirected/redirect", "tlsRefused/handshake", "connectionRefused/proxyProtocol", "connectionRefused/connections"} {
 				assert.Positive(t, kinds[k], "the generator reached no %s", k)
 			}
+			assert.GreaterOrEqual(t, len(routes), 8, "requests were forwarded by few of the generated routes")
 		}
 	}()
 	for seed := range seeds {
@@ -339,6 +373,9 @@ func TestParityOverSockets(t *testing.T) {
 				require.NoError(t, err)
 				real := doReal(t, addrs, p)
 				kinds[string(sim.Outcome.Kind)+"/"+sim.Outcome.Stage]++
+				if sim.Outcome.Kind == Forwarded {
+					routes[sim.Outcome.Route]++
+				}
 				t.Run(fmt.Sprint(i), func(t *testing.T) {
 					compareParity(t, sim, real)
 					if t.Failed() {

@@ -474,3 +474,67 @@ func TestDecideDrop(t *testing.T) {
 	assert.Equal(t, Outcome{Kind: Dropped, Stage: "policy", Reason: "bad client", Policy: "tarpit"}, o)
 	assert.Equal(t, Step{Kind: "drop", Summary: "bad client", Facts: map[string]string{"reason": "bad client"}}, gateStep(&steps[3]))
 }
+
+// routeMatchDoc routes by header, method, query and path type.
+const routeMatchDoc = `
+hosts:
+  - names: [app.test]
+    routes:
+      - {id: stable, path: /api, upstream: stable}
+      - {id: canary, path: /api, upstream: canary, match: {headers: [{name: X-Canary, value: "1"}]}}
+      - {id: item, path: "/api/items/{id}", pathType: template, upstream: stable, match: {methods: [GET]}, rewrite: {template: "/v2/items/{id}"}}
+      - {id: health, path: /healthz, pathType: exact, upstream: stable, match: {query: [{name: deep, type: present}]}}
+upstreams:
+  - {id: stable, destinations: [{id: s, address: "http://127.0.0.1:9"}]}
+  - {id: canary, destinations: [{id: c, address: "http://127.0.0.1:10"}]}
+`
+
+// TestRunRouteMatch: the outcome names the route, why it won, or on a
+// 404 the nearest route and the match it failed; the trace's route step
+// says the same, with the path type.
+func TestRunRouteMatch(t *testing.T) {
+	doc, err := config.Decode([]byte(routeMatchDoc))
+	require.NoError(t, err)
+	target := DraftTarget(doc)
+	for _, tc := range []struct {
+		probe                  Probe
+		kind                   Kind
+		route, upstream, match string
+		summary                string
+	}{
+		{Probe{URL: "http://app.test/api/x", Header: http.Header{"X-Canary": {"1"}}}, Forwarded, "canary", "canary",
+			"won over stable by header X-Canary (1 over 0)",
+			`route canary (prefix /api) matches the path view "/api/x": won over stable by header X-Canary (1 over 0)`},
+		{Probe{URL: "http://app.test/api/x", Header: http.Header{"X-Canary": {"0"}}}, Forwarded, "stable", "stable",
+			`no other route matches; canary comes first but header X-Canary does not match exact "1"`, ""},
+		{Probe{URL: "http://app.test/api/items/7"}, Forwarded, "item", "stable",
+			"won over stable by its template path (before prefix)",
+			`route item (template /api/items/{id}) matches the path view "/api/items/7": won over stable by its template path (before prefix)`},
+		{Probe{Method: "POST", URL: "http://app.test/api/items/7"}, Forwarded, "stable", "stable",
+			"no other route matches; item comes first but method POST is not GET", ""},
+		{Probe{URL: "http://app.test/healthz"}, NotFound, "", "",
+			"route health: query deep absent",
+			`no route matches "/healthz": route health: query deep absent`},
+		{Probe{URL: "http://app.test/other"}, NotFound, "", "", "no route's path matches", ""},
+	} {
+		res, err := Run(target, tc.probe)
+		require.NoError(t, err)
+		o := &res.Outcome
+		assert.Equal(t, tc.kind, o.Kind, tc.probe.URL)
+		assert.Equal(t, tc.route, o.Route, tc.probe.URL)
+		assert.Equal(t, tc.match, o.Match, tc.probe.URL)
+		if tc.upstream != "" && assert.NotNil(t, o.Upstream, tc.probe.URL) {
+			assert.Equal(t, tc.upstream, o.Upstream.ID)
+		}
+		if tc.kind == NotFound {
+			assert.Equal(t, "route", o.Stage)
+			assert.Equal(t, "no route: "+tc.match, o.Reason)
+		}
+		for _, st := range res.Trace {
+			if st.Kind == "route" && tc.summary != "" {
+				assert.Equal(t, tc.summary, st.Summary)
+			}
+		}
+		assert.Contains(t, res.Describe(), "route match: "+tc.match)
+	}
+}

@@ -184,6 +184,9 @@ func (r *Result) Describe() string {
 		b.WriteString(": " + o.Reason)
 	}
 	b.WriteString(")\n")
+	if o.Match != "" {
+		b.WriteString("  route match: " + o.Match + "\n")
+	}
 	for _, h := range o.Headers {
 		if h.Value != "" {
 			b.WriteString("  header " + h.Name + ": " + h.Value + "\n")

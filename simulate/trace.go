@@ -119,14 +119,26 @@ func gateStep(s *gate.Step) Step {
 		}
 	case gate.StepRoute:
 		set("path", s.Path)
+		delete(f, "reason")
 		if s.Route == nil {
 			out.Summary = "no route matches " + strconv.Quote(s.Path)
+			if s.Nearest != nil {
+				set("nearest", routeName(s.Nearest))
+			}
+			if why := strings.TrimPrefix(s.Reason, "no route: "); why != "" && why != s.Reason {
+				set("match", why)
+				out.Summary += ": " + why
+			}
 			break
 		}
 		set("route", s.Route.ID)
-		set("prefix", routePrefix(s.Route))
-		delete(f, "reason")
-		out.Summary = "route " + routeName(s.Route) + " (prefix " + routePrefix(s.Route) + ") matches the path view " + strconv.Quote(s.Path)
+		set("pathType", s.Route.PathType.String())
+		set(s.Route.PathType.String(), routePrefix(s.Route))
+		set("match", s.Reason)
+		out.Summary = "route " + routeName(s.Route) + " (" + s.Route.PathType.String() + " " + routePrefix(s.Route) + ") matches the path view " + strconv.Quote(s.Path)
+		if s.Reason != "" {
+			out.Summary += ": " + s.Reason
+		}
 	case gate.StepHandOver:
 		delete(f, "reason")
 		if s.Route != nil {

@@ -127,11 +127,54 @@ func codeCases() []codeCase {
 		{code: gate.CodeRoutePrefixInvalid, path: "hosts[0].routes[0].path", change: func(d *config.Document) { d.Hosts[0].Routes[0].Path = "/a/../api" }},
 		{code: gate.CodeRoutePrefixInvalid, path: "hosts[0].routes[0].path", change: func(d *config.Document) { d.Hosts[0].Routes[0].Path = "/api;v=1" }},
 		{code: gate.CodeRoutePrefixInvalid, path: "hosts[0].routes[0].path", change: func(d *config.Document) { d.Hosts[0].Routes[0].Path = "/a\\pi" }},
-		{code: gate.CodeRoutePrefixDuplicate, path: "hosts[0].routes[2].path", change: func(d *config.Document) {
+		{code: gate.CodeRoutePrefixDuplicate, path: "hosts[0].routes[3].path", change: func(d *config.Document) {
 			d.Hosts[0].Routes = append(d.Hosts[0].Routes, config.Route{Path: "/api/", Upstream: "web"})
 		}},
-		{code: gate.CodeRoutePrefixDuplicate, path: "hosts[0].routes[2].path", change: func(d *config.Document) {
+		{code: gate.CodeRoutePrefixDuplicate, path: "hosts[0].routes[3].path", change: func(d *config.Document) {
 			d.Hosts[0].Routes = append(d.Hosts[0].Routes, config.Route{Path: "/API", Upstream: "web"})
+		}},
+		{code: gate.CodeRouteMatchDuplicate, path: "hosts[0].routes[3]", change: func(d *config.Document) {
+			rt := d.Hosts[0].Routes[2]
+			rt.ID, rt.Path, rt.Rewrite = "again", "/API/V1/{x}/{**y}", config.Rewrite{}
+			rt.Match.Headers = []config.HeaderMatch{rt.Match.Headers[1], {Name: "x-canary", Value: "1"}}
+			d.Hosts[0].Routes = append(d.Hosts[0].Routes, rt)
+		}},
+		{code: gate.CodeRoutePathTypeUnknown, path: "hosts[0].routes[0].pathType", change: func(d *config.Document) { d.Hosts[0].Routes[0].PathType = "Exact" }},
+		{code: gate.CodeRouteRegexInvalid, path: "hosts[0].routes[0].path", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].PathType, d.Hosts[0].Routes[0].Path = "regex", "/api/(v1"
+		}},
+		{code: gate.CodeRouteRegexEmpty, path: "hosts[0].routes[0].path", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].PathType, d.Hosts[0].Routes[0].Path = "regex", "(/api)?"
+		}},
+		{code: gate.CodeRouteTemplateNameDuplicate, path: "hosts[0].routes[2].path", change: func(d *config.Document) { d.Hosts[0].Routes[2].Path = "/api/{id}/{rest}/{**ID}" }},
+		{code: gate.CodeRouteTemplateCatchAllInvalid, path: "hosts[0].routes[2].path", change: func(d *config.Document) { d.Hosts[0].Routes[2].Path = "/api/{**rest}/{id}" }},
+		{code: gate.CodeRouteMatchMethodInvalid, path: "hosts[0].routes[2].match.methods[1]", change: func(d *config.Document) { d.Hosts[0].Routes[2].Match.Methods[1] = "GET /" }},
+		{code: gate.CodeRouteMatchHeaderNameInvalid, path: "hosts[0].routes[2].match.headers[0].name", change: func(d *config.Document) {
+			d.Hosts[0].Routes[2].Match.Headers[0].Name = "X_Canary"
+		}},
+		{code: gate.CodeRouteMatchHeaderTypeUnknown, path: "hosts[0].routes[2].match.headers[0].type", change: func(d *config.Document) {
+			d.Hosts[0].Routes[2].Match.Headers[0].Type = "equals"
+		}},
+		{code: gate.CodeRouteMatchValueUnused, path: "hosts[0].routes[2].match.headers[1].value", change: func(d *config.Document) {
+			d.Hosts[0].Routes[2].Match.Headers[1].Value = "1"
+		}},
+		{code: gate.CodeRouteMatchQueryTypeUnknown, path: "hosts[0].routes[2].match.query[0].type", change: func(d *config.Document) {
+			d.Hosts[0].Routes[2].Match.Query[0].Type = "absent"
+		}},
+		{code: gate.CodeRouteMatchValueInvalid, path: "hosts[0].routes[2].match.query[0].value", change: func(d *config.Document) {
+			d.Hosts[0].Routes[2].Match.Query[0].Value = "[0-9"
+		}},
+		{code: gate.CodeRouteTargetPathValueUnknown, path: "hosts[0].routes[2].rewrite.template", change: func(d *config.Document) {
+			d.Hosts[0].Routes[2].Rewrite.Template = "/items/{item}"
+		}},
+		{code: proxy.CodeRewriteTemplateInvalid, path: "hosts[0].routes[2].rewrite.template", change: func(d *config.Document) {
+			d.Hosts[0].Routes[2].Rewrite.Template = "/items/{id}/../{rest}"
+		}},
+		{code: proxy.CodeRewriteTemplateConflict, path: "hosts[0].routes[2].rewrite.template", change: func(d *config.Document) {
+			d.Hosts[0].Routes[2].Rewrite.AddPrefix = "/v2"
+		}},
+		{code: config.CodeRouteStripPrefixPathType, path: "hosts[0].routes[2].rewrite.stripPrefix", change: func(d *config.Document) {
+			d.Hosts[0].Routes[2].Rewrite = config.Rewrite{StripPrefix: true}
 		}},
 		{code: gate.CodeRoutePathAllowUnknown, path: "hosts[0].routes[0].allowInPath[1]", change: func(d *config.Document) {
 			d.Hosts[0].Routes[0].AllowInPath = []string{"encodedSlash", "EncodedHash"}

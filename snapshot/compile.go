@@ -500,6 +500,7 @@ func gateHostPath(rest string) string {
 	field := route[end+1:]
 	field = renameHead(strings.TrimPrefix(field, "."), "prefix", "path")
 	field = renameHead(field, "pathAllow", "allowInPath")
+	field = renameHead(field, "target.rewrite", "rewrite") // a path value the rewrite template reads
 	if field != "" {
 		field = "." + field
 	}

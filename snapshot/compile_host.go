@@ -141,6 +141,7 @@ func (r *run) headerRules(rules []config.HeaderRule, path func(k int) string) []
 func (r *run) route(i, j int, rt *config.Route, s *Snapshot, site *proxy.Site, pols map[string]policy) gate.Route {
 	at := func(field string) string { return routePath(i, j, field) }
 	gr := gate.Route{ID: rt.ID, Prefix: rt.Path, MaxBodyBytes: int64(rt.MaxBodyBytes)}
+	r.routeMatch(i, j, rt, &gr)
 	for k, n := range rt.AllowInPath {
 		a, ok := gate.ParsePathAllow(n)
 		if !ok {
@@ -166,11 +167,12 @@ func (r *run) route(i, j int, rt *config.Route, s *Snapshot, site *proxy.Site, p
 		Rewrite: proxy.Rewrite{
 			AddPrefix:    rt.Rewrite.AddPrefix,
 			KeepLocation: rt.Rewrite.RewriteLocation != nil && !*rt.Rewrite.RewriteLocation,
+			Template:     rt.Rewrite.Template,
 		},
 	}
 	cfg.HostHeader = name(r, func() string { return at(".hostHeader") }, rt.HostHeader,
 		proxy.ParseHostHeader, proxy.HostHeaderNames(), proxy.CodeRouteHostHeaderUnknown)
-	if rt.Rewrite.StripPrefix && gate.CheckPrefix(rt.Path) == nil {
+	if rt.Rewrite.StripPrefix && (gr.PathType == gate.PathPrefix || gr.PathType == gate.PathExact) && gate.CheckPrefix(rt.Path) == nil {
 		// The route "/" strips "/", which the proxy refuses: there is no
 		// prefix to strip. An invalid path is the gate's to report.
 		cfg.Rewrite.StripPrefix = cmp.Or(config.RoutePrefix(rt.Path), "/")
@@ -183,4 +185,22 @@ func (r *run) route(i, j int, rt *config.Route, s *Snapshot, site *proxy.Site, p
 		gr.Target = target
 	}
 	return gr
+}
+
+// routeMatch maps a route's path type, matches and order onto the gate's
+// route; the gate checks them when it is built.
+func (r *run) routeMatch(i, j int, rt *config.Route, gr *gate.Route) {
+	at := func(field string) func() string { return func() string { return routePath(i, j, field) } }
+	gr.PathType = name(r, at(".pathType"), rt.PathType, gate.ParsePathType, gate.PathTypeNames(), gate.CodeRoutePathTypeUnknown)
+	gr.Order = rt.Order
+	m := &rt.Match
+	gr.Match.Methods = m.Methods
+	for k, hm := range m.Headers {
+		t := name(r, at(index(".match.headers", k)+".type"), hm.Type, gate.ParseHeaderMatchType, gate.HeaderMatchTypeNames(), gate.CodeRouteMatchHeaderTypeUnknown)
+		gr.Match.Headers = append(gr.Match.Headers, gate.HeaderMatch{Name: hm.Name, Type: t, Value: hm.Value})
+	}
+	for k, qm := range m.Query {
+		t := name(r, at(index(".match.query", k)+".type"), qm.Type, gate.ParseQueryMatchType, gate.QueryMatchTypeNames(), gate.CodeRouteMatchQueryTypeUnknown)
+		gr.Match.Query = append(gr.Match.Query, gate.QueryMatch{Name: qm.Name, Type: t, Value: qm.Value})
+	}
 }

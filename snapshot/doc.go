@@ -100,7 +100,9 @@
 // [Compiler.Certificates]; country rules need [Compiler.Countries]; a destination's
 // health address must share its scheme; HTTP/2 to http:// destinations
 // needs versionPolicy exact; request headers, compression and
-// keepUnderscoreHeaders need a proxy host. Health blocks take effect
+// keepUnderscoreHeaders need a proxy host; stripPrefix needs a prefix or
+// exact path, and a rewrite template only the values its route's path
+// template captures. Health blocks take effect
 // through the publisher's health monitor (see [Publisher]).
 //
 // # TLS

@@ -243,6 +243,8 @@ func effects() map[string]effect {
 	withHostRule := func(d *config.Document) {
 		h0(d).Headers = config.Headers{Request: []config.HeaderRule{{Name: "X-A", Value: "1"}}, Response: []config.HeaderRule{{Name: "X-A", Value: "1"}}}
 	}
+	withHeaderMatch := func(d *config.Document) { r0(d).Match.Headers = []config.HeaderMatch{{Name: "X-A", Value: "1"}} }
+	withQueryMatch := func(d *config.Document) { r0(d).Match.Query = []config.QueryMatch{{Name: "a", Value: "1"}} }
 	active := func(d *config.Document) { u0(d).Health.Active.Enabled = true }
 	passive := func(d *config.Document) { u0(d).Health.Passive.Enabled = true }
 	affinity := func(d *config.Document) { u0(d).Affinity.Enabled = true }
@@ -296,9 +298,20 @@ func effects() map[string]effect {
 		"hosts[].routes[].headers.response[].name":      {base: withRouteRule, set: func(d *config.Document) { r0(d).Headers.Response[0].Name = "X-B" }},
 		"hosts[].routes[].headers.response[].operation": {base: withRouteRule, set: func(d *config.Document) { r0(d).Headers.Response[0].Operation = "add" }},
 		"hosts[].routes[].headers.response[].value":     {base: withRouteRule, set: func(d *config.Document) { r0(d).Headers.Response[0].Value = "2" }},
-		"hosts[].routes[].retry.attempts":               {set: func(d *config.Document) { r0(d).Retry.Attempts = 2 }},
-		"hosts[].routes[].retry.bodyLimit":              {set: func(d *config.Document) { r0(d).Retry.BodyLimit = 4096 }},
-		"hosts[].routes[].retry.budget":                 {set: func(d *config.Document) { r0(d).Retry.Budget = 0.5 }},
+		"hosts[].routes[].pathType":                     {set: func(d *config.Document) { r0(d).PathType = "exact" }},
+		"hosts[].routes[].match.methods":                {set: func(d *config.Document) { r0(d).Match.Methods = []string{"GET"} }},
+		"hosts[].routes[].match.headers[].name":         {base: withHeaderMatch, set: func(d *config.Document) { r0(d).Match.Headers[0].Name = "X-B" }},
+		"hosts[].routes[].match.headers[].type":         {base: withHeaderMatch, set: func(d *config.Document) { r0(d).Match.Headers[0].Type = "prefix" }},
+		"hosts[].routes[].match.headers[].value":        {base: withHeaderMatch, set: func(d *config.Document) { r0(d).Match.Headers[0].Value = "2" }},
+		"hosts[].routes[].match.query[].name":           {base: withQueryMatch, set: func(d *config.Document) { r0(d).Match.Query[0].Name = "b" }},
+		"hosts[].routes[].match.query[].type":           {base: withQueryMatch, set: func(d *config.Document) { r0(d).Match.Query[0].Type = "regex" }},
+		"hosts[].routes[].match.query[].value":          {base: withQueryMatch, set: func(d *config.Document) { r0(d).Match.Query[0].Value = "2" }},
+		"hosts[].routes[].order":                        {set: func(d *config.Document) { r0(d).Order = 1 }},
+		"hosts[].routes[].rewrite.template": {base: func(d *config.Document) { r0(d).PathType, r0(d).Path = "template", "/api/{**rest}" },
+			set: func(d *config.Document) { r0(d).Rewrite.Template = "/v2/{rest}" }},
+		"hosts[].routes[].retry.attempts":  {set: func(d *config.Document) { r0(d).Retry.Attempts = 2 }},
+		"hosts[].routes[].retry.bodyLimit": {set: func(d *config.Document) { r0(d).Retry.BodyLimit = 4096 }},
+		"hosts[].routes[].retry.budget":    {set: func(d *config.Document) { r0(d).Retry.Budget = 0.5 }},
 
 		"hosts[].accessList":  {base: func(d *config.Document) { h0(d).AccessList = "" }, set: func(d *config.Document) { h0(d).AccessList = "office" }},
 		"hosts[].certificate": {base: withCertificate, set: func(d *config.Document) { h0(d).Certificate = "main" }},

@@ -112,6 +112,33 @@ func builtinNames() map[string]struct {
 		"gate.PathAllowNames": {gate.PathAllowNames(), builtin{set: func(d *config.Document, n string) {
 			d.Hosts[0].Routes[0].AllowInPath = []string{n}
 		}}},
+		"gate.PathTypeNames": {gate.PathTypeNames(), builtin{set: func(d *config.Document, n string) {
+			r := &d.Hosts[0].Routes[0]
+			r.PathType = n
+			r.Path = map[string]string{"prefix": "/api", "exact": "/API/x", "template": "/api/{x}", "regex": "/api/[a-z]+"}[n]
+		}}},
+		"gate.HeaderMatchTypeNames": {gate.HeaderMatchTypeNames(), builtin{set: func(d *config.Document, n string) {
+			// Go's client sends User-Agent: Go-http-client/1.1.
+			hm := config.HeaderMatch{Name: "user-agent", Type: n}
+			switch n {
+			case "exact":
+				hm.Value = "Go-http-client/1.1"
+			case "prefix":
+				hm.Value = "Go-http"
+			case "regex":
+				hm.Value = `Go-http-client/1\.[01]`
+			case "absent":
+				hm.Name = "X-Debug"
+			}
+			d.Hosts[0].Routes[0].Match.Headers = []config.HeaderMatch{hm}
+		}}},
+		"gate.QueryMatchTypeNames": {gate.QueryMatchTypeNames(), builtin{set: func(d *config.Document, n string) {
+			qm := config.QueryMatch{Name: "debug", Type: n}
+			if n != "present" {
+				qm.Value = "1"
+			}
+			d.Hosts[0].Routes[0].Match.Query = []config.QueryMatch{qm}
+		}, want: func(string) int { return 404 }}}, // the request has no query: the match is applied
 		"proxy.HostHeaderNames": {proxy.HostHeaderNames(), builtin{set: func(d *config.Document, n string) {
 			r := &d.Hosts[0].Routes[0]
 			if r.HostHeader = n; n == "custom" {

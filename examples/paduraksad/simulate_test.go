@@ -29,7 +29,7 @@ func TestSimulateEmbedded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "outcome: forwarded to upstream demo")
 	assert.Contains(t, out, `host: "localhost" matched host localhost (exact)`)
-	assert.Contains(t, out, `route: route demo (prefix /) matches the path view "/hello"`)
+	assert.Contains(t, out, `route: route demo (prefix /) matches the path view "/hello": no other route matches`)
 	assert.Contains(t, out, "demo-1 http://"+demoUpstream)
 
 	out, _, err = simulateCmd(t, "-json", "-sni", "localhost", "-http-version", "2", "-H", "User-Agent: curl/8", "GET", "https://localhost/hello")

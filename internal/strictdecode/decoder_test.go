@@ -183,6 +183,7 @@ func FuzzFastEqualsGeneral(f *testing.F) {
 		`{"title":"t","items":[{"name":"x","labels":{"a":"b"}}],"main":{"count":1}}`,
 		"title: t\nitems:\n- name: x\n  labels: {a: b}\nmain: {count: 1, share: 1e-1}\n",
 		"tags: [a, 'b', \"c\"]\nspan: |\n  x\n", "title: a\ntitle: b\n", "items: [{count: 1.5}]\n", `{"span":2}`,
+		"main: {count: -1}\n", "main:\n  count: -1\ntitle: -2x\n", "tags:\n- -1\n- - x\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -321,6 +321,12 @@ func (d *yamlDecoder) key() ([]byte, bool) {
 // plainIndicator reports whether c cannot start a plain scalar (or is
 // left out: "-", "?" and ":" start one when a character other than a space
 // follows).
+// negativeNumber reports whether b starts with "-" and a digit: a plain
+// scalar (a route's order: -1), not a sequence entry.
+func negativeNumber(b []byte) bool {
+	return len(b) > 1 && b[0] == '-' && '0' <= b[1] && b[1] <= '9'
+}
+
 func plainIndicator(c byte) bool {
 	return strings.IndexByte("-?:,[]{}#&*!|>'\"%@`", c) >= 0
 }
@@ -350,7 +356,7 @@ func (d *yamlDecoder) inline(p *typePlan, v reflect.Value, ind int) (null, ok bo
 // returns where its text ends (trailing spaces taken off). A key in a
 // flow mapping ends at ": ".
 func (d *yamlDecoder) plain(flow, key bool) (int, bool) {
-	if d.cur == len(d.data) || plainIndicator(d.data[d.cur]) {
+	if d.cur == len(d.data) || plainIndicator(d.data[d.cur]) && !negativeNumber(d.data[d.cur:]) {
 		return 0, false
 	}
 	i, end := d.cur, d.cur
