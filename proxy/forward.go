@@ -50,6 +50,9 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 	if !o.setBody() {
 		return
 	}
+	if rt.mirror != nil {
+		defer o.mirror().end(&rq.Record)
+	}
 	o.idle.start(rt.cluster.idle(), w)
 	o.info.start(w, r)
 	if res, d := o.attempts(d); res != nil {

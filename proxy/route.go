@@ -53,6 +53,11 @@ type RouteConfig struct {
 	RequestHeaders  []HeaderRule
 	ResponseHeaders []HeaderRule
 	Retry           Retry
+	// Mirror, when not nil, copies a sampled share of the route's
+	// requests to another cluster (see [Mirror]); the sides of a
+	// [Split] share one. Its cluster must be another upstream than
+	// Cluster's.
+	Mirror *Mirror
 }
 
 // Route is the proxy's [gate.Target]: it forwards a route's requests to a
@@ -72,6 +77,7 @@ type Route struct {
 	reqRules  headerRules
 	respRules headerRules
 	retry     retrier
+	mirror    *Mirror
 }
 
 var _ gate.Target = (*Route)(nil)
@@ -112,6 +118,7 @@ func NewRoute(cfg RouteConfig) (*Route, error) {
 	rt.respRules = compileRules(&errs, "responseHeaders", Response, siteResp, cfg.ResponseHeaders)
 	errs.Under("retry", CodeRetryAttemptsInvalid, CheckRetry(cfg.Retry))
 	rt.retry.init(cfg.Retry)
+	rt.mirror = checkMirror(&errs, &cfg)
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
