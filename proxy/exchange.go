@@ -144,26 +144,13 @@ func (f *forward) prepare(path string) {
 	}
 	keepUnderscores := rt.site != nil && rt.site.cfg.KeepUnderscoreHeaders
 	h := o.hdr
-	for k, vv := range r.Header {
-		if strings.IndexByte(k, '_') >= 0 && (!keepUnderscores || ownedSpelling(k, rq)) {
-			// CGI, WSGI, Rack and PHP read X_Auth_User as X-Auth-User.
-			continue
-		}
-		h[k] = vv
-	}
-	removeHopByHop(h)
+	copyClientFields(h, r.Header, rq, keepUnderscores)
 	if containsToken(r.Header["Te"], "trailers") {
 		h["Te"] = teTrailers
 	}
 	if up != "" {
 		h["Connection"] = connUpgrade
 		h["Upgrade"] = r.Header["Upgrade"][:1:1]
-	}
-	for _, k := range clientOnlyHeaders {
-		delete(h, k)
-	}
-	if !rq.CloudflareTrusted {
-		removeCloudflare(h)
 	}
 	if rq.Client.IsValid() {
 		b := rq.Client.AppendTo(pr.addr[:0])

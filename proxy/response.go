@@ -46,11 +46,15 @@ func (f *forward) respond(res *http.Response, d *upstream.Destination) (out upst
 		// names it listed: the connection read them.
 		f.o.conn.RemoveListed(h)
 	}
-	removeHopByHop(h)
-	delete(h, "Alt-Svc")
+	removeListed(h, h["Connection"])
 	dst := w.Header()
 	for k, vv := range h {
+		if hopByHop(k) {
+			continue
+		}
 		switch k {
+		case "Alt-Svc":
+			continue // the gate's to announce
 		case "Server":
 			if _, own := dst["Server"]; own {
 				continue
