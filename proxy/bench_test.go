@@ -284,10 +284,11 @@ func BenchmarkHTTPUtilOwn(b *testing.B) {
 	}
 }
 
-// TestForwardOwnAllocations: passive health adds nothing to the
-// forwarder's allocations.
+// TestForwardOwnAllocations: the forwarder allocates one object per
+// request, the outgoing context (so its own state, kept on Forward's
+// stack, never escapes to the heap), and passive health adds nothing.
 func TestForwardOwnAllocations(t *testing.T) {
-	limit := 2.0
+	limit := 1.0
 	if raceEnabled {
 		limit = 8 // pooled exchanges are dropped at random
 	}

@@ -204,7 +204,7 @@
 // The forwarder's own cost is one allocation per request: the outgoing
 // context and the two forwarding header values, which net/http's reader
 // may still read after the exchange went back to the pool (it watches the
-// context until the response body ends; a test asserts at most 2). On a
+// context until the response body ends; a test asserts it). On a
 // warm connection the direct client allocates nothing per exchange but
 // its watch of the request's context (context.AfterFunc: five objects).
 //

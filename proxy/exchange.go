@@ -9,21 +9,21 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/paduraksa/paduraksa/balance"
-	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/internal/h1client"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
-// exchange is the pooled state of one forwarded request: the outgoing
-// request, its URL and header map, the trace for 1xx responses, the idle
-// timer and the direct client's exchange are reused, so forwarding
-// allocates no structure of ours. [Route.Forward] owns it from the pool
-// to its one deferred finish, which puts it back only when no transport
-// can still read it.
+// exchange is the pooled state of one forwarded request, what the
+// transports reach: the outgoing request, its URL and header map, the
+// trace for 1xx responses and what its callbacks keep, the idle timer and
+// the direct client's exchange are reused, so forwarding allocates no
+// structure of ours. [Route.Forward] owns it from the pool to its one
+// deferred finish, which puts it back only when no transport can still
+// read it. What the forward itself reads and writes is a [forward] on
+// Forward's stack, not here: stored in a pooled heap object, each of its
+// pointers would cost a write barrier while the collector marks, and
+// finish would have to clear them.
 type exchange struct {
-	forward // per forward; zeroed when the exchange goes back
-
 	req   http.Request
 	url   url.URL
 	hdr   http.Header
@@ -32,36 +32,14 @@ type exchange struct {
 	idle  idleTimer
 	dreq  h1client.Request  // the direct client's request
 	dx    h1client.Exchange // and its response
+
+	conn  *h1client.CheckedConn // net/http's HTTP/1.x connection in use, if any
+	conns int                   // connections net/http took (GotConn)
 	// lent counts net/http's goroutines that may still read the request:
 	// for each connection its transport took for it (GotConn), the
 	// writer until it wrote the request (WroteRequest) and the reader
 	// until the round trip returned the response head.
 	lent atomic.Int32
-}
-
-// forward is what an exchange holds of the forward it serves.
-type forward struct {
-	rt      *Route
-	w       http.ResponseWriter
-	r       *http.Request
-	rq      *gate.Request
-	upgrade string   // the protocol the client asks to switch to, or ""
-	rid     []string // the request ID sent, or nil
-
-	members     *upstream.Members
-	policy      balance.Policy
-	in          balance.Input
-	setAffinity bool // the affinity's cookie is to be set on the answer
-	tried       [MaxRetryAttempts + 1]*upstream.Destination
-	ntried      int
-	retrying    bool   // the route retries, and this is no upgrade
-	idem        bool   // the method is idempotent
-	replayable  bool   // the body can be sent again: none, or replay
-	replay      []byte // the body, buffered to be replayed
-	body        *reqBody
-
-	conn  *h1client.CheckedConn // net/http's HTTP/1.x connection in use, if any
-	conns int                   // connections net/http took (GotConn)
 }
 
 // gotConn is the ClientTrace callback for the connection net/http takes
@@ -94,40 +72,41 @@ var exchangePool = sync.Pool{New: func() any {
 	o.trace.Got1xxResponse = o.info.got1xx
 	o.trace.GotConn = o.gotConn
 	o.trace.WroteRequest = o.wroteRequest
-	o.dreq.Got1xx = o.info.got1xx
+	o.dreq.URL, o.dreq.Header, o.dreq.Got1xx = &o.url, o.hdr, o.info.got1xx
 	o.info.idle = &o.idle
 	o.idle.init()
 	return o
 }}
-
-// begin starts the exchange for a forward.
-func (o *exchange) begin(rt *Route, w http.ResponseWriter, r *http.Request, rq *gate.Request, rid []string) {
-	o.rt, o.w, o.r, o.rq, o.rid = rt, w, r, rq, rid
-	o.upgrade = upgradeType(r)
-	o.retrying = rt.retry.attempts > 0 && o.upgrade == ""
-	o.idem = idempotent(r.Method)
-}
 
 // finish ends the exchange, whatever way the forward took: no 1xx is
 // relayed any more, the idle timer is stopped, and the exchange goes back
 // to the pool unless net/http may still read its request (a round trip
 // that failed, or an upload the upstream answered before reading it all,
 // can leave its writer or its reader running). Such an exchange is left
-// to the garbage collector.
+// to the garbage collector. Only what the pool must not keep is cleared:
+// the request (the client's context, body and connection state), the
+// header map, which prepare fills without emptying it, and what holds a
+// connection or the client's body. The URL is prepare's to set whole, and
+// the direct client's request points at the exchange's own URL and map.
 func (o *exchange) finish() {
-	o.stop()
+	o.info.done()
+	o.idle.stop()
 	if o.lent.Load() != 0 {
 		return
 	}
 	clear(o.hdr)
-	o.forward = forward{}
 	o.req = http.Request{}
-	o.url = url.URL{}
-	o.dreq.Header, o.dreq.URL, o.dreq.Body = nil, nil, nil
+	if o.conn != nil {
+		o.conn = nil
+	}
+	if o.dreq.Body != nil {
+		o.dreq.Body = nil
+	}
 	exchangePool.Put(o)
 }
 
-// stop ends the relay of 1xx responses and disarms the idle timer.
+// stop ends the relay of 1xx responses and disarms the idle timer; once
+// both are done it costs two loads.
 func (o *exchange) stop() {
 	o.info.done()
 	o.idle.stop()
@@ -139,8 +118,8 @@ func (o *exchange) stop() {
 // header minus hop-by-hop fields, client-supplied forwarding fields and
 // names with underscores, plus ours, the route's rules and, last, the
 // headers the gate's policies set for the upstream.
-func (o *exchange) prepare(path string) {
-	rt, r, rq, up, rid := o.rt, o.r, o.rq, o.upgrade, o.rid
+func (f *forward) prepare(path string) {
+	o, rt, r, rq, up, rid := f.o, f.rt, f.r, f.rq, f.upgrade, f.rid
 	// The one allocation of a forward: the context (the transport's
 	// goroutines may still read it after the exchange is pooled again)
 	// and the two forwarding values that are the request's own.
@@ -165,26 +144,13 @@ func (o *exchange) prepare(path string) {
 	}
 	keepUnderscores := rt.site != nil && rt.site.cfg.KeepUnderscoreHeaders
 	h := o.hdr
-	for k, vv := range r.Header {
-		if strings.IndexByte(k, '_') >= 0 && (!keepUnderscores || ownedSpelling(k, rq)) {
-			// CGI, WSGI, Rack and PHP read X_Auth_User as X-Auth-User.
-			continue
-		}
-		h[k] = vv
-	}
-	removeHopByHop(h)
+	copyClientFields(h, r.Header, rq, keepUnderscores)
 	if containsToken(r.Header["Te"], "trailers") {
 		h["Te"] = teTrailers
 	}
 	if up != "" {
 		h["Connection"] = connUpgrade
 		h["Upgrade"] = r.Header["Upgrade"][:1:1]
-	}
-	for _, k := range clientOnlyHeaders {
-		delete(h, k)
-	}
-	if !rq.CloudflareTrusted {
-		removeCloudflare(h)
 	}
 	if rq.Client.IsValid() {
 		b := rq.Client.AppendTo(pr.addr[:0])
@@ -220,15 +186,16 @@ func (o *exchange) prepare(path string) {
 }
 
 // target points the request at d, with the route's Host.
-func (o *exchange) target(d *upstream.Destination) {
+func (f *forward) target(d *upstream.Destination) {
+	o := f.o
 	o.url.Scheme, o.url.Host = d.Scheme(), d.Host()
-	switch o.rt.hostMode {
+	switch f.rt.hostMode {
 	case HostDestination:
 		o.req.Host = withoutDefaultPort(d.Scheme(), d.Host())
 	case HostCustom:
-		o.req.Host = o.rt.hostName
+		o.req.Host = f.rt.hostName
 	default:
-		o.req.Host = o.r.Host
+		o.req.Host = f.r.Host
 	}
 }
 
@@ -236,16 +203,17 @@ func (o *exchange) target(d *upstream.Destination) {
 // it has one for d that carries the request, else with net/http's round
 // tripper for d (for an https destination checked by name, the pool whose
 // SNI is the Host's name), or the cluster's own.
-func (o *exchange) send(d *upstream.Destination) (*http.Response, error) {
-	t, ok := o.rt.cluster.Transport.(*Transport)
+func (f *forward) send(d *upstream.Destination) (*http.Response, error) {
+	o := f.o
+	t, ok := f.rt.cluster.Transport.(*Transport)
 	if !ok {
-		return o.roundTrip(o.rt.cluster.Transport)
+		return o.roundTrip(f.rt.cluster.Transport)
 	}
 	secure := d.Scheme() == "https"
 	var name string
 	var via http.RoundTripper = t.base
 	if secure {
-		if name, via = o.serverName(t, d); via == nil {
+		if name, via = f.serverName(t, d); via == nil {
 			return nil, errTooManyNames
 		}
 	}
@@ -254,7 +222,7 @@ func (o *exchange) send(d *upstream.Destination) (*http.Response, error) {
 		if !fallback {
 			return o.direct(t, h1client.Destination{Addr: d.Host(), TLS: secure, ServerName: name})
 		}
-		o.rt.cluster.Stats.addFallback(why)
+		f.rt.cluster.Stats.addFallback(why)
 	}
 	return o.roundTrip(via)
 }
@@ -262,15 +230,15 @@ func (o *exchange) send(d *upstream.Destination) (*http.Response, error) {
 // serverName returns the TLS server name of a request to d ("" for the
 // destination's own host or ClientConfig.ServerName) and net/http's round
 // tripper for that name; none past MaxServerNames.
-func (o *exchange) serverName(t *Transport, d *upstream.Destination) (string, http.RoundTripper) {
+func (f *forward) serverName(t *Transport, d *upstream.Destination) (string, http.RoundTripper) {
 	var name string
-	switch o.rt.hostMode {
+	switch f.rt.hostMode {
 	case HostDestination:
 		return "", t.base
 	case HostCustom:
-		name = o.rt.sniName
+		name = f.rt.sniName
 	default:
-		name = serverName(o.r.Host)
+		name = serverName(f.r.Host)
 	}
 	if !t.needsServerName(d.Host(), name) {
 		return "", t.base
@@ -295,12 +263,15 @@ func (o *exchange) roundTrip(via http.RoundTripper) (*http.Response, error) {
 // direct makes the attempt with the transport's direct client, which
 // reads nothing of the request once it returns.
 func (o *exchange) direct(t *Transport, d h1client.Destination) (*http.Response, error) {
-	o.conn = nil // an earlier attempt's; the direct client keeps the Connection field
-	q := &o.dreq
-	q.Method, q.URL, q.Host, q.Header = o.req.Method, &o.url, o.req.Host, o.req.Header
-	q.Body, q.ContentLength = nil, 0
-	if o.req.Body != nil {
-		q.Body, q.ContentLength = o.req.Body, o.req.ContentLength
+	if o.conn != nil {
+		o.conn = nil // an earlier attempt's; the direct client keeps the Connection field
+	}
+	q := &o.dreq // its URL and Header are the exchange's own, set once
+	q.Method, q.Host, q.ContentLength = o.req.Method, o.req.Host, 0
+	if b := o.req.Body; b != nil {
+		q.Body, q.ContentLength = b, o.req.ContentLength
+	} else if q.Body != nil {
+		q.Body = nil
 	}
 	if err := t.h1.Do(o.req.Context(), d, q, &o.dx); err != nil {
 		return nil, err

@@ -36,18 +36,18 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 	}
 	o := exchangePool.Get().(*exchange)
 	defer o.finish()
-	o.begin(rt, w, r, rq, rid)
-	d, status := o.pick()
+	f := forward{o: o, rt: rt, w: w, r: r, rq: rq, rid: rid}
+	d, status := f.pick()
 	if status != 0 {
 		rt.answer(w, r, rq, status)
 		return
 	}
-	o.prepare(path)
-	if o.retrying {
+	f.prepare(path)
+	if f.retrying {
 		rt.retry.live.Add(1)
 		defer rt.retry.live.Add(-1)
 	}
-	if !o.setBody() {
+	if !f.setBody() {
 		return
 	}
 	if rt.mirror != nil {
@@ -55,9 +55,34 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 	}
 	o.idle.start(rt.cluster.idle(), w)
 	o.info.start(w, r)
-	if res, d := o.attempts(d); res != nil {
-		o.relay(res, d)
+	if res, d := f.attempts(d); res != nil {
+		f.relay(res, d)
 	}
+}
+
+// forward is what one forward keeps beside its pooled exchange. It lives
+// on Forward's stack: storing it costs no write barrier, and nothing of
+// it needs clearing, since nothing of it outlives the call.
+type forward struct {
+	o       *exchange
+	rt      *Route
+	w       http.ResponseWriter
+	r       *http.Request
+	rq      *gate.Request
+	upgrade string   // the protocol the client asks to switch to, or ""
+	rid     []string // the request ID sent, or nil
+
+	members     *upstream.Members
+	policy      balance.Policy
+	in          balance.Input
+	setAffinity bool // the affinity's cookie is to be set on the answer
+	tried       [MaxRetryAttempts + 1]*upstream.Destination
+	ntried      int
+	retrying    bool   // the route retries, and this is no upgrade
+	idem        bool   // the method is idempotent
+	replayable  bool   // the body can be sent again: none, or replay
+	replay      []byte // the body, buffered to be replayed
+	body        *reqBody
 }
 
 // requestID returns the request ID the route's site sends and sets on
@@ -66,6 +91,10 @@ func (rt *Route) requestID(w http.ResponseWriter, r *http.Request, rq *gate.Requ
 	if rt.site == nil || rt.site.requestID == RequestIDPass {
 		return nil
 	}
+	return rt.setRequestID(w, r, rq)
+}
+
+func (rt *Route) setRequestID(w http.ResponseWriter, r *http.Request, rq *gate.Request) []string {
 	rid := rt.site.requestIDValue(r)
 	w.Header()["X-Request-Id"] = rid
 	rq.Record.RequestID = rid[0]
@@ -75,6 +104,13 @@ func (rt *Route) requestID(w http.ResponseWriter, r *http.Request, rq *gate.Requ
 // forwardPath returns the path to send, the route's rewrite applied, or
 // the status of a path it refuses.
 func (rt *Route) forwardPath(r *http.Request, rq *gate.Request) (string, int) {
+	if p := rq.ForwardPath; p != "" && !rt.rw.active {
+		return p, 0 // the gate's, as it is
+	}
+	return rt.rewritePath(r, rq)
+}
+
+func (rt *Route) rewritePath(r *http.Request, rq *gate.Request) (string, int) {
 	path, view := rq.ForwardPath, rq.Path
 	if path == "" {
 		// Not decided by a gate: read the path the way a gate would.
@@ -90,27 +126,30 @@ func (rt *Route) forwardPath(r *http.Request, rq *gate.Request) (string, int) {
 	return rt.rw.apply(path, view, rq)
 }
 
-// pick chooses the destination: the affinity's, else the cluster's
-// policy's among the available ones; 503 when there is none, or the
-// affinity's failure policy says so.
-func (o *exchange) pick() (*upstream.Destination, int) {
-	c, rec := o.rt.cluster, &o.rq.Record
-	o.members = c.Upstream.Members()
-	if o.policy = c.Policy; o.policy == nil {
-		o.policy = defaultPolicy
+// pick notes what the forward asks and chooses the destination: the
+// affinity's, else the cluster's policy's among the available ones; 503
+// when there is none, or the affinity's failure policy says so.
+func (f *forward) pick() (*upstream.Destination, int) {
+	c, r, rec := f.rt.cluster, f.r, &f.rq.Record
+	f.upgrade = upgradeType(r)
+	f.retrying = f.rt.retry.attempts > 0 && f.upgrade == ""
+	f.idem = idempotent(r.Method)
+	f.members = c.Upstream.Members()
+	if f.policy = c.Policy; f.policy == nil {
+		f.policy = defaultPolicy
 	}
-	o.in = balance.Input{Request: o.r, Client: o.rq.Client}
+	f.in = balance.Input{Request: r, Client: f.rq.Client}
 	var d *upstream.Destination
 	if c.Affinity != nil {
 		var ast balance.AffinityStatus
-		if d, ast = c.Affinity.Find(o.r, o.members); ast == balance.AffinityFailed {
+		if d, ast = c.Affinity.Find(r, f.members); ast == balance.AffinityFailed {
 			rec.Error = "affinityFailed"
 			return nil, http.StatusServiceUnavailable
 		}
-		o.setAffinity = ast.NeedsSet()
+		f.setAffinity = ast.NeedsSet()
 	}
 	if d == nil {
-		d = o.policy.Pick(o.in, o.members.Available)
+		d = f.policy.Pick(f.in, f.members.Available)
 	}
 	if d == nil {
 		rec.Error = "noDestination"
@@ -123,20 +162,20 @@ func (o *exchange) pick() (*upstream.Destination, int) {
 // reqBody, or, on a retrying route with an idempotent method, buffered up
 // to the limit so that it can be replayed. A body the client failed to
 // deliver is answered here, and setBody reports false.
-func (o *exchange) setBody() bool {
-	o.replayable = o.req.Body == nil
-	if o.retrying && o.idem && o.req.Body != nil {
-		buf, ok, err := replayBody(o.r, o.rt.retry.bodyLimit)
+func (f *forward) setBody() bool {
+	f.replayable = f.o.req.Body == nil
+	if f.retrying && f.idem && f.o.req.Body != nil {
+		buf, ok, err := replayBody(f.r, f.rt.retry.bodyLimit)
 		if err != nil {
-			o.rt.clientBodyFailed(o.w, o.r, o.rq, err)
+			f.rt.clientBodyFailed(f.w, f.r, f.rq, err)
 			return false
 		}
-		o.replay, o.replayable = buf, ok
-		o.rq.Record.BytesIn = int64(len(buf))
+		f.replay, f.replayable = buf, ok
+		f.rq.Record.BytesIn = int64(len(buf))
 	}
-	if o.req.Body != nil && o.replay == nil {
-		o.body = &reqBody{src: o.r.Body, it: &o.idle, trIn: o.r.Trailer, trOut: o.req.Trailer}
-		o.req.Body = o.body
+	if f.o.req.Body != nil && f.replay == nil {
+		f.body = &reqBody{src: f.r.Body, it: &f.o.idle, trIn: f.r.Trailer, trOut: f.o.req.Trailer}
+		f.o.req.Body = f.body
 	}
 	return true
 }
@@ -144,24 +183,24 @@ func (o *exchange) setBody() bool {
 // attempts sends the request to d and, as the route's Retry allows, to
 // other destinations. It returns the response and the destination that
 // gave it, or answers the failure itself and returns nil.
-func (o *exchange) attempts(d *upstream.Destination) (*http.Response, *upstream.Destination) {
+func (f *forward) attempts(d *upstream.Destination) (*http.Response, *upstream.Destination) {
 	token := false // a retry budget token held by the attempt in flight
 	for n := 0; ; n++ {
-		res, err := o.attempt(d, n)
+		res, err := f.attempt(d, n)
 		if token {
-			o.rt.retry.release()
+			f.rt.retry.release()
 			token = false
 		}
 		if err == nil {
 			return res, d
 		}
-		out, answered := o.failed(d, err)
+		out, answered := f.failed(d, err)
 		if answered {
 			return nil, nil
 		}
 		var next *upstream.Destination
-		if next, token = o.retryTarget(n, out, err); next == nil {
-			o.answerFailure(out)
+		if next, token = f.retryTarget(n, out, err); next == nil {
+			f.answerFailure(out)
 			return nil, nil
 		}
 		d = next
@@ -171,12 +210,12 @@ func (o *exchange) attempts(d *upstream.Destination) (*http.Response, *upstream.
 // attempt sends the request to d, the n-th destination tried, and
 // records it; the destination's in-flight count is released unless a
 // response came.
-func (o *exchange) attempt(d *upstream.Destination, n int) (*http.Response, error) {
-	rq, rec := o.rq, &o.rq.Record
-	if o.replay != nil {
-		o.req.Body = io.NopCloser(newReplayReader(o.replay))
+func (f *forward) attempt(d *upstream.Destination, n int) (*http.Response, error) {
+	rq, rec := f.rq, &f.rq.Record
+	if f.replay != nil {
+		f.o.req.Body = io.NopCloser(newReplayReader(f.replay))
 	}
-	o.target(d)
+	f.target(d)
 	if tr := rq.Tracer; tr != nil {
 		tr.OnStep(gate.Step{Kind: gate.StepForward, Name: d.ID(), Reason: d.Host()})
 	}
@@ -186,7 +225,7 @@ func (o *exchange) attempt(d *upstream.Destination, n int) (*http.Response, erro
 		rec.Gate = sent
 	}
 	rec.Destination, rec.Retries = d.ID(), n
-	res, err := o.send(d)
+	res, err := f.send(d)
 	if err != nil {
 		d.End()
 		return nil, err
@@ -201,63 +240,63 @@ func (o *exchange) attempt(d *upstream.Destination, n int) (*http.Response, erro
 // failure of the client's body, or a refusal of what the request holds,
 // is answered here (answered reports it): the destination did nothing
 // wrong, and no other would do better.
-func (o *exchange) failed(d *upstream.Destination, err error) (out upstream.Outcome, answered bool) {
-	rt, w, r, rq := o.rt, o.w, o.r, o.rq
-	if berr := o.body.clientError(); berr != nil {
-		o.stop()
+func (f *forward) failed(d *upstream.Destination, err error) (out upstream.Outcome, answered bool) {
+	rt, w, r, rq := f.rt, f.w, f.r, f.rq
+	if berr := f.body.clientError(); berr != nil {
+		f.o.stop()
 		rt.clientBodyFailed(w, r, rq, berr)
 		return upstream.ClientBodyError, true
 	}
 	out = upstream.ClassifyRoundTrip(r.Context(), err)
-	if status := o.refusal(d, out, err); status != 0 {
-		o.stop()
-		o.body.count(&rq.Record)
+	if status := f.refusal(d, out, err); status != 0 {
+		f.o.stop()
+		f.body.count(&rq.Record)
 		rt.requestRefused(w, r, rq, status)
 		return upstream.RequestInvalid, true
 	}
-	if o.idle.hasFired() {
+	if f.o.idle.hasFired() {
 		out = upstream.Timeout
 	}
 	d.Metrics().Count(out)
 	if !out.ClientSide() {
 		rt.cluster.observe(d, out, 0)
 	}
-	o.tried[o.ntried] = d
-	o.ntried++
+	f.tried[f.ntried] = d
+	f.ntried++
 	return out, false
 }
 
 // refusal returns the status of a failure that is the outgoing client's
 // refusal of what the request holds (see unsendable.go; the direct
 // client refuses what net/http's does), or 0.
-func (o *exchange) refusal(d *upstream.Destination, out upstream.Outcome, err error) int {
+func (f *forward) refusal(d *upstream.Destination, out upstream.Outcome, err error) int {
 	if out != upstream.ResponseHeaderError {
 		return 0
 	}
-	return o.rt.refusal(&o.req, d.Scheme(), err)
+	return f.rt.refusal(&f.o.req, d.Scheme(), err)
 }
 
 // retryTarget returns the destination to try after the n-th attempt
 // failed with out, and whether that retry holds a budget token; nil when
 // the route's Retry allows no other attempt or no destination is left.
-func (o *exchange) retryTarget(n int, out upstream.Outcome, err error) (*upstream.Destination, bool) {
-	rr := &o.rt.retry
-	touched := o.body != nil && o.body.touched.Load()
-	if !o.retrying || n >= rr.attempts || !retryable(out, touched, o.replayable, o.idem) {
+func (f *forward) retryTarget(n int, out upstream.Outcome, err error) (*upstream.Destination, bool) {
+	rr := &f.rt.retry
+	touched := f.body != nil && f.body.touched.Load()
+	if !f.retrying || n >= rr.attempts || !retryable(out, touched, f.replayable, f.idem) {
 		return nil, false
 	}
 	free := n == 0 && dropped(out, err) // outside the budget
 	if !free && !rr.acquire() {
 		return nil, false
 	}
-	next := o.policy.Pick(o.in, exclude(o.members.Available, o.tried[:o.ntried]))
+	next := f.policy.Pick(f.in, exclude(f.members.Available, f.tried[:f.ntried]))
 	if next == nil {
 		if !free {
 			rr.release()
 		}
 		return nil, false
 	}
-	if st := o.rt.cluster.Stats; st != nil {
+	if st := f.rt.cluster.Stats; st != nil {
 		st.retries.Add(1)
 	}
 	return next, !free
@@ -265,10 +304,10 @@ func (o *exchange) retryTarget(n int, out upstream.Outcome, err error) (*upstrea
 
 // answerFailure answers the last failed attempt: 502, 504 for a timeout,
 // and nothing to a client that went away, whose handler is aborted.
-func (o *exchange) answerFailure(out upstream.Outcome) {
-	o.stop()
-	o.body.count(&o.rq.Record)
-	o.rt.failed(o.w, o.r, o.rq, o.rt.cluster.Stats, out)
+func (f *forward) answerFailure(out upstream.Outcome) {
+	f.o.stop()
+	f.body.count(&f.rq.Record)
+	f.rt.failed(f.w, f.r, f.rq, f.rt.cluster.Stats, out)
 	if out == upstream.ClientAbort {
 		panic(http.ErrAbortHandler)
 	}
@@ -276,16 +315,16 @@ func (o *exchange) answerFailure(out upstream.Outcome) {
 
 // relay copies the response from d to the client, then counts, observes
 // and records how the exchange ended.
-func (o *exchange) relay(res *http.Response, d *upstream.Destination) {
-	c, rq := o.rt.cluster, o.rq
-	o.info.done()
-	out, cut := o.complete(res, d)
-	if out == upstream.BodyError && o.body.clientError() != nil {
+func (f *forward) relay(res *http.Response, d *upstream.Destination) {
+	c, rq := f.rt.cluster, f.rq
+	f.o.info.done()
+	out, cut := f.complete(res, d)
+	if out == upstream.BodyError && f.body.clientError() != nil {
 		// The response was cut because the upload failed: the client's
 		// doing, like an abort.
 		out = upstream.ClientBodyError
 	}
-	o.body.count(&rq.Record)
+	f.body.count(&rq.Record)
 	d.Metrics().Count(out)
 	if out != upstream.Success {
 		rq.Record.Error = out.String()
@@ -307,10 +346,10 @@ func (o *exchange) relay(res *http.Response, d *upstream.Destination) {
 
 // complete relays the response and releases the destination's in-flight
 // count, whatever the response holds.
-func (o *exchange) complete(res *http.Response, d *upstream.Destination) (out upstream.Outcome, cut bool) {
+func (f *forward) complete(res *http.Response, d *upstream.Destination) (out upstream.Outcome, cut bool) {
 	defer d.End()
-	out, cut = o.respond(res, d)
-	if fired := o.idle.stop(); fired && out != upstream.Success && out != upstream.ClientBodyError {
+	out, cut = f.respond(res, d)
+	if fired := f.o.idle.stop(); fired && out != upstream.Success && out != upstream.ClientBodyError {
 		out = upstream.Timeout
 	}
 	return out, cut

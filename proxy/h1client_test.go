@@ -123,9 +123,9 @@ func fallbacksOf(s *proxy.Stats) fallbacks {
 }
 
 // TestDirectHTTP1FallsBackCounted: a request the direct client leaves to
-// net/http (Expect: 100-continue) still gets its answer, and is counted
-// by its reason; a transport set to net/http dials nothing of its own
-// and counts no fallback.
+// net/http (Expect: 100-continue, an upgrade) still gets its answer, and
+// is counted by its reason; a transport set to net/http dials nothing of
+// its own and counts no fallback.
 func TestDirectHTTP1FallsBackCounted(t *testing.T) {
 	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -144,6 +144,13 @@ func TestDirectHTTP1FallsBackCounted(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "payload", string(b))
 	assert.Equal(t, fallbacks{proxy.FallbackExpectContinue: 1}, fallbacksOf(stats))
+	assert.Zero(t, proxy.DirectDials(transportOf(cl)))
+
+	stats = new(proxy.Stats)
+	addr, cl = setup{client: proxy.ClientConfig{HTTP1: proxy.HTTP1Direct}, stats: stats}.start(t, wsUpstream(t, nil))
+	conn, _ := dialUpgrade(t, addr)
+	conn.Close()
+	assert.Equal(t, fallbacks{proxy.FallbackUpgrade: 1}, fallbacksOf(stats), "an upgrade, by its own reason")
 	assert.Zero(t, proxy.DirectDials(transportOf(cl)))
 
 	stats = new(proxy.Stats)

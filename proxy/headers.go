@@ -13,46 +13,80 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// hopHeaders are the hop-by-hop fields of RFC 9110 section 7.6.1 and the
-// ones proxies traditionally treat so; they never cross the proxy.
-var hopHeaders = [...]string{
-	"Connection",
-	"Proxy-Connection",
-	"Keep-Alive",
-	"Proxy-Authenticate",
-	"Proxy-Authorization",
-	"Te",
-	"Trailer",
-	"Transfer-Encoding",
-	"Upgrade",
-	"Http2-Settings",
+// hopByHop reports whether the canonical name k is a hop-by-hop field of
+// RFC 9110 section 7.6.1 or one proxies traditionally treat so; they never
+// cross the proxy. A switch, not a list to delete: testing the few names a
+// message has costs less than deleting ten from its map.
+func hopByHop(k string) bool {
+	switch k {
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Http2-Settings":
+		return true
+	}
+	return false
 }
 
 // removeHopByHop deletes the hop-by-hop fields from h, including every field
 // named in any Connection value (all of them, even empty ones).
 func removeHopByHop(h http.Header) {
-	for _, v := range h["Connection"] {
+	removeListed(h, h["Connection"])
+	for k := range h {
+		if hopByHop(k) {
+			delete(h, k)
+		}
+	}
+}
+
+// removeListed deletes from h every field a Connection line of conn
+// names. The common tokens keep-alive, close and upgrade delete nothing:
+// Keep-Alive and Upgrade are hop-by-hop anyway, and no field is called
+// Close; canonicalising them would allocate.
+func removeListed(h http.Header, conn []string) {
+	for _, v := range conn {
 		for len(v) > 0 {
 			var tok string
 			tok, v, _ = strings.Cut(v, ",")
 			switch tok = textproto.TrimString(tok); {
 			case tok == "":
 			case strings.EqualFold(tok, "keep-alive"), strings.EqualFold(tok, "close"), strings.EqualFold(tok, "upgrade"):
-				// The common tokens: Keep-Alive and Upgrade go below, and
-				// no field is called Close. Canonicalising would allocate.
 			default:
 				delete(h, textproto.CanonicalMIMEHeaderKey(tok))
 			}
 		}
 	}
-	for _, k := range hopHeaders {
-		delete(h, k)
-	}
 }
 
-// clientOnlyHeaders only a client could have set: removed before the
-// proxy writes its own forwarding headers.
-var clientOnlyHeaders = [...]string{"Forwarded", "X-Forwarded-Prefix", "X-Forwarded-Port", "X-Real-Ip", "X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host"}
+// clientOnly reports whether the canonical name k is a forwarding field
+// only a client could have set: the proxy writes its own.
+func clientOnly(k string) bool {
+	switch k {
+	case "Forwarded", "X-Forwarded-Prefix", "X-Forwarded-Port", "X-Real-Ip", "X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host":
+		return true
+	}
+	return false
+}
+
+// copyClientFields copies the client's fields src into h, less those
+// that never reach the upstream from a client: the hop-by-hop fields and
+// those a Connection line names, the forwarding fields (clientOnly),
+// Cloudflare's unless the request came through a trusted Cloudflare
+// peer, and names with underscores unless the host keeps them and they
+// spell none of the gateway's own. Testing each name as it is copied costs
+// a fraction of copying all and deleting some twenty names after.
+func copyClientFields(h, src http.Header, rq *gate.Request, keepUnderscores bool) {
+	untrusted := !rq.CloudflareTrusted
+	for k, vv := range src {
+		switch {
+		case hopByHop(k), clientOnly(k), untrusted && cloudflareField(k):
+			continue
+		case strings.IndexByte(k, '_') >= 0 && (!keepUnderscores || ownedSpelling(k, rq)):
+			// CGI, WSGI, Rack and PHP read X_Auth_User as X-Auth-User.
+			continue
+		}
+		h[k] = vv
+	}
+	removeListed(h, src["Connection"])
+}
 
 // gatewayOwned reports whether the canonical name k is a field the
 // gateway owns on a request to the upstream: hop-by-hop and framing
@@ -60,21 +94,14 @@ var clientOnlyHeaders = [...]string{"Forwarded", "X-Forwarded-Prefix", "X-Forwar
 // headers the gate's policies own ([gate.Request.Owns]). A client never
 // sets one through a trailer or an underscore spelling.
 func gatewayOwned(k string, rq *gate.Request) bool {
-	for _, h := range hopHeaders {
-		if k == h {
-			return true
-		}
-	}
-	for _, h := range clientOnlyHeaders {
-		if k == h {
-			return true
-		}
-	}
-	switch k {
-	case "Host", "X-Request-Id", "True-Client-Ip", "Content-Length":
+	if hopByHop(k) || clientOnly(k) || cloudflareField(k) {
 		return true
 	}
-	return isCloudflare(k) || rq.Owns(k)
+	switch k {
+	case "Host", "X-Request-Id", "Content-Length":
+		return true
+	}
+	return rq.Owns(k)
 }
 
 // ownedSpelling reports whether a name with underscores spells a field the
@@ -118,18 +145,11 @@ func copyTrailers(dst, src http.Header) {
 	}
 }
 
-// removeCloudflare deletes every cf-* field and True-Client-IP: only
-// Cloudflare may set them, and a request that did not come through a
-// trusted Cloudflare peer could have forged them (Cloudflare Access
-// identities among them).
-func removeCloudflare(h http.Header) {
-	delete(h, "True-Client-Ip")
-	for k := range h {
-		if isCloudflare(k) {
-			delete(h, k)
-		}
-	}
-}
+// cloudflareField reports whether the canonical name k is True-Client-IP
+// or a cf-* field: only Cloudflare may set them, and a request that did
+// not come through a trusted Cloudflare peer could have forged them
+// (Cloudflare Access identities among them).
+func cloudflareField(k string) bool { return k == "True-Client-Ip" || isCloudflare(k) }
 
 func isCloudflare(k string) bool {
 	return len(k) > 3 && (k[0] == 'C' || k[0] == 'c') && (k[1] == 'f' || k[1] == 'F') && k[2] == '-'

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paduraksa/paduraksa/gate"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -81,6 +82,55 @@ func FuzzRemoveHopByHop(f *testing.F) {
 			}
 		}
 		if len(h) > len(before) {
+			t.Fatalf("fields added: %v", h)
+		}
+	})
+}
+
+// refClientOnly are the forwarding fields only a client could have set,
+// which a forward never passes on (the proxy writes its own).
+var refClientOnly = []string{"forwarded", "x-forwarded-prefix", "x-forwarded-port", "x-real-ip", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"}
+
+// FuzzCopyClientFields checks the client's fields a forward copies
+// against the rules read as deletions from a copy of them all: a field
+// goes when it is hop-by-hop, named in ASCII case only by an element of
+// a Connection line, a forwarding field, Cloudflare's (cf-* and
+// True-Client-IP) on a request that did not come through a trusted
+// Cloudflare peer, or a name with underscores on a host that does not
+// keep them; every other field is copied as it was, and nothing is
+// added.
+func FuzzCopyClientFields(f *testing.F) {
+	f.Add("keep-alive", "", "X-A,Cf-Ray,X-Forwarded-For,User-Agent", false)
+	f.Add("X-A, close", "x-b", "X-A,X-B,X-C,True-Client-Ip,Cf-Connecting-Ip", true)
+	f.Add("upgrade", "Te", "Upgrade,Te,X-Real-Ip,Forwarded,X_Auth_User,Cf-", false)
+	f.Add("", "X-Forwarded-Host, Accept", "Accept,Accept-Encoding,Cookie", true)
+	f.Fuzz(func(t *testing.T, conn1, conn2, fields string, trusted bool) {
+		if !httpguts.ValidHeaderFieldValue(conn1) || !httpguts.ValidHeaderFieldValue(conn2) {
+			return
+		}
+		src := http.Header{}
+		for _, k := range append(append(strings.Split(fields, ","), refHopByHop...), refClientOnly...) {
+			if httpguts.ValidHeaderFieldName(k) && refASCIILower(k) != "close" {
+				src[textproto.CanonicalMIMEHeaderKey(k)] = []string{"v:" + k}
+			}
+		}
+		src["Connection"] = []string{conn1, conn2}
+		h := http.Header{}
+		copyClientFields(h, src, &gate.Request{CloudflareTrusted: trusted}, false)
+		named := append(refListElements([]string{conn1, conn2}), refHopByHop...)
+		named = append(named, refClientOnly...)
+		for k, v := range src {
+			lk := refASCIILower(k)
+			gone := strings.Contains(k, "_") ||
+				!trusted && (lk == "true-client-ip" || len(lk) > 3 && strings.HasPrefix(lk, "cf-"))
+			for _, n := range named {
+				gone = gone || refASCIILower(n) == lk
+			}
+			if got, present := h[k]; present == gone || (present && !slices.Equal(got, v)) {
+				t.Fatalf("Connection %q, %q, trusted %v: field %s present %v (%q), want present %v", conn1, conn2, trusted, k, present, got, !gone)
+			}
+		}
+		if len(h) > len(src) {
 			t.Fatalf("fields added: %v", h)
 		}
 	})

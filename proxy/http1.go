@@ -77,12 +77,14 @@ func (f HTTP1Fallback) String() string { return http1FallbackNames.Name(f) }
 func HTTP1FallbackNames() []string { return http1FallbackNames }
 
 // http1Fallback returns why the direct client does not carry req, or
-// false when it does.
+// false when it does. Carries, which refuses upgrades too, is asked
+// first: the header is looked up again only for a request it refuses.
 func http1Fallback(req *http.Request) (HTTP1Fallback, bool) {
 	switch {
-	case req.Header["Upgrade"] != nil:
-		return FallbackUpgrade, true
 	case !h1client.Carries(req.Header):
+		if req.Header["Upgrade"] != nil {
+			return FallbackUpgrade, true
+		}
 		return FallbackExpectContinue, true
 	case req.Trailer != nil:
 		return FallbackTrailers, true

@@ -82,8 +82,12 @@ func (it *idleTimer) setConns(a, b io.Closer) bool {
 // stop returns, no cut runs for this exchange.
 func (it *idleTimer) stop() bool {
 	if it.idle <= 0 {
-		return false
+		return false // never armed, or stopped already
 	}
+	return it.disarm()
+}
+
+func (it *idleTimer) disarm() bool {
 	it.mu.Lock()
 	it.t.Stop()
 	fired := it.fired

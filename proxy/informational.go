@@ -113,15 +113,26 @@ func (in *informational) got1xx(code int, h textproto.MIMEHeader) error {
 // max1xxFields bounds the fields copied from one informational response.
 const max1xxFields = 32
 
-// start begins relaying to w, the writer of the client's request r.
+// start begins relaying to w, the writer of the client's request r. It
+// takes no lock: it runs before the forward's first round trip, whose
+// goroutines start after it, and no callback of an earlier forward can
+// still run, since its exchange went back to the pool only once
+// net/http's goroutines, which run the callbacks, were done with its
+// request.
 func (in *informational) start(w http.ResponseWriter, r *http.Request) {
-	in.mu.Lock()
 	in.w, in.received, in.relayed, in.http10 = w, 0, 0, r.ProtoMajor == 1 && r.ProtoMinor == 0
-	in.mu.Unlock()
 }
 
-// done ends forwarding: a late callback writes nothing.
+// done ends forwarding: once it returns, a late callback writes nothing.
+// Only the forward's goroutine writes w, so done reads it without the
+// lock: a second done costs a load.
 func (in *informational) done() {
+	if in.w != nil {
+		in.end()
+	}
+}
+
+func (in *informational) end() {
 	in.mu.Lock()
 	in.w = nil
 	in.mu.Unlock()

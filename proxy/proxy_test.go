@@ -226,6 +226,8 @@ func TestForwardingHeaders(t *testing.T) {
 		w.Header().Set("Connection", "X-Hop")
 		w.Header().Set("X-Hop", "secret")
 		w.Header().Set("Alt-Svc", `h3=":443"`)
+		w.Header().Set("Keep-Alive", "timeout=5")
+		w.Header().Set("Proxy-Authenticate", `Basic realm="upstream"`)
 		io.WriteString(w, "ok")
 	}))
 	addr := gateway(t, gate.Config{}, up)
@@ -254,6 +256,8 @@ func TestForwardingHeaders(t *testing.T) {
 	assert.Equal(t, "Paduraksa", res.Header.Get("Server"), "the upstream's Server is replaced")
 	assert.Empty(t, res.Header.Get("X-Hop"), "fields named in the response's Connection are hop-by-hop")
 	assert.Empty(t, res.Header.Get("Alt-Svc"))
+	assert.Empty(t, res.Header.Get("Keep-Alive"), "hop-by-hop fields of the response are not forwarded")
+	assert.Empty(t, res.Header.Get("Proxy-Authenticate"))
 
 	h := recv(t, got)
 	assert.Equal(t, []string{"127.0.0.1"}, h["X-Forwarded-For"], "exactly one address, the resolved client")

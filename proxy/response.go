@@ -14,9 +14,9 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32*1024); return &b 
 // respond writes the upstream's response to the client and reports how
 // the exchange ended; cut reports a response whose header was sent and
 // whose body was not completed.
-func (o *exchange) respond(res *http.Response, d *upstream.Destination) (out upstream.Outcome, cut bool) {
-	rt, w, r, rq, up, rid := o.rt, o.w, o.r, o.rq, o.upgrade, o.rid
-	setAffinity := o.setAffinity && rt.cluster.Affinity != nil
+func (f *forward) respond(res *http.Response, d *upstream.Destination) (out upstream.Outcome, cut bool) {
+	rt, w, r, rq, up, rid := f.rt, f.w, f.r, f.rq, f.upgrade, f.rid
+	setAffinity := f.setAffinity && rt.cluster.Affinity != nil
 	if res.StatusCode < 100 || res.StatusCode > 599 {
 		// net/http's client reads any three digits; WriteHeader panics
 		// below 100, and nothing above 599 is HTTP.
@@ -33,7 +33,7 @@ func (o *exchange) respond(res *http.Response, d *upstream.Destination) (out ups
 		if setAffinity {
 			rt.cluster.Affinity.Set(w, r, d)
 		}
-		if err := switchProtocols(w, res, up, &o.idle); err != nil {
+		if err := switchProtocols(w, res, up, &f.o.idle); err != nil {
 			rt.answer(w, r, rq, http.StatusBadGateway)
 			return upstream.ResponseHeaderError, false
 		}
@@ -44,13 +44,17 @@ func (o *exchange) respond(res *http.Response, d *upstream.Destination) (out ups
 	if res.Close && res.ProtoMajor == 1 && h["Connection"] == nil {
 		// net/http deleted a Connection field that said close, with the
 		// names it listed: the connection read them.
-		o.conn.RemoveListed(h)
+		f.o.conn.RemoveListed(h)
 	}
-	removeHopByHop(h)
-	delete(h, "Alt-Svc")
+	removeListed(h, h["Connection"])
 	dst := w.Header()
 	for k, vv := range h {
+		if hopByHop(k) {
+			continue
+		}
 		switch k {
+		case "Alt-Svc":
+			continue // the gate's to announce
 		case "Server":
 			if _, own := dst["Server"]; own {
 				continue
@@ -63,7 +67,7 @@ func (o *exchange) respond(res *http.Response, d *upstream.Destination) (out ups
 		dst[k] = vv
 	}
 	if loc := dst["Location"]; len(loc) == 1 && rt.rw.active {
-		if m, ok := rt.rw.mapLocation(loc[0], r.Host, o.req.Host, rq.Scheme); ok {
+		if m, ok := rt.rw.mapLocation(loc[0], r.Host, f.o.req.Host, rq.Scheme); ok {
 			dst["Location"] = []string{m}
 		}
 	}
@@ -90,16 +94,16 @@ func (o *exchange) respond(res *http.Response, d *upstream.Destination) (out ups
 		dst["Trailer"] = keys
 	}
 	w.WriteHeader(res.StatusCode)
-	o.idle.touch()
-	o.idle.setBody(res.Body)
+	f.o.idle.touch()
+	f.o.idle.setBody(res.Body)
 
 	stream := res.ContentLength < 0 || isEventStream(h)
 	var rerr, werr error
 	if enc == codingNone {
-		rerr, werr = copyBody(w, w, res.Body, stream, nil, &o.idle)
+		rerr, werr = copyBody(w, w, res.Body, stream, nil, &f.o.idle)
 	} else {
 		e := getEncoder(enc, w)
-		rerr, werr = copyBody(w, e, res.Body, stream, e, &o.idle)
+		rerr, werr = copyBody(w, e, res.Body, stream, e, &f.o.idle)
 		if rerr == nil && werr == nil {
 			werr = e.Close()
 		}

@@ -245,49 +245,55 @@ func serveRaw(t *testing.T, ln net.Listener, answer string, step int) string {
 	return ln.Addr().String()
 }
 
-// badAnswers are answers no client path forwards: status 502, or 0 for
-// a response whose header went out and whose body the client sees cut.
-// The direct client refuses them by its rules (RFC 9112), and net/http's
-// client, whose own reader takes many of them, reads them through the
-// same rules.
-var badAnswers = []struct {
+type badAnswer struct {
 	name   string
 	answer string
 	status int
-}{
-	{"status 000", "HTTP/1.1 000 Zero\r\nContent-Length: 0\r\n\r\n", 502},
-	{"status 099", "HTTP/1.1 099 Low\r\nContent-Length: 0\r\n\r\n", 502},
-	{"status 600", "HTTP/1.1 600 High\r\nContent-Length: 0\r\n\r\n", 502},
-	{"status 999", "HTTP/1.1 999 Top\r\nContent-Length: 0\r\n\r\n", 502},
-	{"101 unasked", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", 502},
-	{"garbage", "NOT HTTP AT ALL\r\n\r\n", 502},
-	{"HTTP/2.0", "HTTP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n", 502},
-	{"control character in the reason", "HTTP/1.1 200 O\x01K\r\nContent-Length: 0\r\n\r\n", 502},
-	{"two lengths", "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 502},
-	{"length list", "HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok", 502},
-	{"signed length", "HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok", 502},
-	{"length and chunked", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", 502},
-	{"chunked on 1.0", "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", 502},
-	{"gzip coding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 502},
-	{"bad header line", "HTTP/1.1 200 OK\r\nX Bad: 1\r\nContent-Length: 0\r\n\r\n", 502},
-	{"space before colon", "HTTP/1.1 200 OK\r\nX-Bad : 1\r\nContent-Length: 0\r\n\r\n", 502},
-	{"obs-fold", "HTTP/1.1 200 OK\r\nX-A: 1\r\n 2\r\nContent-Length: 0\r\n\r\n", 502},
-	{"bare LF", "HTTP/1.1 200 OK\nContent-Length: 0\r\n\r\n", 502},
-	{"bare LF ends the head", "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\n", 502},
-	{"bare CR", "HTTP/1.1 200 OK\r\nX-A: 1\r2\r\nContent-Length: 0\r\n\r\n", 502},
-	{"NUL in a value", "HTTP/1.1 200 OK\r\nX-A: 1\x002\r\nContent-Length: 0\r\n\r\n", 502},
-	{"head over the limit", "HTTP/1.1 200 OK\r\n" + strings.Repeat("X-A: "+strings.Repeat("a", 1000)+"\r\n", 1100) + "\r\n", 502},
-	{"six informational", strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n", 6) + "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 502},
-	{"bad informational", "HTTP/1.1 103 Early Hints\r\nX Bad: 1\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 502},
-	{"short body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", 0},
-	{"huge length", "HTTP/1.1 200 OK\r\nContent-Length: 2000000000\r\n\r\nabc", 0},
-	{"bad chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n", 0},
-	{"chunk without CRLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokXX0\r\n\r\n", 0},
-	{"bare LF in a chunk line", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\nok\r\n0\r\n\r\n", 0},
-	{"chunk extension over the limit", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;" + strings.Repeat("e", 5000) + "\r\nok\r\n0\r\n\r\n", 0},
-	{"length in the trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nContent-Length: 5\r\n\r\n", 0},
-	{"obs-fold in the trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: 1\r\n 2\r\n\r\n", 0},
-	{"bare LF in the trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: 1\n\r\n", 0},
+}
+
+// badAnswers returns answers no client path forwards: status 502, or 0
+// for a response whose header went out and whose body the client sees
+// cut. The direct client refuses them by its rules (RFC 9112), and
+// net/http's client, whose own reader takes many of them, reads them
+// through the same rules. They are built when a test asks: one is over a
+// megabyte, which as a package variable would stay live through every
+// benchmark of the package and make its collector run more often.
+func badAnswers() []badAnswer {
+	return []badAnswer{
+		{"status 000", "HTTP/1.1 000 Zero\r\nContent-Length: 0\r\n\r\n", 502},
+		{"status 099", "HTTP/1.1 099 Low\r\nContent-Length: 0\r\n\r\n", 502},
+		{"status 600", "HTTP/1.1 600 High\r\nContent-Length: 0\r\n\r\n", 502},
+		{"status 999", "HTTP/1.1 999 Top\r\nContent-Length: 0\r\n\r\n", 502},
+		{"101 unasked", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", 502},
+		{"garbage", "NOT HTTP AT ALL\r\n\r\n", 502},
+		{"HTTP/2.0", "HTTP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n", 502},
+		{"control character in the reason", "HTTP/1.1 200 O\x01K\r\nContent-Length: 0\r\n\r\n", 502},
+		{"two lengths", "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 502},
+		{"length list", "HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok", 502},
+		{"signed length", "HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok", 502},
+		{"length and chunked", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", 502},
+		{"chunked on 1.0", "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", 502},
+		{"gzip coding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 502},
+		{"bad header line", "HTTP/1.1 200 OK\r\nX Bad: 1\r\nContent-Length: 0\r\n\r\n", 502},
+		{"space before colon", "HTTP/1.1 200 OK\r\nX-Bad : 1\r\nContent-Length: 0\r\n\r\n", 502},
+		{"obs-fold", "HTTP/1.1 200 OK\r\nX-A: 1\r\n 2\r\nContent-Length: 0\r\n\r\n", 502},
+		{"bare LF", "HTTP/1.1 200 OK\nContent-Length: 0\r\n\r\n", 502},
+		{"bare LF ends the head", "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\n", 502},
+		{"bare CR", "HTTP/1.1 200 OK\r\nX-A: 1\r2\r\nContent-Length: 0\r\n\r\n", 502},
+		{"NUL in a value", "HTTP/1.1 200 OK\r\nX-A: 1\x002\r\nContent-Length: 0\r\n\r\n", 502},
+		{"head over the limit", "HTTP/1.1 200 OK\r\n" + strings.Repeat("X-A: "+strings.Repeat("a", 1000)+"\r\n", 1100) + "\r\n", 502},
+		{"six informational", strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n", 6) + "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 502},
+		{"bad informational", "HTTP/1.1 103 Early Hints\r\nX Bad: 1\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 502},
+		{"short body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", 0},
+		{"huge length", "HTTP/1.1 200 OK\r\nContent-Length: 2000000000\r\n\r\nabc", 0},
+		{"bad chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n", 0},
+		{"chunk without CRLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokXX0\r\n\r\n", 0},
+		{"bare LF in a chunk line", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\nok\r\n0\r\n\r\n", 0},
+		{"chunk extension over the limit", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;" + strings.Repeat("e", 5000) + "\r\nok\r\n0\r\n\r\n", 0},
+		{"length in the trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nContent-Length: 5\r\n\r\n", 0},
+		{"obs-fold in the trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: 1\r\n 2\r\n\r\n", 0},
+		{"bare LF in the trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: 1\n\r\n", 0},
+	}
 }
 
 // clientPaths are the ways a request reaches an HTTP/1.1 upstream: the
@@ -311,7 +317,7 @@ func TestMalformedUpstreamAnswers(t *testing.T) {
 	if proxy.DefaultHTTP1() != proxy.HTTP1Direct {
 		t.Skip("runs every client path itself")
 	}
-	for _, tc := range badAnswers {
+	for _, tc := range badAnswers() {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, scheme := range []string{"http", "https"} {
 				up := rawUpstream(t, tc.answer)
