@@ -51,7 +51,7 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 		return
 	}
 	if rt.mirror != nil {
-		defer o.mirror().end(&rq.Record)
+		defer f.mirror().end(&rq.Record)
 	}
 	o.idle.start(rt.cluster.idle(), w)
 	o.info.start(w, r)

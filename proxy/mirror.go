@@ -268,13 +268,13 @@ type mirrorCopy struct {
 // buffer), else through a tee on the streamed body. It records the
 // decision and returns the copy still waiting for its body, whose end
 // the forward calls.
-func (o *exchange) mirror() *mirrorCopy {
-	m, rec := o.rt.mirror, &o.rq.Record
-	if o.upgrade != "" || !m.sampled() {
+func (f *forward) mirror() *mirrorCopy {
+	m, rec := f.rt.mirror, &f.rq.Record
+	if f.upgrade != "" || !m.sampled() {
 		return nil
 	}
 	st := m.stats
-	if o.r.ContentLength > m.maxBody {
+	if f.r.ContentLength > m.maxBody {
 		st.results[MirrorTooLarge].Add(1)
 		rec.Mirror = mirrorResultNames[MirrorTooLarge]
 		return nil
@@ -284,29 +284,30 @@ func (o *exchange) mirror() *mirrorCopy {
 		rec.Mirror = mirrorResultNames[MirrorDropped]
 		return nil
 	}
-	c := &mirrorCopy{m: m, method: o.req.Method, url: o.url, header: o.req.Header.Clone(), client: o.rq.Client}
+	o := f.o
+	c := &mirrorCopy{m: m, method: o.req.Method, url: o.url, header: o.req.Header.Clone(), client: f.rq.Client}
 	delete(c.header, "Te") // a copy has no trailers
 	switch {
 	case m.hostName != "":
 		c.host = m.hostName
-	case o.rt.hostMode == HostCustom:
-		c.host = o.rt.hostName
-	case o.rt.hostMode == HostClient:
-		c.host = o.r.Host
+	case f.rt.hostMode == HostCustom:
+		c.host = f.rt.hostName
+	case f.rt.hostMode == HostClient:
+		c.host = f.r.Host
 	}
-	if o.body == nil {
+	if f.body == nil {
 		// No body, or the whole body buffered for replays.
-		c.body = o.replay != nil
+		c.body = f.replay != nil
 		c.state.Store(copySent)
-		c.launch(o.replay)
+		c.launch(f.replay)
 		rec.Mirror = mirrorResultNames[MirrorSent]
 		return nil
 	}
 	c.body = true
-	if n := o.r.ContentLength; n > 0 {
+	if n := f.r.ContentLength; n > 0 {
 		c.buf = make([]byte, 0, n)
 	}
-	o.body.src = &mirrorTee{src: o.body.src, c: c}
+	f.body.src = &mirrorTee{src: f.body.src, c: c}
 	return c
 }
 
