@@ -168,6 +168,10 @@ func (rt *Route) PathValues() []gate.PathValueUse { return rt.rw.values }
 // given it; nil for the zero Route. It must not be modified.
 func (rt *Route) Cluster() *Cluster { return rt.cluster }
 
+// Mirror returns the route's mirror, as [NewRoute] was given it; nil when
+// it mirrors nothing.
+func (rt *Route) Mirror() *Mirror { return rt.mirror }
+
 // CheckTarget reports whether the route can forward: a Route not built by
 // [NewRoute] (the zero Route) cannot. [gate.New] asks every target that
 // has this method, so such a route is refused when the gate is built
