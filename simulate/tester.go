@@ -208,6 +208,16 @@ func (r *Result) Describe() string {
 	if o.Match != "" {
 		b.WriteString("  route match: " + o.Match + "\n")
 	}
+	if sp := o.Split; sp != nil {
+		b.WriteString("  split: " + sp.Upstream + ", " + sp.Why + "\n")
+	}
+	if m := o.Mirror; m != nil {
+		if m.Copied {
+			b.WriteString("  mirror: copied to " + m.Upstream + ", " + m.Reason + "\n")
+		} else {
+			b.WriteString("  mirror: not copied to " + m.Upstream + ", " + m.Reason + "\n")
+		}
+	}
 	for _, h := range o.Headers {
 		if h.Value != "" {
 			b.WriteString("  header " + h.Name + ": " + h.Value + "\n")
