@@ -404,7 +404,7 @@ func (c *mirrorCopy) send(body []byte) {
 			out = upstream.BodyError
 		}
 	} else {
-		out = upstream.ClassifyRoundTrip(nil, err)
+		out = upstream.ClassifyRoundTrip(context.Background(), err) // no client to abort: only the copy's own timeout
 	}
 	if err != nil && ctx.Err() != nil {
 		out = upstream.Timeout
