@@ -38,7 +38,7 @@ hosts:
       - id: all
         path: /all
         upstream: stable
-        mirror: {upstream: shadow}
+        mirror: {upstream: shadow, maxBodyBytes: 1024}
       - id: none
         path: /none
         upstream: stable
@@ -76,6 +76,10 @@ upstreams:
 	assert.Nil(t, all.Outcome.Split, "a route with one upstream has no split")
 	assert.Equal(t, "every request is copied", all.Outcome.Mirror.Reason)
 	x.Expect(Probe{URL: "http://app.example/none"}, Want{Route: "none", Mirror: "none"})
+	x.Expect(Probe{Method: "POST", URL: "http://app.example/all", Header: http.Header{"Content-Length": {"1024"}}}, Want{Route: "all", Mirror: "shadow"})
+	big := x.Expect(Probe{Method: "POST", URL: "http://app.example/all", Header: http.Header{"Content-Length": {"1025"}}}, Want{Route: "all", Mirror: "none"})
+	require.NotNil(t, big)
+	assert.Equal(t, "the body of 1025 bytes is over maxBodyBytes 1024 (counted as tooLarge)", big.Outcome.Mirror.Reason)
 
 	assert.Zero(t, copies.Load(), "a simulation sends nothing to a mirror")
 }
