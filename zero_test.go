@@ -253,6 +253,13 @@ func zeroCases() map[string]func(t *testing.T) {
 			require.NoError(t, err)
 			assert.NotNil(t, h.Pick(balance.Input{Request: req(), Client: netip.MustParseAddr("192.0.2.1")}, cluster(t).Members().Available))
 		},
+		"balance.KeyHash": func(t *testing.T) {
+			var k balance.KeyHash
+			_, ok := k.Hash(balance.Input{Request: req(), Client: netip.MustParseAddr("192.0.2.1")})
+			assert.True(t, ok, "the zero KeyHash hashes the client address")
+			_, ok = k.Hash(balance.Input{Request: req()})
+			assert.False(t, ok, "no address, no key")
+		},
 		"balance.ConsistentHash": func(t *testing.T) {
 			assert.NotNil(t, new(balance.ConsistentHash).Pick(balance.Input{Request: req()}, cluster(t).Members().Available))
 		},
@@ -534,6 +541,39 @@ func zeroCases() map[string]func(t *testing.T) {
 			refused(t, err)
 			_, err = proxy.NewRoute(proxy.RouteConfig{Cluster: &proxy.Cluster{Upstream: &upstream.Cluster{}, Transport: http.DefaultTransport}})
 			refused(t, err)
+		},
+		"proxy.SplitConfig": func(t *testing.T) {
+			_, err := proxy.NewSplit(proxy.SplitConfig{})
+			refused(t, err)
+			assert.ErrorContains(t, err, proxy.CodeSplitSidesMissing)
+		},
+		"proxy.Split": func(t *testing.T) {
+			refused(t, new(proxy.Split).CheckTarget())
+			_, err := gate.New(gate.Config{Hosts: []gate.Host{{Names: []string{"a.test"}, Routes: []gate.Route{{Target: &proxy.Split{}}}}}})
+			refused(t, err)
+			assert.Equal(t, -1, new(proxy.Split).Choose(req(), netip.Addr{}).Side)
+		},
+		"proxy.SideStats": func(t *testing.T) {
+			var s proxy.SideStats
+			assert.Zero(t, s.Count(proxy.SplitWeight))
+			assert.Zero(t, (*proxy.SideStats)(nil).Count(proxy.SplitSticky))
+		},
+		"proxy.MirrorConfig": func(t *testing.T) {
+			_, err := proxy.NewMirror(proxy.MirrorConfig{})
+			refused(t, err)
+		},
+		"proxy.Mirror": func(t *testing.T) {
+			assert.Empty(t, new(proxy.Mirror).Upstream())
+			_, err := proxy.NewRoute(proxy.RouteConfig{Cluster: &proxy.Cluster{Upstream: cluster(t), Transport: http.DefaultTransport}, Mirror: &proxy.Mirror{}})
+			refused(t, err)
+			assert.ErrorContains(t, err, proxy.CodeRouteMirrorInvalid)
+		},
+		"proxy.MirrorStats": func(t *testing.T) {
+			var s proxy.MirrorStats
+			assert.Zero(t, s.Count(proxy.MirrorSent))
+			assert.Zero(t, s.Outcome(upstream.Success))
+			assert.Zero(t, s.InFlight())
+			assert.Zero(t, s.NoDestination())
 		},
 		"proxy.Stats": func(t *testing.T) {
 			var s proxy.Stats

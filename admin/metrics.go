@@ -87,6 +87,11 @@ var (
 	dProbeFail  = desc("destination_probe_failures_total", "Active health probes that failed.", "upstream", "destination")
 	dPanic      = desc("upstream_panic", "1 when no destination is healthy and the availability policy sends to all of them.", "upstream")
 
+	dSplit        = desc("route_backend_requests_total", "Requests a route with backends sent to each backend's upstream, by why: weight, sticky (the key's hash), forced (a force rule), or fallback (the chosen side had no available destination).", "host", "route", "upstream", "reason")
+	dMirror       = desc("route_mirror_total", "Requests of a route sampled for mirroring, by what became of the copy: sent, dropped (maxInFlight copies in flight), tooLarge (the body over maxBodyBytes) or incomplete (the client's body did not end).", "host", "route", "result")
+	dMirrorOut    = desc("route_mirror_responses_total", "Mirrored copies sent, by how they ended at the mirror's upstream (upstream outcomes, or noDestination when none was available).", "host", "route", "outcome")
+	dMirrorFlight = desc("route_mirror_in_flight", "Mirrored copies of a route in flight now.", "host", "route")
+
 	dRevision   = desc("config_revision", "The revision of the snapshot serving.")
 	dPublish    = desc("config_publishes_total", "Publishes by outcome: applied, unchanged, refused, superseded (by a later one before its turn) or stale (its If-Match revision was not serving).", "outcome")
 	dApply      = desc("config_last_apply_seconds", "How long the last applied publish took, from document to serving snapshot.")
@@ -104,6 +109,7 @@ var (
 
 var allDescs = []*prometheus.Desc{
 	dRequests, dDuration, dGate, dBytesIn, dBytesOut, dInFlight, dPolicy, dGateCounter,
+	dSplit, dMirror, dMirrorOut, dMirrorFlight,
 	dUpRequests, dUpRetries, dFallbacks, dExchanges, dTTFB, dDestFlight, dAvailable, dHealth, dChanges, dProbe, dProbeFail, dPanic,
 	dRevision, dPublish, dApply, dApplySum, dApplyTotal, dOpen, dParked, dRefused, dHandshake, dTLSDef, dAccessLog,
 }
@@ -122,6 +128,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		if s := st.Load(); s != nil {
 			c.gauge(dRevision, float64(s.Revision()))
 			c.gate(s.Gate())
+			c.backends(s)
 			c.clusters(s)
 		}
 		c.tls(st)
@@ -189,6 +196,37 @@ func (c collector) gate(g *gate.Gate) {
 	c.counter(dGateCounter, gc.RateLimitTableFull.Load(), "rateLimitTableFull")
 	c.counter(dGateCounter, gc.Dropped.Load(), "dropped")
 	c.counter(dGateCounter, gc.PasswordChecksRefused.Load(), "passwordChecksRefused")
+}
+
+// backends reads the counters of the routes' splits and mirrors.
+func (c collector) backends(s *snapshot.Snapshot) {
+	s.EachRouteTarget(func(host, route string, t gate.Target) {
+		var m *proxy.Mirror
+		switch t := t.(type) {
+		case *proxy.Split:
+			for _, sd := range t.Sides() {
+				up := sd.Route.Cluster().Upstream.ID()
+				for i, reason := range proxy.SplitReasonNames() {
+					c.counter(dSplit, sd.Stats.Count(proxy.SplitReason(i)), host, route, up, reason)
+				}
+				m = sd.Route.Mirror()
+			}
+		case *proxy.Route:
+			m = t.Mirror()
+		}
+		if m == nil {
+			return
+		}
+		st := m.Stats()
+		for i, result := range proxy.MirrorResultNames() {
+			c.counter(dMirror, st.Count(proxy.MirrorResult(i+1)), host, route, result)
+		}
+		for i, name := range upstream.OutcomeNames() {
+			c.counter(dMirrorOut, st.Outcome(upstream.Outcome(i)), host, route, name)
+		}
+		c.counter(dMirrorOut, st.NoDestination(), host, route, "noDestination")
+		c.gauge(dMirrorFlight, float64(st.InFlight()), host, route)
+	})
 }
 
 var healthStates = [...]upstream.HealthState{upstream.Unknown, upstream.Healthy, upstream.Unhealthy}

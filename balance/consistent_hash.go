@@ -1,8 +1,6 @@
 package balance
 
 import (
-	"net/textproto"
-
 	"github.com/paduraksa/paduraksa/internal/problem"
 
 	"github.com/paduraksa/paduraksa/upstream"
@@ -69,8 +67,7 @@ func (c HashConfig) Validate() error {
 // for concurrent use. The zero ConsistentHash is NewConsistentHash of the
 // zero HashConfig.
 type ConsistentHash struct {
-	cfg   HashConfig
-	canon string // canonical header name
+	keys  KeyHash
 	table view[hashTable]
 }
 
@@ -81,14 +78,11 @@ type hashTable struct {
 // NewConsistentHash returns a consistent-hash policy, or the validation
 // errors of c joined.
 func NewConsistentHash(c HashConfig) (*ConsistentHash, error) {
-	if err := c.Validate(); err != nil {
+	keys, err := NewKeyHash(c)
+	if err != nil {
 		return nil, err
 	}
-	m := &ConsistentHash{cfg: c}
-	if c.Source == HashHeader {
-		m.canon = textproto.CanonicalMIMEHeaderKey(c.Name)
-	}
-	return m, nil
+	return &ConsistentHash{keys: keys}, nil
 }
 
 // Pick implements [Policy].
@@ -99,7 +93,7 @@ func (m *ConsistentHash) Pick(in Input, available []*upstream.Destination) *upst
 	case 1:
 		return available[0]
 	}
-	h, ok := m.key(in)
+	h, ok := m.keys.Hash(in)
 	if !ok {
 		return PowerOfTwoChoices{}.Pick(in, available)
 	}
@@ -110,38 +104,6 @@ func (m *ConsistentHash) Pick(in Input, available []*upstream.Destination) *upst
 		}
 	}
 	return available[t.slots[h%uint64(len(t.slots))]]
-}
-
-func (m *ConsistentHash) key(in Input) (uint64, bool) {
-	switch m.cfg.Source {
-	case HashHeader:
-		if in.Request == nil {
-			return 0, false
-		}
-		v := in.Request.Header[m.canon]
-		if len(v) == 0 || v[0] == "" {
-			return 0, false
-		}
-		return hashString(v[0]), true
-	case HashCookie:
-		if in.Request == nil {
-			return 0, false
-		}
-		v, ok := cookieValue(in.Request.Header["Cookie"], m.cfg.Name)
-		if !ok || v == "" {
-			return 0, false
-		}
-		return hashString(v), true
-	}
-	if !in.Client.IsValid() {
-		return 0, false
-	}
-	b := in.Client.Unmap().As16()
-	h := uint64(fnvOffset)
-	for _, c := range b {
-		h = (h ^ uint64(c)) * fnvPrime
-	}
-	return mix(h), true
 }
 
 func buildHashTable(available []*upstream.Destination) *hashTable {

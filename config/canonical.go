@@ -26,8 +26,8 @@ import (
 // their default are left out (kind "proxy", route path "/", versionPolicy
 // "orLower", loadBalancing "PowerOfTwoChoices", redirect status 308,
 // durations equal to their default or 0 where 0 means the default, ...),
-// and so are empty lists, maps and objects, except the redirect, fixed and
-// defaultAnswer blocks, whose presence means something. Every default is
+// and so are empty lists, maps and objects, except the redirect, fixed,
+// defaultAnswer and mirror blocks, whose presence means something. Every default is
 // the owning package's exported one, and a default that depends on other
 // settings (a health threshold the upstream's metadata sets, a
 // reactivation period that is the window) is the one the owner's
@@ -423,6 +423,7 @@ func (e *canonEnc) host(h *Host) {
 		e.stringList("policies", r.Policies)
 		e.integer("maxBodyBytes", r.MaxBodyBytes, 0)
 		e.routeForwarding(r)
+		e.routeBackends(r)
 	})
 	e.str("accessList", h.AccessList)
 	e.str("certificate", h.Certificate)
@@ -488,6 +489,51 @@ func (e *canonEnc) routeForwarding(r *Route) {
 	e.integer("bodyLimit", r.Retry.BodyLimit, proxy.DefaultRetryBodyLimit)
 	e.float("budget", r.Retry.Budget, proxy.DefaultRetryBudget)
 	e.close(m, false)
+}
+
+// routeBackends writes a route's backends, split and mirror; defaults
+// write nothing. The backends and the force rules keep their order: a
+// sticky key's side depends on it.
+func (e *canonEnc) routeBackends(r *Route) {
+	e.objects("backends", len(r.Backends), nil, func(k int) {
+		b := &r.Backends[k]
+		e.str("upstream", b.Upstream)
+		if b.Weight != nil && *b.Weight != 1 {
+			e.key("weight")
+			e.b = strconv.AppendInt(e.b, int64(*b.Weight), 10)
+		}
+	})
+	m := e.open("split")
+	ms := e.open("sticky")
+	e.str("cookie", r.Split.Sticky.Cookie)
+	e.str("header", r.Split.Sticky.Header)
+	e.boolean("client", r.Split.Sticky.Client)
+	e.close(ms, false)
+	e.objects("force", len(r.Split.Force), nil, func(k int) {
+		f := &r.Split.Force[k]
+		e.str("header", f.Header)
+		e.str("cookie", f.Cookie)
+		e.str("value", f.Value)
+		e.str("upstream", f.Upstream)
+	})
+	e.close(m, false)
+	if mr := r.Mirror; mr != nil {
+		m := e.open("mirror")
+		e.str("upstream", mr.Upstream)
+		if p := mr.Percent; p != nil && *p != 100 {
+			if *p == 0 {
+				e.key("percent")
+				e.b = append(e.b, '0')
+			} else {
+				e.float("percent", *p, 100)
+			}
+		}
+		e.integer("maxBodyBytes", mr.MaxBodyBytes, proxy.DefaultMirrorMaxBodyBytes)
+		e.integer("maxInFlight", mr.MaxInFlight, proxy.DefaultMirrorMaxInFlight)
+		e.str("hostName", mr.HostName)
+		e.durationOr("timeout", mr.Timeout, proxy.DefaultMirrorTimeout)
+		e.close(m, true)
+	}
 }
 
 // headers writes custom header rules. Names are written as given: the

@@ -341,11 +341,71 @@ func (c *Checker) route(i, j int) {
 		c.add(CodeRouteStripPrefixPathType, at(".rewrite.stripPrefix"), "stripPrefix takes the route's path off the front, and a "+pt.String()+" path is no prefix (rewrite.template fills a path from a template's values)")
 	}
 	switch {
+	case len(rt.Backends) > 0:
+		if rt.Upstream != "" {
+			c.add(CodeRouteBackendsConflict, at(".backends"), "a route names an upstream or backends, not both")
+		}
 	case rt.Upstream == "":
-		c.add(CodeRouteUpstreamMissing, at(".upstream"), "a route needs an upstream")
+		c.add(CodeRouteUpstreamMissing, at(".upstream"), "a route needs an upstream (or backends)")
 	case !c.known(c.upstreams, rt.Upstream):
 		c.add(CodeRouteUpstreamUnknown, at(".upstream"), "unknown upstream "+quote(rt.Upstream))
 	}
+	c.routeBackends(rt, at)
+}
+
+// routeBackends checks a route's backends, split and mirror: the
+// upstreams they name. Weights, keys and limits are the proxy's to check.
+func (c *Checker) routeBackends(rt *Route, at func(string) string) {
+	for k := range rt.Backends {
+		b := &rt.Backends[k]
+		p := func() string { return at(index(".backends", k) + ".upstream") }
+		switch {
+		case b.Upstream == "":
+			c.add(CodeRouteBackendUpstreamMissing, p(), "a backend needs an upstream")
+		case !c.known(c.upstreams, b.Upstream):
+			c.add(CodeRouteBackendUpstreamUnknown, p(), "unknown upstream "+quote(b.Upstream))
+		default:
+			for l := range k {
+				if rt.Backends[l].Upstream == b.Upstream {
+					c.add(CodeRouteBackendUpstreamDuplicate, p(), quote(b.Upstream)+" is also backends["+strconv.Itoa(l)+"]")
+					break
+				}
+			}
+		}
+	}
+	sp := &rt.Split
+	if len(rt.Backends) == 0 && (sp.Sticky != (Sticky{}) || len(sp.Force) > 0) {
+		c.add(CodeRouteSplitUnexpected, at(".split"), "a split places requests on backends, and the route has none")
+	} else {
+		for k := range sp.Force {
+			if f := &sp.Force[k]; !rt.hasBackend(f.Upstream) {
+				c.add(CodeRouteSplitForceUpstreamUnknown, at(index(".split.force", k)+".upstream"), quote(f.Upstream)+" is not one of the route's backends")
+			}
+		}
+	}
+	m := rt.Mirror
+	if m == nil {
+		return
+	}
+	switch {
+	case m.Upstream == "":
+		c.add(CodeRouteMirrorUpstreamMissing, at(".mirror.upstream"), "a mirror needs an upstream")
+	case !c.known(c.upstreams, m.Upstream):
+		c.add(CodeRouteMirrorUpstreamUnknown, at(".mirror.upstream"), "unknown upstream "+quote(m.Upstream))
+	case m.Upstream == rt.Upstream || rt.hasBackend(m.Upstream):
+		c.add(CodeRouteMirrorSelf, at(".mirror.upstream"), quote(m.Upstream)+" is where the route sends its requests: each copy would go where the request goes")
+	}
+	c.duration(func() string { return at(".mirror.timeout") }, m.Timeout)
+}
+
+// hasBackend reports whether id is one of the route's backends.
+func (rt *Route) hasBackend(id string) bool {
+	for k := range rt.Backends {
+		if rt.Backends[k].Upstream == id {
+			return true
+		}
+	}
+	return false
 }
 
 // references checks a list of policy IDs, recording code at path(k) for

@@ -53,6 +53,15 @@ import (
 //	route.upstream.unknown                hosts[i].routes[j].upstream                 no upstream has this ID
 //	route.policy.unknown                  hosts[i].routes[j].policies[k]              no policy has this ID
 //	route.rewrite.stripPrefix.pathType    hosts[i].routes[j].rewrite.stripPrefix      stripPrefix on a template or regex path, which is no prefix to strip
+//	route.backends.conflict               hosts[i].routes[j].backends                 both upstream and backends
+//	route.backend.upstream.missing        hosts[i].routes[j].backends[k].upstream     a backend without an upstream
+//	route.backend.upstream.unknown        hosts[i].routes[j].backends[k].upstream     no upstream has this ID
+//	route.backend.upstream.duplicate      hosts[i].routes[j].backends[k].upstream     the same upstream on an earlier backend
+//	route.split.unexpected                hosts[i].routes[j].split                    a split on a route without backends
+//	route.split.force.upstream.unknown    hosts[i].routes[j].split.force[k].upstream  not one of the route's backends
+//	route.mirror.upstream.missing         hosts[i].routes[j].mirror.upstream          a mirror without an upstream
+//	route.mirror.upstream.unknown         hosts[i].routes[j].mirror.upstream          no upstream has this ID
+//	route.mirror.self                     hosts[i].routes[j].mirror.upstream          the route's own upstream, or one of its backends
 //	upstream.id.missing                   upstreams[i].id                             empty ID
 //	upstream.id.invalid                   upstreams[i].id                             not 1-128 of [A-Za-z0-9._-]
 //	upstream.id.duplicate                 upstreams[i].id                             the same ID on an earlier upstream
@@ -102,6 +111,16 @@ const (
 	CodeRoutePolicyUnknown        = "route.policy.unknown"
 	CodeRouteStripPrefixPathType  = "route.rewrite.stripPrefix.pathType"
 
+	CodeRouteBackendsConflict          = "route.backends.conflict"
+	CodeRouteBackendUpstreamMissing    = "route.backend.upstream.missing"
+	CodeRouteBackendUpstreamUnknown    = "route.backend.upstream.unknown"
+	CodeRouteBackendUpstreamDuplicate  = "route.backend.upstream.duplicate"
+	CodeRouteSplitUnexpected           = "route.split.unexpected"
+	CodeRouteSplitForceUpstreamUnknown = "route.split.force.upstream.unknown"
+	CodeRouteMirrorUpstreamMissing     = "route.mirror.upstream.missing"
+	CodeRouteMirrorUpstreamUnknown     = "route.mirror.upstream.unknown"
+	CodeRouteMirrorSelf                = "route.mirror.self"
+
 	CodeUpstreamIDMissing                 = "upstream.id.missing"
 	CodeUpstreamIDInvalid                 = "upstream.id.invalid"
 	CodeUpstreamIDDuplicate               = "upstream.id.duplicate"
@@ -138,6 +157,9 @@ var codes = [...]string{
 	CodeHostPolicyUnknown, CodeHostHSTSMaxAgeMissing, CodeHostTLSUnused,
 	CodeRouteIDInvalid, CodeRouteIDDuplicate, CodeRouteAllowInPathDuplicate, CodeRouteUpstreamMissing,
 	CodeRouteUpstreamUnknown, CodeRoutePolicyUnknown, CodeRouteStripPrefixPathType,
+	CodeRouteBackendsConflict, CodeRouteBackendUpstreamMissing, CodeRouteBackendUpstreamUnknown,
+	CodeRouteBackendUpstreamDuplicate, CodeRouteSplitUnexpected, CodeRouteSplitForceUpstreamUnknown,
+	CodeRouteMirrorUpstreamMissing, CodeRouteMirrorUpstreamUnknown, CodeRouteMirrorSelf,
 	CodeUpstreamIDMissing, CodeUpstreamIDInvalid, CodeUpstreamIDDuplicate,
 	CodeUpstreamDestinationIDMissing, CodeUpstreamDestinationIDInvalid, CodeUpstreamDestinationIDDuplicate,
 	CodeUpstreamDestinationAddressInvalid, CodeUpstreamDestinationHealthInvalid, CodeUpstreamDestinationHealthScheme,

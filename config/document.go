@@ -383,6 +383,110 @@ type Route struct {
 	// Headers merge over the host's by name.
 	Headers Headers    `json:"headers,omitzero"`
 	Retry   RouteRetry `json:"retry,omitzero"`
+
+	// Backends and mirroring, the proxy's (proxy.Split, proxy.Mirror).
+
+	// Backends are the route's weighted sides, each an upstream of its
+	// own with its balancing, health, affinity and retries, and the
+	// route's own settings (rewrite, headers, host header, retry); a
+	// route names upstream or backends, not both. Absent: upstream.
+	Backends []Backend `json:"backends,omitempty"`
+	// Split places a request on one of the backends: sticky by a key,
+	// forced by a header or cookie value; only with backends. Absent:
+	// by the weights alone.
+	Split Split `json:"split,omitzero"`
+	// Mirror copies a sampled share of the route's requests to another
+	// upstream, whose answers are dropped; absent mirrors nothing.
+	Mirror *Mirror `json:"mirror,omitempty"`
+}
+
+// Backend is one side of a route's split.
+type Backend struct {
+	// Upstream names an upstream by ID, one side's; two backends of a
+	// route name two upstreams.
+	Upstream string `json:"upstream,omitempty"`
+	// Weight is the side's share against the sum of the route's weights,
+	// 0 to 1000000: 0 takes no request but forced ones. Absent is 1, as
+	// the Gateway API's backendRefs.
+	Weight *int `json:"weight,omitempty"`
+}
+
+// Split says how a request with no force rule of its own is placed on a
+// route's backends (proxy.SplitConfig).
+type Split struct {
+	// Sticky keeps a key on one side while the weights hold and the side
+	// has an available destination; absent: the weights place each
+	// request.
+	Sticky Sticky `json:"sticky,omitzero"`
+	// Force rules send a request to one backend, checked first, in
+	// order; the first that matches wins.
+	Force []Force `json:"force,omitempty"`
+}
+
+// Sticky names a sticky split's key: exactly one of a cookie (one the
+// application sets: the split reads it and never sets it), a header, or
+// the client address as the gate resolved it.
+type Sticky struct {
+	Cookie string `json:"cookie,omitempty"`
+	Header string `json:"header,omitempty"`
+	Client bool   `json:"client,omitempty"`
+}
+
+// Force sends a request whose header or cookie has Value to the backend
+// Upstream names: exactly one of Header and Cookie.
+type Force struct {
+	Header string `json:"header,omitempty"`
+	Cookie string `json:"cookie,omitempty"`
+	// Value is compared exactly; a header sent twice is compared on its
+	// values joined with ", ".
+	Value string `json:"value,omitempty"`
+	// Upstream is one of the route's backends.
+	Upstream string `json:"upstream,omitempty"`
+}
+
+// Mirror copies a sampled share of a route's requests to another upstream
+// (proxy.MirrorConfig): the same method, path and query as forwarded,
+// the headers after the route's rules, and the body up to MaxBodyBytes.
+// Its answers are read and dropped; it never delays or changes the
+// client's.
+type Mirror struct {
+	// Upstream names the upstream that receives the copies: not the
+	// route's own, nor one of its backends.
+	Upstream string `json:"upstream,omitempty"`
+	// Percent is the share of the route's requests copied, 0 to 100,
+	// fractions allowed (0.5); absent is 100, as the Gateway API's
+	// RequestMirror.
+	Percent *float64 `json:"percent,omitempty"`
+	// MaxBodyBytes is the largest body copied; a request with a larger
+	// body is not mirrored (counted as tooLarge). 0 means 65536, at most
+	// 16 MiB.
+	MaxBodyBytes int `json:"maxBodyBytes,omitempty"`
+	// MaxInFlight bounds the route's copies in flight; a sampled request
+	// beyond it is not mirrored (counted as dropped). 0 means 64, at most
+	// 10000.
+	MaxInFlight int `json:"maxInFlight,omitempty"`
+	// HostName is the Host of the copies; absent means the Host the
+	// route sends.
+	HostName string `json:"hostName,omitempty"`
+	// Timeout bounds a copy from its send to the end of its answer; 0
+	// means 30s.
+	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// BackendWeight returns a backend's weight: its own, or 1 when absent.
+func (b *Backend) BackendWeight() int {
+	if b.Weight == nil {
+		return 1
+	}
+	return *b.Weight
+}
+
+// MirrorPercent returns a mirror's percent: its own, or 100 when absent.
+func (m *Mirror) MirrorPercent() float64 {
+	if m.Percent == nil {
+		return 100
+	}
+	return *m.Percent
 }
 
 // RouteMatch is what a route needs of a request besides its path; every

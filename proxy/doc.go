@@ -6,6 +6,22 @@
 // path [Rewrite], custom header rules and the [Retry] policy). Everything
 // is checked and compiled there; the request path reads precomputed values.
 //
+// # Splits and mirrors
+//
+// A [Split] is a [gate.Target] over weighted sides, one Route each (its
+// own cluster with its balancing, health, affinity and retries, and the
+// route's settings): a request goes to the side a [Force] rule names, else
+// to the side its sticky key's hash places it on ([Sticky]: a cookie, a
+// header or the client address), else by the weights, on a
+// low-discrepancy sequence over one atomic counter; a side without an
+// available destination passes its share to the others until it has one
+// again. [SideStats] count the requests of each side by [SplitReason].
+// A [Mirror] ([RouteConfig.Mirror]) copies a sampled share of a route's
+// requests to another cluster, off the request's goroutine once the body
+// is complete, bounded in flight, and counted in [MirrorStats]; it never
+// delays or changes the client's answer. Neither costs a route without
+// them anything on the request path.
+//
 // # Validation
 //
 // [NewRoute], [NewSite], [ClientConfig.Validate] and the Check functions

@@ -15,3 +15,7 @@ func DirectDials(t *Transport) uint64 {
 	}
 	return t.h1.Dials()
 }
+
+// SplitAdvance moves s's weighted counter on by one request, as a
+// forward without a key does.
+func SplitAdvance(s *Split) { s.next.Add(1) }

@@ -50,6 +50,9 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 	if !f.setBody() {
 		return
 	}
+	if rt.mirror != nil {
+		defer f.mirror().end(&rq.Record)
+	}
 	o.idle.start(rt.cluster.idle(), w)
 	o.info.start(w, r)
 	if res, d := f.attempts(d); res != nil {

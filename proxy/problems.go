@@ -50,6 +50,24 @@ type ValidationError = problem.Error
 //	proxy.client.pins.invalid            pins                               not a whole number of 32-byte pins
 //	proxy.client.serverName.invalid      serverName                         not a host name or IP literal
 //	proxy.client.http1.unknown           http1                              not one of HTTP1ClientNames
+//	proxy.route.mirror.invalid           mirror                             a Mirror not made by NewMirror
+//	proxy.route.mirror.self              mirror                             a mirror to the route's own upstream
+//	proxy.split.sides.missing            sides                              a split without sides (or a Split not made by NewSplit)
+//	proxy.split.sides.tooMany            sides                              over MaxSplitSides
+//	proxy.split.side.route.missing       sides[k].route                     a side without a route
+//	proxy.split.weight.invalid           sides[k].weight                    not 0 to MaxSplitWeight
+//	proxy.split.weights.zero             sides                              the weights sum to 0: no request could be placed
+//	proxy.split.sticky.conflict          sticky                             more than one of cookie, header and client
+//	proxy.split.sticky.name.invalid      sticky.cookie, sticky.header       not a token
+//	proxy.split.force.key.invalid        force[k]                           neither or both of header and cookie
+//	proxy.split.force.name.invalid       force[k].header, force[k].cookie   not a token
+//	proxy.split.force.value.missing      force[k].value                     no value to compare
+//	proxy.split.force.side.invalid       force[k].side                      not the index of a side
+//	proxy.mirror.percent.invalid         percent                            not 0 to 100
+//	proxy.mirror.maxBodyBytes.invalid    maxBodyBytes                       not 0 to MaxMirrorBodyBytes
+//	proxy.mirror.maxInFlight.invalid     maxInFlight                        not 0 to MaxMirrorInFlight
+//	proxy.mirror.hostName.invalid        hostName                           not a host name or IP literal with an optional port
+//	proxy.mirror.timeout.invalid         timeout                            negative
 const (
 	CodeRouteClusterMissing                = "proxy.route.cluster.missing"
 	CodeRouteHostHeaderUnknown             = "proxy.route.hostHeader.unknown"
@@ -84,4 +102,23 @@ const (
 	CodeClientPinsInvalid                  = "proxy.client.pins.invalid"
 	CodeClientServerNameInvalid            = "proxy.client.serverName.invalid"
 	CodeClientHTTP1Unknown                 = "proxy.client.http1.unknown"
+
+	CodeRouteMirrorInvalid        = "proxy.route.mirror.invalid"
+	CodeRouteMirrorSelf           = "proxy.route.mirror.self"
+	CodeSplitSidesMissing         = "proxy.split.sides.missing"
+	CodeSplitSidesTooMany         = "proxy.split.sides.tooMany"
+	CodeSplitSideRouteMissing     = "proxy.split.side.route.missing"
+	CodeSplitWeightInvalid        = "proxy.split.weight.invalid"
+	CodeSplitWeightsZero          = "proxy.split.weights.zero"
+	CodeSplitStickyConflict       = "proxy.split.sticky.conflict"
+	CodeSplitStickyNameInvalid    = "proxy.split.sticky.name.invalid"
+	CodeSplitForceKeyInvalid      = "proxy.split.force.key.invalid"
+	CodeSplitForceNameInvalid     = "proxy.split.force.name.invalid"
+	CodeSplitForceValueMissing    = "proxy.split.force.value.missing"
+	CodeSplitForceSideInvalid     = "proxy.split.force.side.invalid"
+	CodeMirrorPercentInvalid      = "proxy.mirror.percent.invalid"
+	CodeMirrorMaxBodyBytesInvalid = "proxy.mirror.maxBodyBytes.invalid"
+	CodeMirrorMaxInFlightInvalid  = "proxy.mirror.maxInFlight.invalid"
+	CodeMirrorHostNameInvalid     = "proxy.mirror.hostName.invalid"
+	CodeMirrorTimeoutInvalid      = "proxy.mirror.timeout.invalid"
 )

@@ -53,6 +53,11 @@ type RouteConfig struct {
 	RequestHeaders  []HeaderRule
 	ResponseHeaders []HeaderRule
 	Retry           Retry
+	// Mirror, when not nil, copies a sampled share of the route's
+	// requests to another cluster (see [Mirror]); the sides of a
+	// [Split] share one. Its cluster must be another upstream than
+	// Cluster's.
+	Mirror *Mirror
 }
 
 // Route is the proxy's [gate.Target]: it forwards a route's requests to a
@@ -72,6 +77,7 @@ type Route struct {
 	reqRules  headerRules
 	respRules headerRules
 	retry     retrier
+	mirror    *Mirror
 }
 
 var _ gate.Target = (*Route)(nil)
@@ -112,6 +118,7 @@ func NewRoute(cfg RouteConfig) (*Route, error) {
 	rt.respRules = compileRules(&errs, "responseHeaders", Response, siteResp, cfg.ResponseHeaders)
 	errs.Under("retry", CodeRetryAttemptsInvalid, CheckRetry(cfg.Retry))
 	rt.retry.init(cfg.Retry)
+	rt.mirror = checkMirror(&errs, &cfg)
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
@@ -160,6 +167,10 @@ func (rt *Route) PathValues() []gate.PathValueUse { return rt.rw.values }
 // Cluster returns the cluster the route forwards to, as [NewRoute] was
 // given it; nil for the zero Route. It must not be modified.
 func (rt *Route) Cluster() *Cluster { return rt.cluster }
+
+// Mirror returns the route's mirror, as [NewRoute] was given it; nil when
+// it mirrors nothing.
+func (rt *Route) Mirror() *Mirror { return rt.mirror }
 
 // CheckTarget reports whether the route can forward: a Route not built by
 // [NewRoute] (the zero Route) cannot. [gate.New] asks every target that

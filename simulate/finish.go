@@ -114,9 +114,19 @@ func (s *sim) finish(refusal *Outcome, resp *http.Response) error {
 	out.Headers = headerFacts(out.Header, headerStep, out.Kind)
 	if out.Kind == Forwarded {
 		if rt := steps[len(steps)-1].Route; rt != nil {
-			if u, st := s.upstream(rt); u != nil {
+			pr, _ := rt.Target.(*proxy.Route)
+			if b := &s.backend; b.split != nil {
+				out.Split = b.split
+				pr = b.side
+				trace = append(trace, splitStep(b.split))
+			}
+			if u, st := s.upstream(pr); u != nil {
 				out.Upstream = u
 				trace = append(trace, st)
+			}
+			if m := s.backend.mirror; m != nil {
+				out.Mirror = m
+				trace = append(trace, mirrorStep(m))
 			}
 		}
 	}
@@ -217,9 +227,8 @@ func headerFacts(h http.Header, step *gate.Step, kind Kind) []HeaderFact {
 // upstream describes where a route forwards: the upstream, its
 // destinations as the target's document names them, and each one's
 // health now in the live gateway.
-func (s *sim) upstream(rt *gate.Route) (*Upstream, Step) {
-	pr, ok := rt.Target.(*proxy.Route)
-	if !ok || pr.Cluster() == nil || pr.Cluster().Upstream == nil {
+func (s *sim) upstream(pr *proxy.Route) (*Upstream, Step) {
+	if pr == nil || pr.Cluster() == nil || pr.Cluster().Upstream == nil {
 		return nil, Step{}
 	}
 	id := pr.Cluster().Upstream.ID()

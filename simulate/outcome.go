@@ -69,8 +69,16 @@ type Outcome struct {
 	Match string `json:"match,omitempty"`
 	// Policy is the ID of the policy that answered or dropped.
 	Policy string `json:"policy,omitempty"`
-	// Upstream is where a forwarded request goes.
+	// Upstream is where a forwarded request goes: on a route with
+	// backends, the upstream of the side Split names.
 	Upstream *Upstream `json:"upstream,omitempty"`
+	// Split says, on a route with backends, which side the request goes
+	// to and why; nil on a route with one upstream.
+	Split *Split `json:"split,omitempty"`
+	// Mirror says, on a route that mirrors, whether the request would be
+	// copied to the mirror; nil on a route that mirrors nothing. A
+	// simulation sends nothing to a mirror.
+	Mirror *Mirror `json:"mirror,omitempty"`
 	// Headers says, for each of Server, Alt-Svc,
 	// Strict-Transport-Security and X-Request-Id, the value the answer
 	// carries or why it carries none.

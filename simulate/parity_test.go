@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,6 +43,22 @@ func parityUpstreams(t *testing.T, ids ...string) map[string]string {
 		out[id] = ln.Addr().String()
 	}
 	return out
+}
+
+// parityMirror serves the mirror's upstream u4, which counts the copies
+// it receives.
+func parityMirror(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		n.Add(1)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String(), &n
 }
 
 // genDocument writes a random document: hosts exact and wildcard, of
@@ -122,7 +140,17 @@ func genDocument(rng *rand.Rand, ups map[string]string) string {
 			route := func(id, rest string) {
 				fmt.Fprintf(&b, "      - {id: %s, %s, headers: {request: [{name: X-Route, value: %s}]}}\n", id, rest, id)
 			}
-			route("api", "path: /api, upstream: "+pick("u1", "u2"))
+			// The api route: one upstream, or two backends split by
+			// weight, a sticky key or a force rule; mirrored to u4 or
+			// not.
+			api := "path: /api, upstream: " + pick("u1", "u2")
+			if rng.IntN(2) == 0 {
+				api = fmt.Sprintf("path: /api, backends: [{upstream: u1, weight: %d}, {upstream: u2, weight: %d}]", rng.IntN(4), 1+rng.IntN(4)) +
+					pick("", ", split: {sticky: {cookie: side}, force: [{header: X-User, value: eve, upstream: u2}]}",
+						", split: {sticky: {header: X-User}, force: [{cookie: side, value: u1, upstream: u1}]}",
+						", split: {sticky: {client: true}, force: [{cookie: side, value: a, upstream: u2}]}")
+			}
+			route("api", api+pick("", ", mirror: {upstream: u4, maxBodyBytes: 100}", ", mirror: {upstream: u4, percent: 0}"))
 			route("admin", "path: /admin, upstream: u2, policies: [inside]")
 			route("limited", "path: /limited, upstream: u1, policies: [tight]")
 			if rng.IntN(2) == 0 {
@@ -146,7 +174,7 @@ func genDocument(rng *rand.Rand, ups map[string]string) string {
 		}
 	}
 	b.WriteString("upstreams:\n")
-	for _, id := range []string{"u1", "u2", "u3"} {
+	for _, id := range []string{"u1", "u2", "u3", "u4"} {
 		fmt.Fprintf(&b, "  - {id: %s, destinations: [{id: d, address: \"http://%s\"}]}\n", id, ups[id])
 	}
 	return b.String()
@@ -181,6 +209,12 @@ func genProbe(rng *rand.Rand, proxyFrom bool) Probe {
 	}
 	if rng.IntN(4) == 0 {
 		p.Header["X-Request-Id"] = []string{"client-id-1"}
+	}
+	if rng.IntN(2) == 0 {
+		p.Header["Cookie"] = []string{"side=" + pick("u1", "a", "b", "c")}
+	}
+	if rng.IntN(2) == 0 {
+		p.Header["X-User"] = []string{pick("ann", "bob", "eve")}
 	}
 	if rng.IntN(12) == 0 {
 		// Over parityLimits' header limit; the smaller one is within
@@ -327,6 +361,8 @@ var parityLimits = listenlimits.Limits{MaxHeaderBytes: 16 << 10}
 // bound and one it was given.
 func TestParityOverSockets(t *testing.T) {
 	ups := parityUpstreams(t, "u1", "u2", "u3")
+	var copies *atomic.Int64
+	ups["u4"], copies = parityMirror(t)
 	seeds := 6
 	requests := 50
 	if testing.Short() {
@@ -334,14 +370,19 @@ func TestParityOverSockets(t *testing.T) {
 	}
 	kinds := map[string]int{}
 	routes := map[string]int{}
+	mirrored := int64(0)
 	defer func() {
-		t.Log(kinds, routes)
+		t.Log(kinds, routes, "mirrored:", mirrored)
 		if !t.Failed() && !testing.Short() {
 			for _, k := range []string{"serverRefused/server", "answered/policy", "answered/limits", "answered/path", "forwarded/hand-over", "misdirected/tls",
 				"notFound/host", "notFound/route", "redirected/redirect", "tlsRefused/handshake", "connectionRefused/proxyProtocol", "connectionRefused/connections"} {
 				assert.Positive(t, kinds[k], "the generator reached no %s", k)
 			}
 			assert.GreaterOrEqual(t, len(routes), 8, "requests were forwarded by few of the generated routes")
+			for _, k := range []string{"split/weight", "split/sticky", "split/forced"} {
+				assert.Positive(t, routes[k], "the generator reached no %s", k)
+			}
+			assert.Positive(t, mirrored, "the generator sent nothing to a mirror")
 		}
 	}()
 	for seed := range seeds {
@@ -367,6 +408,16 @@ func TestParityOverSockets(t *testing.T) {
 			})
 			addrs := map[string]string{"http": srv.Addr("http").String(), "https": srv.Addr("https").String()}
 			target := Target{Store: store, Listener: listener}
+			copies.Store(0)
+			want := int64(0) // the copies the simulation says are sent
+			defer func() {
+				deadline := time.Now().Add(patienceTest)
+				for copies.Load() != want && time.Now().Before(deadline) {
+					time.Sleep(5 * time.Millisecond)
+				}
+				assert.Equal(t, want, copies.Load(), "the mirror received the copies the simulation said would be sent")
+				mirrored += want
+			}()
 			for i := range requests {
 				p := genProbe(rng, proxyFrom && i%5 != 0)
 				sim, err := Run(target, p)
@@ -375,6 +426,12 @@ func TestParityOverSockets(t *testing.T) {
 				kinds[string(sim.Outcome.Kind)+"/"+sim.Outcome.Stage]++
 				if sim.Outcome.Kind == Forwarded {
 					routes[sim.Outcome.Route]++
+					if sp := sim.Outcome.Split; sp != nil {
+						routes["split/"+sp.Reason]++
+					}
+					if m := sim.Outcome.Mirror; m != nil && m.Copied && m.Percent == 100 && real.err == nil {
+						want++
+					}
 				}
 				t.Run(fmt.Sprint(i), func(t *testing.T) {
 					compareParity(t, sim, real)
@@ -392,6 +449,7 @@ func TestParityOverSockets(t *testing.T) {
 // refuses every client.
 func TestParityHTTP3(t *testing.T) {
 	ups := parityUpstreams(t, "u1", "u2", "u3")
+	ups["u4"], _ = parityMirror(t)
 	seen := map[Kind]int{}
 	for seed := range 3 {
 		rng := rand.New(rand.NewPCG(uint64(seed), 31))

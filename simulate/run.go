@@ -135,6 +135,7 @@ type sim struct {
 	accepted bool  // the PROXY-protocol listener (or the socket) accepted
 	sel      tlsselect.Selection
 	selected bool
+	backend  backendFacts // the split's side and the mirror, at the hand-over
 }
 
 func (s *sim) refuse(kind Kind, stage, reason string) {
@@ -384,6 +385,7 @@ func (s *sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		close(s.handled)
 	}
 	s.served, s.steps, s.wrote, s.handOver, s.proto = true, steps, rec.status, hand, r.Proto
+	s.backend = handOverFacts(steps, r)
 	s.mu.Unlock()
 }
 

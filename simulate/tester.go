@@ -59,6 +59,16 @@ type Want struct {
 	Policy   string // the policy that answered or dropped
 	Location string // a redirect's target
 	Host     string // the matched host's first name
+	// Side is the upstream ID of the split's side (on a route with
+	// backends) and SideReason why it was chosen: weight, sticky, forced
+	// or fallback ([proxy.SplitReasonNames]).
+	Side       string
+	SideReason string
+	// Mirror is the upstream ID of the route's mirror when the request
+	// would be copied (sampled, or at the mirror's percent), or "none"
+	// when it would not be (no mirror, an upgrade, a body over the
+	// limit).
+	Mirror string
 }
 
 // Expect runs probe and reports through t every way its outcome differs
@@ -111,6 +121,17 @@ func (w *Want) diff(o *Outcome) string {
 	check("policy", o.Policy, w.Policy)
 	check("location", o.Location, w.Location)
 	check("host", o.Host, w.Host)
+	side, why := "", ""
+	if o.Split != nil {
+		side, why = o.Split.Upstream, o.Split.Reason
+	}
+	check("side", side, w.Side)
+	check("side reason", why, w.SideReason)
+	mirror := "none"
+	if m := o.Mirror; m != nil && m.Copied {
+		mirror = m.Upstream
+	}
+	check("mirror", mirror, w.Mirror)
 	return strings.Join(out, "; ")
 }
 
@@ -186,6 +207,16 @@ func (r *Result) Describe() string {
 	b.WriteString(")\n")
 	if o.Match != "" {
 		b.WriteString("  route match: " + o.Match + "\n")
+	}
+	if sp := o.Split; sp != nil {
+		b.WriteString("  split: " + sp.Upstream + ", " + sp.Why + "\n")
+	}
+	if m := o.Mirror; m != nil {
+		if m.Copied {
+			b.WriteString("  mirror: copied to " + m.Upstream + ", " + m.Reason + "\n")
+		} else {
+			b.WriteString("  mirror: not copied to " + m.Upstream + ", " + m.Reason + "\n")
+		}
 	}
 	for _, h := range o.Headers {
 		if h.Value != "" {

@@ -173,6 +173,64 @@ func codeCases() []codeCase {
 		{code: proxy.CodeRewriteTemplateConflict, path: "hosts[0].routes[2].rewrite.template", change: func(d *config.Document) {
 			d.Hosts[0].Routes[2].Rewrite.AddPrefix = "/v2"
 		}},
+		{code: config.CodeRouteBackendsConflict, path: "hosts[0].routes[0].backends", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Backends = []config.Backend{{Upstream: "api"}, {Upstream: "web"}}
+		}},
+		{code: config.CodeRouteBackendUpstreamMissing, path: "hosts[0].routes[0].backends[1].upstream", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Upstream, d.Hosts[0].Routes[0].Backends = "", []config.Backend{{Upstream: "api"}, {}}
+		}},
+		{code: config.CodeRouteBackendUpstreamUnknown, path: "hosts[0].routes[0].backends[1].upstream", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Upstream, d.Hosts[0].Routes[0].Backends = "", []config.Backend{{Upstream: "api"}, {Upstream: "canary"}}
+		}},
+		{code: config.CodeRouteBackendUpstreamDuplicate, path: "hosts[0].routes[0].backends[1].upstream", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Upstream, d.Hosts[0].Routes[0].Backends = "", []config.Backend{{Upstream: "api"}, {Upstream: "api"}}
+		}},
+		{code: config.CodeRouteSplitUnexpected, path: "hosts[0].routes[0].split", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Split.Sticky.Client = true
+		}},
+		{code: config.CodeRouteSplitForceUpstreamUnknown, path: "hosts[0].routes[0].split.force[0].upstream", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Upstream, d.Hosts[0].Routes[0].Backends = "", []config.Backend{{Upstream: "api"}, {Upstream: "web"}}
+			d.Hosts[0].Routes[0].Split.Force = []config.Force{{Header: "X-Canary", Value: "always", Upstream: "canary"}}
+		}},
+		{code: config.CodeRouteMirrorUpstreamMissing, path: "hosts[0].routes[0].mirror.upstream", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Mirror = &config.Mirror{}
+		}},
+		{code: config.CodeRouteMirrorUpstreamUnknown, path: "hosts[0].routes[0].mirror.upstream", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Mirror = &config.Mirror{Upstream: "shadow"}
+		}},
+		{code: config.CodeRouteMirrorSelf, path: "hosts[0].routes[0].mirror.upstream", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Mirror = &config.Mirror{Upstream: "api"}
+		}},
+		{code: config.CodeRouteMirrorSelf, path: "hosts[0].routes[0].mirror.upstream", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Upstream, d.Hosts[0].Routes[0].Backends = "", []config.Backend{{Upstream: "api"}, {Upstream: "web"}}
+			d.Hosts[0].Routes[0].Mirror = &config.Mirror{Upstream: "web"}
+		}},
+		{code: proxy.CodeSplitWeightsZero, path: "hosts[0].routes[0].backends", change: func(d *config.Document) {
+			zero := 0
+			d.Hosts[0].Routes[0].Upstream, d.Hosts[0].Routes[0].Backends = "", []config.Backend{{Upstream: "api", Weight: &zero}}
+		}},
+		{code: proxy.CodeSplitWeightInvalid, path: "hosts[0].routes[0].backends[1].weight", change: func(d *config.Document) {
+			neg := -1
+			d.Hosts[0].Routes[0].Upstream, d.Hosts[0].Routes[0].Backends = "", []config.Backend{{Upstream: "api"}, {Upstream: "web", Weight: &neg}}
+		}},
+		{code: proxy.CodeSplitStickyConflict, path: "hosts[0].routes[0].split.sticky", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Upstream, d.Hosts[0].Routes[0].Backends = "", []config.Backend{{Upstream: "api"}, {Upstream: "web"}}
+			d.Hosts[0].Routes[0].Split.Sticky = config.Sticky{Cookie: "side", Client: true}
+		}},
+		{code: proxy.CodeSplitForceNameInvalid, path: "hosts[0].routes[0].split.force[0].header", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Upstream, d.Hosts[0].Routes[0].Backends = "", []config.Backend{{Upstream: "api"}, {Upstream: "web"}}
+			d.Hosts[0].Routes[0].Split.Force = []config.Force{{Header: "X Canary", Value: "always", Upstream: "web"}}
+		}},
+		{code: proxy.CodeMirrorPercentInvalid, path: "hosts[0].routes[0].mirror.percent", change: func(d *config.Document) {
+			p := 101.0
+			d.Hosts[0].Routes[0].Mirror = &config.Mirror{Upstream: "web", Percent: &p}
+		}},
+		{code: proxy.CodeMirrorMaxInFlightInvalid, path: "hosts[0].routes[0].mirror.maxInFlight", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Mirror = &config.Mirror{Upstream: "web", MaxInFlight: -1}
+		}},
+		{code: config.CodeDocumentDurationInvalid, path: "hosts[0].routes[0].mirror.timeout", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Mirror = &config.Mirror{Upstream: "web", Timeout: "5"}
+		}},
 		{code: config.CodeRouteStripPrefixPathType, path: "hosts[0].routes[2].rewrite.stripPrefix", change: func(d *config.Document) {
 			d.Hosts[0].Routes[2].Rewrite = config.Rewrite{StripPrefix: true}
 		}},

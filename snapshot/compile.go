@@ -182,6 +182,7 @@ type Compiler struct {
 	transports   *transports // one per cluster ID, across publishes
 
 	stats       map[string]*proxy.Stats // per upstream ID, across publishes
+	backends    backendStats            // per route's side and mirror, across publishes
 	placeholder *proxy.Cluster          // for routes whose upstream is not built
 	monitored   map[string]bool         // the upstream IDs the monitor took at the last apply
 }
@@ -535,8 +536,18 @@ func sameCerts(a, b []*x509.Certificate) bool {
 // sameClusters reports whether every route of h leads to the same compiled
 // cluster in s as in prev.
 func sameClusters(h *config.Host, s, prev *Snapshot) bool {
-	for _, r := range h.Routes {
-		if c := s.clusters[r.Upstream]; c == nil || c != prev.clusters[r.Upstream] {
+	same := func(id string) bool { c := s.clusters[id]; return c != nil && c == prev.clusters[id] }
+	for k := range h.Routes {
+		r := &h.Routes[k]
+		if len(r.Backends) == 0 && !same(r.Upstream) {
+			return false
+		}
+		for _, b := range r.Backends {
+			if !same(b.Upstream) {
+				return false
+			}
+		}
+		if r.Mirror != nil && !same(r.Mirror.Upstream) {
 			return false
 		}
 	}

@@ -151,14 +151,7 @@ func (r *run) route(i, j int, rt *config.Route, s *Snapshot, site *proxy.Site, p
 	}
 	gr.Policies = chain(nil, rt.Policies, pols)
 
-	cluster := s.clusters[rt.Upstream]
-	if cluster == nil {
-		// The document is refused; the route's own settings are still
-		// checked.
-		cluster = r.c.placeholderCluster()
-	}
 	cfg := proxy.RouteConfig{
-		Cluster:         cluster,
 		Site:            site,
 		HostName:        rt.HostName,
 		RequestHeaders:  r.headerRules(rt.Headers.Request, func(k int) string { return at(index(".headers.request", k)) }),
@@ -177,8 +170,21 @@ func (r *run) route(i, j int, rt *config.Route, s *Snapshot, site *proxy.Site, p
 		// prefix to strip. An invalid path is the gate's to report.
 		cfg.Rewrite.StripPrefix = cmp.Or(config.RoutePrefix(rt.Path), "/")
 	}
-	target, err := proxy.NewRoute(cfg)
-	r.under(at(""), err, headerPath)
+	key := routeKey{host: firstName(&r.doc.Hosts[i]), route: gate.RouteLabel(&gr)}
+	cfg.Mirror = r.mirror(i, j, rt, s, key)
+	var target gate.Target
+	if len(rt.Backends) > 0 {
+		if sp := r.split(i, j, rt, s, cfg, key); sp != nil {
+			target = sp
+		}
+	} else {
+		cfg.Cluster = r.clusterOf(s, rt.Upstream)
+		if t, err := proxy.NewRoute(cfg); t != nil {
+			target = t
+		} else {
+			r.under(at(""), err, headerPath)
+		}
+	}
 	if target == nil {
 		gr.Target = notServed
 	} else {

@@ -255,6 +255,21 @@ func effects() map[string]effect {
 		d.AccessLists[0].Users = []config.BasicUser{{Name: "ann", PasswordHash: testBcrypt}}
 	}
 	lookup := func(c *Compiler) { c.Countries = countries{} }
+	nine := 9
+	half := 0.5
+	withBackends := func(d *config.Document) {
+		r0(d).Upstream, r0(d).Backends = "", []config.Backend{{Upstream: "u", Weight: &nine}, {Upstream: "u2"}}
+	}
+	withForce := func(d *config.Document) {
+		withBackends(d)
+		r0(d).Split.Force = []config.Force{{Header: "X-Canary", Value: "always", Upstream: "u2"}}
+	}
+	withMirror := func(d *config.Document) {
+		d.Upstreams = append(d.Upstreams,
+			config.Upstream{ID: "m", Destinations: []config.Destination{{ID: "d", Address: "http://127.0.0.1:9"}}},
+			config.Upstream{ID: "m2", Destinations: []config.Destination{{ID: "d", Address: "http://127.0.0.1:8"}}})
+		r0(d).Mirror = &config.Mirror{Upstream: "m"}
+	}
 	return map[string]effect{
 		"global.trustedProxies":            {set: func(d *config.Document) { d.Global.TrustedProxies = []string{"10.0.0.0/8"} }},
 		"global.trustForwardedProto":       {set: func(d *config.Document) { d.Global.TrustForwardedProto = true }},
@@ -312,6 +327,25 @@ func effects() map[string]effect {
 		"hosts[].routes[].retry.attempts":  {set: func(d *config.Document) { r0(d).Retry.Attempts = 2 }},
 		"hosts[].routes[].retry.bodyLimit": {set: func(d *config.Document) { r0(d).Retry.BodyLimit = 4096 }},
 		"hosts[].routes[].retry.budget":    {set: func(d *config.Document) { r0(d).Retry.Budget = 0.5 }},
+
+		"hosts[].routes[].backends[].upstream": {base: withBackends, set: func(d *config.Document) {
+			d.Upstreams = append(d.Upstreams, config.Upstream{ID: "u3", Destinations: []config.Destination{{ID: "d", Address: "http://127.0.0.1:7"}}})
+			r0(d).Backends[1].Upstream = "u3"
+		}},
+		"hosts[].routes[].backends[].weight":      {base: withBackends, set: func(d *config.Document) { *r0(d).Backends[0].Weight = 4 }},
+		"hosts[].routes[].split.sticky.cookie":    {base: withBackends, set: func(d *config.Document) { r0(d).Split.Sticky.Cookie = "side" }},
+		"hosts[].routes[].split.sticky.header":    {base: withBackends, set: func(d *config.Document) { r0(d).Split.Sticky.Header = "X-User" }},
+		"hosts[].routes[].split.sticky.client":    {base: withBackends, set: func(d *config.Document) { r0(d).Split.Sticky.Client = true }},
+		"hosts[].routes[].split.force[].header":   {base: withForce, set: func(d *config.Document) { r0(d).Split.Force[0].Header = "X-Side" }},
+		"hosts[].routes[].split.force[].cookie":   {base: withForce, set: func(d *config.Document) { r0(d).Split.Force[0].Header, r0(d).Split.Force[0].Cookie = "", "side" }},
+		"hosts[].routes[].split.force[].value":    {base: withForce, set: func(d *config.Document) { r0(d).Split.Force[0].Value = "yes" }},
+		"hosts[].routes[].split.force[].upstream": {base: withForce, set: func(d *config.Document) { r0(d).Split.Force[0].Upstream = "u" }},
+		"hosts[].routes[].mirror.upstream":        {base: withMirror, set: func(d *config.Document) { r0(d).Mirror.Upstream = "m2" }},
+		"hosts[].routes[].mirror.percent":         {base: withMirror, set: func(d *config.Document) { r0(d).Mirror.Percent = &half }},
+		"hosts[].routes[].mirror.maxBodyBytes":    {base: withMirror, set: func(d *config.Document) { r0(d).Mirror.MaxBodyBytes = 1024 }},
+		"hosts[].routes[].mirror.maxInFlight":     {base: withMirror, set: func(d *config.Document) { r0(d).Mirror.MaxInFlight = 8 }},
+		"hosts[].routes[].mirror.hostName":        {base: withMirror, set: func(d *config.Document) { r0(d).Mirror.HostName = "shadow.internal" }},
+		"hosts[].routes[].mirror.timeout":         {base: withMirror, set: func(d *config.Document) { r0(d).Mirror.Timeout = "5s" }},
 
 		"hosts[].accessList":  {base: func(d *config.Document) { h0(d).AccessList = "" }, set: func(d *config.Document) { h0(d).AccessList = "office" }},
 		"hosts[].certificate": {base: withCertificate, set: func(d *config.Document) { h0(d).Certificate = "main" }},

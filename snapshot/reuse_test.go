@@ -1,6 +1,8 @@
 package snapshot
 
 import (
+	"io"
+	"net/http"
 	"testing"
 
 	"github.com/paduraksa/paduraksa/config"
@@ -87,4 +89,56 @@ func TestIncrementalCompileReusesOnlyUnchanged(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	assert.Equal(t, "Edge", res.Header.Get("Server"))
+}
+
+// TestIncrementalCompileFollowsBackendsAndMirrors: a host whose route
+// splits over backends, or mirrors, is rebuilt when a backend's or the
+// mirror's upstream changes, so no side keeps the old cluster.
+func TestIncrementalCompileFollowsBackendsAndMirrors(t *testing.T) {
+	a, b := startBackend(t, "a"), startBackend(t, "b")
+	store, pub := newPublisher(t)
+	ctx := testContext(t)
+	zero := 0
+	doc := &config.Document{
+		Hosts: []config.Host{
+			{Names: []string{"split.test"}, Routes: []config.Route{{Backends: []config.Backend{{Upstream: "one"}, {Upstream: "two", Weight: &zero}},
+				Split: config.Split{Force: []config.Force{{Header: "X-Side", Value: "two", Upstream: "two"}}}}}},
+			{Names: []string{"mirror.test"}, Routes: []config.Route{{Upstream: "one", Mirror: &config.Mirror{Upstream: "three"}}}},
+		},
+		Upstreams: []config.Upstream{
+			{ID: "one", Destinations: []config.Destination{{ID: "d", Address: "http://" + a.addr}}},
+			{ID: "two", Destinations: []config.Destination{{ID: "d", Address: "http://" + a.addr}}},
+			{ID: "three", Destinations: []config.Destination{{ID: "d", Address: "http://" + a.addr}}},
+		},
+	}
+	_, err := pub.Apply(ctx, doc)
+	require.NoError(t, err)
+	s1 := store.Load()
+	host := func(s *Snapshot, i int) any { return s.gate.Host(s.hostIndex[i]) }
+
+	next := clone(doc)
+	next.Upstreams[1].Destinations[0].Address = "http://" + b.addr
+	_, err = pub.Apply(ctx, next)
+	require.NoError(t, err)
+	s2 := store.Load()
+	assert.NotSame(t, host(s1, 0), host(s2, 0), "the split's second backend changed")
+	assert.Same(t, host(s1, 1), host(s2, 1))
+	addr := serve(t, store)
+	c := newClient(t)
+	req, err := http.NewRequest("GET", "http://"+addr+"/x", nil)
+	require.NoError(t, err)
+	req.Host, req.Header = "split.test", http.Header{"X-Side": {"two"}}
+	res, err := c.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.Equal(t, "b /x", string(body), "the changed backend is served")
+
+	next2 := clone(next)
+	next2.Upstreams[2].Destinations[0].Address = "http://" + b.addr
+	_, err = pub.Apply(ctx, next2)
+	require.NoError(t, err)
+	s3 := store.Load()
+	assert.NotSame(t, host(s2, 1), host(s3, 1), "the mirror's upstream changed")
+	assert.Same(t, host(s2, 0), host(s3, 0))
 }

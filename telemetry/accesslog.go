@@ -149,7 +149,7 @@ func (a *AccessLog) write(rec *Record) {
 	)
 	for _, kv := range [...]struct{ k, v string }{
 		{"route", rec.RouteID}, {"upstream", rec.Upstream}, {"destination", rec.Destination},
-		{"error", rec.Error}, {"requestId", rec.RequestID},
+		{"error", rec.Error}, {"requestId", rec.RequestID}, {"split", rec.Split}, {"mirror", rec.Mirror},
 	} {
 		if kv.v != "" {
 			r.AddAttrs(slog.String(kv.k, kv.v))

@@ -47,6 +47,14 @@ type Record struct {
 	RequestID string
 	// Retries counts the attempts after the first.
 	Retries int
+	// Split says why a route with weighted backends sent the request to
+	// the side Upstream names ("weight", "sticky", "forced",
+	// "fallback"); empty on a route with one upstream.
+	Split string
+	// Mirror says what became of a request sampled for mirroring
+	// ("sent", "dropped", "tooLarge", "incomplete"); empty when it was
+	// not sampled, or its route mirrors nothing.
+	Mirror string
 	// Gate is the time from Start to the hand-over to the target; TTFB the
 	// time from sending to the upstream to its response header (0 when
 	// nothing was forwarded).
