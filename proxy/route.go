@@ -53,6 +53,9 @@ type RouteConfig struct {
 	RequestHeaders  []HeaderRule
 	ResponseHeaders []HeaderRule
 	Retry           Retry
+	// Timeouts bound the wait for the answer's head; the zero value sets
+	// none.
+	Timeouts Timeouts
 }
 
 // Route is the proxy's [gate.Target]: it forwards a route's requests to a
@@ -72,6 +75,8 @@ type Route struct {
 	reqRules  headerRules
 	respRules headerRules
 	retry     retrier
+	timeouts  Timeouts
+	timed     bool // timeouts has one
 }
 
 var _ gate.Target = (*Route)(nil)
@@ -112,6 +117,8 @@ func NewRoute(cfg RouteConfig) (*Route, error) {
 	rt.respRules = compileRules(&errs, "responseHeaders", Response, siteResp, cfg.ResponseHeaders)
 	errs.Under("retry", CodeRetryAttemptsInvalid, CheckRetry(cfg.Retry))
 	rt.retry.init(cfg.Retry)
+	errs.Under("timeouts", CodeTimeoutsRequestInvalid, CheckTimeouts(cfg.Timeouts))
+	rt.timeouts, rt.timed = cfg.Timeouts, cfg.Timeouts != (Timeouts{})
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
