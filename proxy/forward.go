@@ -310,10 +310,11 @@ func (f *forward) retryTarget(n int, out upstream.Outcome, err error) (*upstream
 // answerFailure answers the last failed attempt: 502, 504 for a timeout,
 // and nothing to a client that went away, whose handler is aborted.
 func (f *forward) answerFailure(out upstream.Outcome) {
+	passed := f.o.dl.requestPassed()
 	f.o.stop()
 	f.body.count(&f.rq.Record)
 	f.rt.failed(f.w, f.r, f.rq, f.rt.cluster.Stats, out)
-	f.noteTimeout()
+	f.noteTimeout(passed)
 	if out == upstream.ClientAbort {
 		panic(http.ErrAbortHandler)
 	}

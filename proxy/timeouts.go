@@ -137,7 +137,7 @@ func (f *forward) startTimeouts() bool {
 			dl.passed, dl.fired = true, byRequest
 			dl.mu.Unlock()
 			rt.failed(f.w, f.r, f.rq, rt.cluster.Stats, upstream.Timeout)
-			f.noteTimeout()
+			f.noteTimeout(true)
 			return false
 		}
 		dl.reqEnd = now + d
@@ -311,8 +311,8 @@ func (f *forward) clientBodyError() error {
 }
 
 // noteTimeout names a passed request timeout in the request's record.
-func (f *forward) noteTimeout() {
-	if f.o.dl.requestPassed() && f.rq.Record.Error == upstream.Timeout.String() {
+func (f *forward) noteTimeout(passed bool) {
+	if passed && f.rq.Record.Error == upstream.Timeout.String() {
 		f.rq.Record.Error = "requestTimeout"
 	}
 }
