@@ -53,6 +53,10 @@ import (
 //	route.upstream.unknown                hosts[i].routes[j].upstream                 no upstream has this ID
 //	route.policy.unknown                  hosts[i].routes[j].policies[k]              no policy has this ID
 //	route.rewrite.stripPrefix.pathType    hosts[i].routes[j].rewrite.stripPrefix      stripPrefix on a template or regex path, which is no prefix to strip
+//	route.answer.conflict                 hosts[i].routes[j].fixed, ….upstream        more than one of upstream, redirect and fixed
+//	route.forwarding.unused               hosts[i].routes[j].rewrite, .retry, .timeouts, .hostHeader, .hostName  forwarding settings on a redirect or fixed route
+//	route.rewrite.replacePrefix.conflict  hosts[i].routes[j].rewrite.replacePrefix    replacePrefix with stripPrefix
+//	route.rewrite.replacePrefix.pathType  hosts[i].routes[j].rewrite.replacePrefix    replacePrefix on an exact, template or regex path
 //	upstream.id.missing                   upstreams[i].id                             empty ID
 //	upstream.id.invalid                   upstreams[i].id                             not 1-128 of [A-Za-z0-9._-]
 //	upstream.id.duplicate                 upstreams[i].id                             the same ID on an earlier upstream
@@ -102,6 +106,11 @@ const (
 	CodeRoutePolicyUnknown        = "route.policy.unknown"
 	CodeRouteStripPrefixPathType  = "route.rewrite.stripPrefix.pathType"
 
+	CodeRouteAnswerConflict        = "route.answer.conflict"
+	CodeRouteForwardingUnused      = "route.forwarding.unused"
+	CodeRouteReplacePrefixConflict = "route.rewrite.replacePrefix.conflict"
+	CodeRouteReplacePrefixPathType = "route.rewrite.replacePrefix.pathType"
+
 	CodeUpstreamIDMissing                 = "upstream.id.missing"
 	CodeUpstreamIDInvalid                 = "upstream.id.invalid"
 	CodeUpstreamIDDuplicate               = "upstream.id.duplicate"
@@ -138,6 +147,7 @@ var codes = [...]string{
 	CodeHostPolicyUnknown, CodeHostHSTSMaxAgeMissing, CodeHostTLSUnused,
 	CodeRouteIDInvalid, CodeRouteIDDuplicate, CodeRouteAllowInPathDuplicate, CodeRouteUpstreamMissing,
 	CodeRouteUpstreamUnknown, CodeRoutePolicyUnknown, CodeRouteStripPrefixPathType,
+	CodeRouteAnswerConflict, CodeRouteForwardingUnused, CodeRouteReplacePrefixConflict, CodeRouteReplacePrefixPathType,
 	CodeUpstreamIDMissing, CodeUpstreamIDInvalid, CodeUpstreamIDDuplicate,
 	CodeUpstreamDestinationIDMissing, CodeUpstreamDestinationIDInvalid, CodeUpstreamDestinationIDDuplicate,
 	CodeUpstreamDestinationAddressInvalid, CodeUpstreamDestinationHealthInvalid, CodeUpstreamDestinationHealthScheme,
