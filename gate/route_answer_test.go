@@ -46,6 +46,7 @@ func TestRouteRedirectAndFixedAnswers(t *testing.T) {
 		{"/port/x", "http://new.test:8443/port/x", 302},
 		{"/keep/x", "http://new.test:8080/keep/x", 302},
 		{"/https443/x", "https://new.test/fixed", 302},
+		{"/https443/x?q=1", "https://new.test/fixed?q=1", 302},
 		{"/path/deep/x?q=1&r", "http://new.test:8080/landing?q=1&r", 301},
 		{"/old/x/y?z", "http://app.test:8080/new/x/y?z", 302},
 		{"/OLD;v=1/%7ex", "http://app.test:8080/new/~x", 302},
