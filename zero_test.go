@@ -522,6 +522,15 @@ func zeroCases() map[string]func(t *testing.T) {
 			s.SetAnswerHeaders(h, req())
 			assert.Empty(t, h)
 		},
+		"proxy.AnswerRules": func(t *testing.T) {
+			h := http.Header{}
+			new(proxy.AnswerRules).SetAnswerHeaders(h, req())
+			assert.Empty(t, h, "adds nothing")
+		},
+		"proxy.HeaderRule": func(t *testing.T) {
+			_, err := proxy.NewAnswerRules(nil, []proxy.HeaderRule{{}})
+			assert.Error(t, err, "a rule without a name is refused")
+		},
 		"proxy.Site": func(t *testing.T) {
 			h := http.Header{}
 			new(proxy.Site).SetAnswerHeaders(h, req())

@@ -482,12 +482,61 @@ func (e *canonEnc) routeForwarding(r *Route) {
 		e.b = append(e.b, "false"...)
 	}
 	e.str("template", r.Rewrite.Template)
+	e.rewriteFilters(&r.Rewrite)
 	e.close(m, false)
 	e.headers(&r.Headers)
 	m = e.open("retry")
 	e.integer("attempts", r.Retry.Attempts, 0)
 	e.integer("bodyLimit", r.Retry.BodyLimit, proxy.DefaultRetryBodyLimit)
 	e.float("budget", r.Retry.Budget, proxy.DefaultRetryBudget)
+	e.close(m, false)
+	e.routeAnswers(r)
+}
+
+// rewriteFilters writes a rewrite's replaced prefix, path and query;
+// defaults write nothing. A replaced prefix's trailing "/" is dropped,
+// as the proxy reads it.
+func (e *canonEnc) rewriteFilters(rw *Rewrite) {
+	p := rw.ReplacePrefix
+	if len(p) > 1 {
+		p = strings.TrimSuffix(p, "/")
+	}
+	e.str("replacePrefix", p)
+	e.str("path", rw.Path)
+	m := e.open("query")
+	e.metadata("set", rw.Query.Set)
+	e.metadata("add", rw.Query.Add)
+	e.stringList("remove", rw.Query.Remove)
+	e.close(m, false)
+}
+
+// routeAnswers writes a route's redirect, fixed answer and timeouts;
+// defaults write nothing, a present redirect or fixed answer an object.
+func (e *canonEnc) routeAnswers(r *Route) {
+	if rd := r.Redirect; rd != nil {
+		m := e.open("redirect")
+		e.str("scheme", rd.Scheme)
+		e.str("host", strings.ToLower(rd.Host))
+		port := rd.Port
+		if (rd.Scheme == "http" && port == 80) || (rd.Scheme == "https" && port == 443) {
+			port = 0
+		}
+		e.integer("port", port, 0)
+		e.str("path", rd.Path)
+		p := rd.Prefix
+		if len(p) > 1 {
+			p = strings.TrimSuffix(p, "/")
+		}
+		e.str("prefix", p)
+		e.integer("status", rd.Status, gate.DefaultRouteRedirectStatus)
+		e.close(m, true)
+	}
+	if r.Fixed != nil {
+		e.fixed("fixed", r.Fixed, gate.DefaultFixedStatus)
+	}
+	m := e.open("timeouts")
+	e.durationOr("request", r.Timeouts.Request, 0)
+	e.durationOr("perTry", r.Timeouts.PerTry, 0)
 	e.close(m, false)
 }
 

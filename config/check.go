@@ -340,13 +340,16 @@ func (c *Checker) route(i, j int) {
 	if pt, _ := gate.ParsePathType(rt.PathType); rt.Rewrite.StripPrefix && (pt == gate.PathTemplate || pt == gate.PathRegex) {
 		c.add(CodeRouteStripPrefixPathType, at(".rewrite.stripPrefix"), "stripPrefix takes the route's path off the front, and a "+pt.String()+" path is no prefix (rewrite.template fills a path from a template's values)")
 	}
+	c.routeAnswers(rt, at)
 	switch {
+	case rt.Redirect != nil || rt.Fixed != nil:
+		// The route answers itself: routeAnswers checked it.
 	case len(rt.Backends) > 0:
 		if rt.Upstream != "" {
 			c.add(CodeRouteBackendsConflict, at(".backends"), "a route names an upstream or backends, not both")
 		}
 	case rt.Upstream == "":
-		c.add(CodeRouteUpstreamMissing, at(".upstream"), "a route needs an upstream (or backends)")
+		c.add(CodeRouteUpstreamMissing, at(".upstream"), "a route needs an upstream, backends, a redirect or a fixed answer")
 	case !c.known(c.upstreams, rt.Upstream):
 		c.add(CodeRouteUpstreamUnknown, at(".upstream"), "unknown upstream "+quote(rt.Upstream))
 	}
@@ -517,3 +520,55 @@ func routePath(i, j int, rest string) string {
 }
 
 func upPath(i int, rest string) string { return index("upstreams", i) + rest }
+
+// routeAnswers checks what the document says of a route's own answers
+// and rewrite filters: a route has one of upstream, redirect and fixed,
+// and one that answers itself forwards nothing, so it takes no
+// forwarding settings; a replaced prefix is a prefix route's, in the
+// place of stripPrefix. The gate and the proxy check the fields.
+func (c *Checker) routeAnswers(rt *Route, at func(string) string) {
+	c.duration(func() string { return at(".timeouts.request") }, rt.Timeouts.Request)
+	c.duration(func() string { return at(".timeouts.perTry") }, rt.Timeouts.PerTry)
+	if rt.Redirect != nil && rt.Fixed != nil {
+		c.add(CodeRouteAnswerConflict, at(".fixed"), "a route has one of upstream, redirect and fixed: this one has redirect and fixed")
+	}
+	if rt.Redirect != nil || rt.Fixed != nil {
+		if rt.Upstream != "" {
+			c.add(CodeRouteAnswerConflict, at(".upstream"), "a route has one of upstream, backends, redirect and fixed: a route that answers itself has no upstream")
+		}
+		if len(rt.Backends) > 0 {
+			c.add(CodeRouteAnswerConflict, at(".backends"), "a route has one of upstream, backends, redirect and fixed: a route that answers itself has no backends")
+		}
+		for _, f := range [...]struct {
+			name string
+			set  bool
+		}{
+			{"rewrite", rt.Rewrite.rewrites()},
+			{"retry", rt.Retry != (RouteRetry{})},
+			{"timeouts", rt.Timeouts != (RouteTimeouts{})},
+			{"hostHeader", rt.HostHeader != ""},
+			{"hostName", rt.HostName != ""},
+			{"mirror", rt.Mirror != nil},
+		} {
+			if f.set {
+				c.add(CodeRouteForwardingUnused, at("."+f.name), "a route that answers itself forwards nothing: "+f.name+" is unused")
+			}
+		}
+	}
+	if rt.Rewrite.ReplacePrefix == "" {
+		return
+	}
+	if rt.Rewrite.StripPrefix {
+		c.add(CodeRouteReplacePrefixConflict, at(".rewrite.replacePrefix"), "replacePrefix takes the route's prefix off and puts its path in the place: it takes no stripPrefix")
+	}
+	if pt, _ := gate.ParsePathType(rt.PathType); pt != gate.PathPrefix {
+		c.add(CodeRouteReplacePrefixPathType, at(".rewrite.replacePrefix"), "replacePrefix replaces the route's matched prefix, and a "+pt.String()+" path is no prefix (rewrite.path or rewrite.template replace the whole path)")
+	}
+}
+
+// rewrites reports whether the rewrite has any field set.
+func (rw *Rewrite) rewrites() bool {
+	q := &rw.Query
+	return rw.StripPrefix || rw.AddPrefix != "" || rw.RewriteLocation != nil || rw.Template != "" ||
+		rw.ReplacePrefix != "" || rw.Path != "" || len(q.Set)+len(q.Add)+len(q.Remove) > 0
+}

@@ -62,6 +62,10 @@ import (
 //	route.mirror.upstream.missing         hosts[i].routes[j].mirror.upstream          a mirror without an upstream
 //	route.mirror.upstream.unknown         hosts[i].routes[j].mirror.upstream          no upstream has this ID
 //	route.mirror.self                     hosts[i].routes[j].mirror.upstream          the route's own upstream, or one of its backends
+//	route.answer.conflict                 hosts[i].routes[j].fixed, ….upstream        more than one of upstream, backends, redirect and fixed
+//	route.forwarding.unused               hosts[i].routes[j].rewrite, .retry, .timeouts, .hostHeader, .hostName, .mirror  forwarding settings on a redirect or fixed route
+//	route.rewrite.replacePrefix.conflict  hosts[i].routes[j].rewrite.replacePrefix    replacePrefix with stripPrefix
+//	route.rewrite.replacePrefix.pathType  hosts[i].routes[j].rewrite.replacePrefix    replacePrefix on an exact, template or regex path
 //	upstream.id.missing                   upstreams[i].id                             empty ID
 //	upstream.id.invalid                   upstreams[i].id                             not 1-128 of [A-Za-z0-9._-]
 //	upstream.id.duplicate                 upstreams[i].id                             the same ID on an earlier upstream
@@ -120,6 +124,10 @@ const (
 	CodeRouteMirrorUpstreamMissing     = "route.mirror.upstream.missing"
 	CodeRouteMirrorUpstreamUnknown     = "route.mirror.upstream.unknown"
 	CodeRouteMirrorSelf                = "route.mirror.self"
+	CodeRouteAnswerConflict            = "route.answer.conflict"
+	CodeRouteForwardingUnused          = "route.forwarding.unused"
+	CodeRouteReplacePrefixConflict     = "route.rewrite.replacePrefix.conflict"
+	CodeRouteReplacePrefixPathType     = "route.rewrite.replacePrefix.pathType"
 
 	CodeUpstreamIDMissing                 = "upstream.id.missing"
 	CodeUpstreamIDInvalid                 = "upstream.id.invalid"
@@ -160,6 +168,7 @@ var codes = [...]string{
 	CodeRouteBackendsConflict, CodeRouteBackendUpstreamMissing, CodeRouteBackendUpstreamUnknown,
 	CodeRouteBackendUpstreamDuplicate, CodeRouteSplitUnexpected, CodeRouteSplitForceUpstreamUnknown,
 	CodeRouteMirrorUpstreamMissing, CodeRouteMirrorUpstreamUnknown, CodeRouteMirrorSelf,
+	CodeRouteAnswerConflict, CodeRouteForwardingUnused, CodeRouteReplacePrefixConflict, CodeRouteReplacePrefixPathType,
 	CodeUpstreamIDMissing, CodeUpstreamIDInvalid, CodeUpstreamIDDuplicate,
 	CodeUpstreamDestinationIDMissing, CodeUpstreamDestinationIDInvalid, CodeUpstreamDestinationIDDuplicate,
 	CodeUpstreamDestinationAddressInvalid, CodeUpstreamDestinationHealthInvalid, CodeUpstreamDestinationHealthScheme,

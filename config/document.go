@@ -398,6 +398,52 @@ type Route struct {
 	// Mirror copies a sampled share of the route's requests to another
 	// upstream, whose answers are dropped; absent mirrors nothing.
 	Mirror *Mirror `json:"mirror,omitempty"`
+
+	// A route's own answers and timeouts (gate.RouteRedirect,
+	// gate.Route.Fixed, proxy.Timeouts). A route has one of upstream,
+	// redirect and fixed.
+
+	// Redirect answers the route's requests with a redirect: each field
+	// given replaces its part of the request's URL.
+	Redirect *RouteRedirect `json:"redirect,omitempty"`
+	// Fixed answers the route's requests itself, as a fixed host does
+	// (status default 200).
+	Fixed *FixedAnswer `json:"fixed,omitempty"`
+	// Timeouts bound the wait for an upstream's answer head; absent means
+	// none (the upstream's idleTimeout alone).
+	Timeouts RouteTimeouts `json:"timeouts,omitzero"`
+}
+
+// RouteRedirect is a route's redirect (gate.RouteRedirect); the query is
+// always the request's.
+type RouteRedirect struct {
+	// Scheme is http or https; default the request's.
+	Scheme string `json:"scheme,omitempty"`
+	// Host is the Location's host name, without a port; default the
+	// request's.
+	Host string `json:"host,omitempty"`
+	// Port is 1-65535, left out when it is the scheme's well-known one;
+	// default the scheme's with scheme given, else the request's.
+	Port int `json:"port,omitempty"`
+	// Path replaces the whole path.
+	Path string `json:"path,omitempty"`
+	// Prefix replaces the route's matched prefix (prefix routes); not
+	// with path.
+	Prefix string `json:"prefix,omitempty"`
+	// Status is 301, 302, 303, 307 or 308; default 302.
+	Status int `json:"status,omitempty"`
+}
+
+// RouteTimeouts are a route's time limits (proxy.Timeouts), Go durations
+// ("30s"); absent or "0s" means none.
+type RouteTimeouts struct {
+	// Request runs from the gateway's start on the request to the
+	// answer's head, retries included: 504 past it.
+	Request Duration `json:"request,omitempty"`
+	// PerTry bounds each attempt to its answer's head; with retries on,
+	// an idempotent request past it goes to another destination. At
+	// most request.
+	PerTry Duration `json:"perTry,omitempty"`
 }
 
 // Backend is one side of a route's split.
@@ -543,6 +589,31 @@ type Rewrite struct {
 	// sends /v1/users/7 as /api/users/7 (proxy.Rewrite.Template). Every
 	// name it uses must be one the route's path captures.
 	Template string `json:"template,omitempty"`
+
+	// The rewrite's filters (proxy.Rewrite.ReplacePrefix, Path, Query).
+
+	// ReplacePrefix puts a path in the place of the route's matched
+	// prefix (prefix routes; not with stripPrefix, addPrefix or
+	// template): on /app, "/v2" sends /app/x as /v2/x.
+	ReplacePrefix string `json:"replacePrefix,omitempty"`
+	// Path replaces the whole path (not with stripPrefix, addPrefix,
+	// replacePrefix or template).
+	Path string `json:"path,omitempty"`
+	// Query sets, adds and removes parameters of the forwarded query.
+	Query RewriteQuery `json:"query,omitzero"`
+}
+
+// RewriteQuery changes the forwarded query (proxy.QueryRewrite): names
+// compared after percent-decoding, written percent-encoded, the other
+// parameters kept in their order. A name is in one of the three.
+type RewriteQuery struct {
+	// Set gives each name one value, in the place of its first
+	// occurrence (at the end when the query lacks it).
+	Set map[string]string `json:"set,omitempty"`
+	// Add appends name=value, whatever the query has of the name.
+	Add map[string]string `json:"add,omitempty"`
+	// Remove drops every occurrence of each name.
+	Remove []string `json:"remove,omitempty"`
 }
 
 // RouteRetry is a route's retry policy; absent means no retries.

@@ -164,6 +164,7 @@ func New(cfg Config) (*Gate, error) {
 		}
 	}
 	g.redirectLoops(&errs, cfg.Hosts)
+	g.routeRedirectLoops(&errs, cfg.Hosts, httpsPort)
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
@@ -174,9 +175,12 @@ func New(cfg Config) (*Gate, error) {
 // compileRoute checks and precomputes one route of h; at is its path, j
 // its index.
 func compileRoute(errs *problem.List, at string, h *Host, rt *Route, j int) {
+	compileAnswer(errs, at, h, rt)
 	switch t := rt.Target.(type) {
 	case nil:
-		errs.Add(CodeRouteTargetMissing, at+".target", "a route needs a target")
+		if rt.Redirect == nil && rt.Fixed == nil {
+			errs.Add(CodeRouteTargetMissing, at+".target", "a route needs a target, a redirect or a fixed answer")
+		}
 	case TargetChecker:
 		if err := t.CheckTarget(); err != nil {
 			errs.Add(CodeRouteTargetMissing, at+".target", "the target cannot serve")
@@ -185,6 +189,9 @@ func compileRoute(errs *problem.List, at string, h *Host, rt *Route, j int) {
 	}
 	if ah, ok := rt.Target.(AnswerHeaders); ok {
 		rt.answerHeaders = ah
+	}
+	if rt.AnswerHeaders != nil {
+		rt.answerHeaders = rt.AnswerHeaders
 	}
 	rt.chain = compileChain(errs, at+".policies", ScopeRoute, rt.Policies)
 	rt.owned = ownedHeaders(rt.Policies)

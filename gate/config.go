@@ -256,8 +256,9 @@ type HTTPSRedirect struct {
 	Port int
 }
 
-// Route sends the requests that match its path and matches to a target.
-// [New] refuses the zero Route, which has no target.
+// Route sends the requests that match its path and matches to a target,
+// or answers them itself (Redirect, Fixed). [New] refuses the zero Route,
+// which has neither.
 type Route struct {
 	// ID names the route in traces, metrics and the access log; optional.
 	// Routes that share a path need one to be told apart there.
@@ -290,6 +291,23 @@ type Route struct {
 	// upstream).
 	PathAllow PathAllow
 
+	// A route that answers itself, in place of a Target (see
+	// route_answer.go): a route has exactly one of Target, Redirect and
+	// Fixed.
+
+	// Redirect, when not nil, answers the route's requests with a
+	// redirect.
+	Redirect *RouteRedirect
+	// Fixed, when not nil, answers the route's requests with a fixed
+	// answer, as a fixed host's (a Status of 0 means 200).
+	Fixed *Answer
+	// AnswerHeaders, when not nil, adds the route's headers to the
+	// answers the gate gives itself once the route matched (its redirect
+	// or fixed answer, a refusal of its policies, 413); nil means the
+	// Target's, when it implements [AnswerHeaders], else the host's.
+	AnswerHeaders AnswerHeaders
+
+	answer        *routeAnswer // Redirect's or Fixed's, compiled
 	chain         chain
 	owned         []string
 	matcher       matcher

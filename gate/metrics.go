@@ -247,6 +247,17 @@ func sinceEpoch() time.Duration { return time.Since(epoch) }
 // Record.TTFB from there to the response header.
 func (rq *Request) Elapsed() time.Duration { return sinceEpoch() - rq.start }
 
+// Start returns when the gate began deciding the request, with the
+// monotonic clock reading (time.Since of it is one clock read): what a
+// target's request timeout counts from. It is the zero Time for a Request
+// no gate started (one a test made by hand).
+func (rq *Request) Start() time.Time {
+	if rq.start == 0 {
+		return time.Time{}
+	}
+	return epoch.Add(rq.start)
+}
+
 // sentPath is the request target as the client sent it, without the
 // query: what a log must show, since r.URL.Path is decoded ("/%2e%2e/x"
 // reads "/../x", "%0a" a line break). No allocation.

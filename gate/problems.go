@@ -66,6 +66,15 @@ type ValidationError = problem.Error
 //	gate.route.target.missing             hosts[i].routes[j].target             no target, or one that reports it cannot serve (TargetChecker; its own codes follow under target)
 //	gate.route.pathAllow.unknown          hosts[i].routes[j].pathAllow          a bit that is no PathAllow value
 //	gate.route.maxBodyBytes.invalid       hosts[i].routes[j].maxBodyBytes       negative
+//	gate.route.answer.conflict            hosts[i].routes[j]                    more than one of a target, a redirect and a fixed answer
+//	gate.route.redirect.status.invalid    ….routes[j].redirect.status           not 301, 302, 303, 307 or 308
+//	gate.route.redirect.scheme.invalid    ….routes[j].redirect.scheme           not http or https
+//	gate.route.redirect.host.invalid      ….routes[j].redirect.host             not a host name or IP literal without a port
+//	gate.route.redirect.port.invalid      ….routes[j].redirect.port             not 0 to 65535
+//	gate.route.redirect.path.invalid      ….routes[j].redirect.path             not a path the gate reads as it is (URL path characters, valid escapes, no empty, . or .. segment), over 256 bytes
+//	gate.route.redirect.prefix.invalid    ….routes[j].redirect.prefix           on a route that is no prefix route; not / or a path as for path
+//	gate.route.redirect.path.conflict     ….routes[j].redirect.prefix           both a path and a prefix
+//	gate.route.redirect.loop              ….routes[j].redirect                  leads back to its own route: same host and listener, a path the route matches
 //	gate.accessList.country.invalid       allowCountries[k], denyCountries[k]   not two ASCII letters (ISO 3166-1 alpha-2)
 //	gate.accessList.countries.noLookup    allowCountries, denyCountries         country rules without a CountryLookup
 //	gate.accessList.user.name.invalid     users[k].name                         empty, or holding ':' or a control character
@@ -129,6 +138,15 @@ const (
 	CodeRouteMatchValueInvalid         = "gate.route.match.value.invalid"
 	CodeRouteMatchDuplicate            = "gate.route.match.duplicate"
 	CodeRouteTargetPathValueUnknown    = "gate.route.target.pathValue.unknown"
+	CodeRouteAnswerConflict            = "gate.route.answer.conflict"
+	CodeRouteRedirectStatusInvalid     = "gate.route.redirect.status.invalid"
+	CodeRouteRedirectSchemeInvalid     = "gate.route.redirect.scheme.invalid"
+	CodeRouteRedirectHostInvalid       = "gate.route.redirect.host.invalid"
+	CodeRouteRedirectPortInvalid       = "gate.route.redirect.port.invalid"
+	CodeRouteRedirectPathInvalid       = "gate.route.redirect.path.invalid"
+	CodeRouteRedirectPrefixInvalid     = "gate.route.redirect.prefix.invalid"
+	CodeRouteRedirectPathConflict      = "gate.route.redirect.path.conflict"
+	CodeRouteRedirectLoop              = "gate.route.redirect.loop"
 	CodeAccessListCountryInvalid       = "gate.accessList.country.invalid"
 	CodeAccessListCountriesNoLookup    = "gate.accessList.countries.noLookup"
 	CodeAccessListUserNameInvalid      = "gate.accessList.user.name.invalid"

@@ -180,6 +180,10 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 	if len(rt.chain.uses) > 0 && g.applyChain(&rt.chain, w, r, rq) {
 		return
 	}
+	if rt.answer != nil {
+		rt.serveAnswer(w, r, rq) // a redirect or fixed route
+		return
+	}
 
 	limit := rt.MaxBodyBytes
 	if limit == 0 {

@@ -30,6 +30,7 @@ type exchange struct {
 	trace httptrace.ClientTrace
 	info  informational
 	idle  idleTimer
+	dl    deadline          // the route's timeouts
 	dreq  h1client.Request  // the direct client's request
 	dx    h1client.Exchange // and its response
 
@@ -91,6 +92,7 @@ var exchangePool = sync.Pool{New: func() any {
 func (o *exchange) finish() {
 	o.info.done()
 	o.idle.stop()
+	o.dl.stop()
 	if o.lent.Load() != 0 {
 		return
 	}
@@ -110,6 +112,7 @@ func (o *exchange) finish() {
 func (o *exchange) stop() {
 	o.info.done()
 	o.idle.stop()
+	o.dl.stop()
 }
 
 // prepare fills the pooled request from the client's: same context (plus

@@ -43,11 +43,12 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 		return
 	}
 	f.prepare(path)
+	rt.rw.rewriteQuery(&f)
 	if f.retrying {
 		rt.retry.live.Add(1)
 		defer rt.retry.live.Add(-1)
 	}
-	if !f.setBody() {
+	if !f.startTimeouts() || !f.setBody() {
 		return
 	}
 	if rt.mirror != nil {
@@ -225,7 +226,11 @@ func (f *forward) attempt(d *upstream.Destination, n int) (*http.Response, error
 		rec.Gate = sent
 	}
 	rec.Destination, rec.Retries = d.ID(), n
-	res, err := f.send(d)
+	err := f.armTry()
+	var res *http.Response
+	if err == nil {
+		res, err = f.tryReturned(f.send(d))
+	}
 	if err != nil {
 		d.End()
 		return nil, err
@@ -242,12 +247,15 @@ func (f *forward) attempt(d *upstream.Destination, n int) (*http.Response, error
 // wrong, and no other would do better.
 func (f *forward) failed(d *upstream.Destination, err error) (out upstream.Outcome, answered bool) {
 	rt, w, r, rq := f.rt, f.w, f.r, f.rq
-	if berr := f.body.clientError(); berr != nil {
+	if berr := f.clientBodyError(); berr != nil {
 		f.o.stop()
 		rt.clientBodyFailed(w, r, rq, berr)
 		return upstream.ClientBodyError, true
 	}
 	out = upstream.ClassifyRoundTrip(r.Context(), err)
+	if f.o.dl.hasFired() {
+		out = upstream.Timeout
+	}
 	if status := f.refusal(d, out, err); status != 0 {
 		f.o.stop()
 		f.body.count(&rq.Record)
@@ -282,7 +290,7 @@ func (f *forward) refusal(d *upstream.Destination, out upstream.Outcome, err err
 func (f *forward) retryTarget(n int, out upstream.Outcome, err error) (*upstream.Destination, bool) {
 	rr := &f.rt.retry
 	touched := f.body != nil && f.body.touched.Load()
-	if !f.retrying || n >= rr.attempts || !retryable(out, touched, f.replayable, f.idem) {
+	if !f.retrying || n >= rr.attempts || !retryable(out, touched, f.replayable, f.idem) || f.o.dl.requestPassed() {
 		return nil, false
 	}
 	free := n == 0 && dropped(out, err) // outside the budget
@@ -305,9 +313,11 @@ func (f *forward) retryTarget(n int, out upstream.Outcome, err error) (*upstream
 // answerFailure answers the last failed attempt: 502, 504 for a timeout,
 // and nothing to a client that went away, whose handler is aborted.
 func (f *forward) answerFailure(out upstream.Outcome) {
+	passed := f.o.dl.requestPassed()
 	f.o.stop()
 	f.body.count(&f.rq.Record)
 	f.rt.failed(f.w, f.r, f.rq, f.rt.cluster.Stats, out)
+	f.noteTimeout(passed)
 	if out == upstream.ClientAbort {
 		panic(http.ErrAbortHandler)
 	}

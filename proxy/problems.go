@@ -26,6 +26,16 @@ type ValidationError = problem.Error
 //	proxy.rewrite.addPrefix.invalid      rewrite.addPrefix                  not /segments of URL path characters; trailing /, empty, . or .. segment, loose escape, over 256 bytes
 //	proxy.rewrite.template.invalid       rewrite.template                   not starting with /; a brace without its pair, a bad value name; filled, not a path of URL path characters without empty, . or .. segments; over 256 bytes
 //	proxy.rewrite.template.conflict      rewrite.template                   a template with stripPrefix or addPrefix
+//	proxy.rewrite.replacePrefix.invalid  rewrite.replacePrefix              not / or, its trailing / dropped, what addPrefix takes
+//	proxy.rewrite.replacePrefix.conflict rewrite.replacePrefix              with addPrefix or template
+//	proxy.rewrite.path.invalid           rewrite.path                       not starting with /; not a path of URL path characters and valid escapes without empty, . or .. segments; over 256 bytes
+//	proxy.rewrite.path.conflict          rewrite.path                       with stripPrefix, addPrefix, replacePrefix or template
+//	proxy.rewrite.query.tooMany          rewrite.query                      over MaxQueryRules names in set, add and remove together
+//	proxy.rewrite.query.name.invalid     rewrite.query.set["n"], .remove[k] an empty name, or over MaxQueryNameBytes
+//	proxy.rewrite.query.value.invalid    rewrite.query.add["n"], ...        a value over MaxQueryValueLen bytes
+//	proxy.rewrite.query.conflict         rewrite.query.add["n"], ...        a name in two of set, add and remove
+//	proxy.timeouts.request.invalid       timeouts.request                   negative
+//	proxy.timeouts.perTry.invalid        timeouts.perTry                    negative, or longer than the request timeout
 //	proxy.retry.attempts.invalid         retry.attempts                     not 0 to MaxRetryAttempts
 //	proxy.retry.bodyLimit.invalid        retry.bodyLimit                    not 0 to 1 MiB
 //	proxy.retry.budget.invalid           retry.budget                       not a share in [0, 1]
@@ -78,6 +88,16 @@ const (
 	CodeRewriteAddPrefixInvalid            = "proxy.rewrite.addPrefix.invalid"
 	CodeRewriteTemplateInvalid             = "proxy.rewrite.template.invalid"
 	CodeRewriteTemplateConflict            = "proxy.rewrite.template.conflict"
+	CodeRewriteReplacePrefixInvalid        = "proxy.rewrite.replacePrefix.invalid"
+	CodeRewriteReplacePrefixConflict       = "proxy.rewrite.replacePrefix.conflict"
+	CodeRewritePathInvalid                 = "proxy.rewrite.path.invalid"
+	CodeRewritePathConflict                = "proxy.rewrite.path.conflict"
+	CodeRewriteQueryTooMany                = "proxy.rewrite.query.tooMany"
+	CodeRewriteQueryNameInvalid            = "proxy.rewrite.query.name.invalid"
+	CodeRewriteQueryValueInvalid           = "proxy.rewrite.query.value.invalid"
+	CodeRewriteQueryConflict               = "proxy.rewrite.query.conflict"
+	CodeTimeoutsRequestInvalid             = "proxy.timeouts.request.invalid"
+	CodeTimeoutsPerTryInvalid              = "proxy.timeouts.perTry.invalid"
 	CodeRetryAttemptsInvalid               = "proxy.retry.attempts.invalid"
 	CodeRetryBodyLimitInvalid              = "proxy.retry.bodyLimit.invalid"
 	CodeRetryBudgetInvalid                 = "proxy.retry.budget.invalid"

@@ -153,6 +153,7 @@ type reqBody struct {
 	trOut   http.Header // the declared trailers sent upstream
 	touched atomic.Bool
 	closed  atomic.Bool
+	eof     atomic.Bool  // the client's body ended
 	n       atomic.Int64 // bytes read
 	failed  atomic.Pointer[bodyError]
 }
@@ -168,6 +169,7 @@ func (b *reqBody) Read(p []byte) (int, error) {
 	}
 	switch {
 	case err == io.EOF:
+		b.eof.Store(true)
 		copyTrailers(b.trOut, b.trIn)
 	case err != nil && b.failed.Load() == nil:
 		b.failed.Store(&bodyError{err})

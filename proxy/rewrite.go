@@ -43,6 +43,30 @@ type Rewrite struct {
 	// gate.New refuses a route whose path does not capture a name the
 	// template uses ([gate.PathValueReader]).
 	Template string
+
+	// The filters of a route's rewrite beside the prefix and the
+	// template: a replaced prefix, a replaced path and the query.
+
+	// ReplacePrefix puts a path in the place of the prefix StripPrefix
+	// names (of the root when StripPrefix is empty: then it goes in
+	// front), segment by segment on the forwarded spelling as StripPrefix
+	// takes it off: with StripPrefix "/app", "/v2" sends /app/x as /v2/x
+	// and /app as /v2, and "/" sends them as /x and /, as StripPrefix
+	// alone does. A trailing "/" is dropped ("/v2/" is "/v2", as the
+	// Gateway API's ReplacePrefixMatch reads it); the rest is held to
+	// AddPrefix's rules. It takes no AddPrefix, Template or Path. An
+	// answer's Location is mapped back as for StripPrefix with AddPrefix.
+	ReplacePrefix string
+	// Path replaces the whole path: every request of the route goes to
+	// it, whatever its path ("/maintenance"). It starts with /, is a path
+	// of URL path characters and valid escapes without empty, . or ..
+	// segments (a trailing / allowed) and at most 256 bytes, and takes
+	// none of StripPrefix, AddPrefix, ReplacePrefix and Template. No
+	// Location is mapped back: every path went to this one.
+	Path string
+	// Query sets, adds and removes parameters of the forwarded query;
+	// the zero value forwards the client's query as it came.
+	Query QueryRewrite
 }
 
 // CheckRewrite reports every problem of a rewrite, each a
@@ -68,6 +92,7 @@ func CheckRewrite(rw Rewrite) error {
 			errs.Add(CodeRewriteTemplateConflict, "template", "a template replaces the whole path: it takes no stripPrefix or addPrefix")
 		}
 	}
+	checkFilters(&errs, rw)
 	return errs.Err()
 }
 
@@ -179,6 +204,8 @@ type rewriter struct {
 	location  bool
 	template  []templatePart
 	values    []gate.PathValueUse // the names template reads
+	path      string              // Path: the whole path replaced
+	query     queryRewriter
 }
 
 func newRewriter(rw Rewrite) (rewriter, error) {
@@ -201,7 +228,8 @@ func newRewriter(rw Rewrite) (rewriter, error) {
 			}
 		}
 	}
-	r.active = r.strip != "" || r.add != "" || r.template != nil
+	r.compileFilters(rw)
+	r.active = r.strip != "" || r.add != "" || r.template != nil || r.path != ""
 	return r, nil
 }
 
@@ -209,6 +237,9 @@ func newRewriter(rw Rewrite) (rewriter, error) {
 // path view, or 404 when the view is not under the prefix to strip. It
 // allocates only when it adds a prefix or fills a template.
 func (rw *rewriter) apply(forward, view string, rq *gate.Request) (string, int) {
+	if rw.path != "" {
+		return rw.path, 0
+	}
 	if rw.template != nil {
 		n := 0
 		for _, p := range rw.template {

@@ -58,6 +58,9 @@ type RouteConfig struct {
 	// [Split] share one. Its cluster must be another upstream than
 	// Cluster's.
 	Mirror *Mirror
+	// Timeouts bound the wait for the answer's head; the zero value sets
+	// none.
+	Timeouts Timeouts
 }
 
 // Route is the proxy's [gate.Target]: it forwards a route's requests to a
@@ -78,6 +81,8 @@ type Route struct {
 	respRules headerRules
 	retry     retrier
 	mirror    *Mirror
+	timeouts  Timeouts
+	timed     bool // timeouts has one
 }
 
 var _ gate.Target = (*Route)(nil)
@@ -119,6 +124,8 @@ func NewRoute(cfg RouteConfig) (*Route, error) {
 	errs.Under("retry", CodeRetryAttemptsInvalid, CheckRetry(cfg.Retry))
 	rt.retry.init(cfg.Retry)
 	rt.mirror = checkMirror(&errs, &cfg)
+	errs.Under("timeouts", CodeTimeoutsRequestInvalid, CheckTimeouts(cfg.Timeouts))
+	rt.timeouts, rt.timed = cfg.Timeouts, cfg.Timeouts != (Timeouts{})
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}

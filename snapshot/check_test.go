@@ -231,6 +231,48 @@ func codeCases() []codeCase {
 		{code: config.CodeDocumentDurationInvalid, path: "hosts[0].routes[0].mirror.timeout", change: func(d *config.Document) {
 			d.Hosts[0].Routes[0].Mirror = &config.Mirror{Upstream: "web", Timeout: "5"}
 		}},
+		// A route's filters, timeouts and own answers.
+		{code: config.CodeRouteAnswerConflict, path: "hosts[0].routes[0].backends", change: func(d *config.Document) {
+			r := &d.Hosts[0].Routes[0]
+			r.Upstream, r.Backends, r.Fixed = "", []config.Backend{{Upstream: "api"}, {Upstream: "web"}}, &config.FixedAnswer{}
+		}},
+		{code: config.CodeRouteForwardingUnused, path: "hosts[0].routes[0].mirror", change: func(d *config.Document) {
+			r := &d.Hosts[0].Routes[0]
+			r.Upstream, r.Fixed, r.Mirror = "", &config.FixedAnswer{}, &config.Mirror{Upstream: "web"}
+		}},
+		{code: config.CodeRouteAnswerConflict, path: "hosts[0].routes[0].upstream", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Fixed = &config.FixedAnswer{Status: 503}
+		}},
+		{code: config.CodeRouteForwardingUnused, path: "hosts[0].routes[0].timeouts", change: func(d *config.Document) {
+			r := &d.Hosts[0].Routes[0]
+			r.Upstream, r.Fixed, r.Timeouts.Request = "", &config.FixedAnswer{}, "1s"
+		}},
+		{code: config.CodeRouteReplacePrefixConflict, path: "hosts[0].routes[0].rewrite.replacePrefix", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Rewrite = config.Rewrite{StripPrefix: true, ReplacePrefix: "/v2"}
+		}},
+		{code: config.CodeRouteReplacePrefixPathType, path: "hosts[0].routes[2].rewrite.replacePrefix", change: func(d *config.Document) {
+			d.Hosts[0].Routes[2].Rewrite = config.Rewrite{ReplacePrefix: "/v2"}
+		}},
+		{code: config.CodeDocumentDurationInvalid, path: "hosts[0].routes[0].timeouts.perTry", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Timeouts.PerTry = "5"
+		}},
+		{code: proxy.CodeTimeoutsPerTryInvalid, path: "hosts[0].routes[0].timeouts.perTry", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Timeouts = config.RouteTimeouts{Request: "1s", PerTry: "2s"}
+		}},
+		{code: proxy.CodeRewritePathConflict, path: "hosts[0].routes[0].rewrite.path", change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Rewrite = config.Rewrite{StripPrefix: true, Path: "/x"}
+		}},
+		{code: proxy.CodeRewriteQueryConflict, path: `hosts[0].routes[0].rewrite.query.remove[0]`, change: func(d *config.Document) {
+			d.Hosts[0].Routes[0].Rewrite.Query = config.RewriteQuery{Set: map[string]string{"a": "1"}, Remove: []string{"a"}}
+		}},
+		{code: gate.CodeRouteRedirectLoop, path: "hosts[0].routes[0].redirect", change: func(d *config.Document) {
+			r := &d.Hosts[0].Routes[0]
+			r.Upstream, r.Redirect = "", &config.RouteRedirect{Prefix: "/api/v2"}
+		}},
+		{code: gate.CodeRouteRedirectStatusInvalid, path: "hosts[0].routes[0].redirect.status", change: func(d *config.Document) {
+			r := &d.Hosts[0].Routes[0]
+			r.Upstream, r.Redirect = "", &config.RouteRedirect{Host: "new.example", Status: 300}
+		}},
 		{code: config.CodeRouteStripPrefixPathType, path: "hosts[0].routes[2].rewrite.stripPrefix", change: func(d *config.Document) {
 			d.Hosts[0].Routes[2].Rewrite = config.Rewrite{StripPrefix: true}
 		}},

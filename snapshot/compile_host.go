@@ -150,6 +150,10 @@ func (r *run) route(i, j int, rt *config.Route, s *Snapshot, site *proxy.Site, p
 		gr.PathAllow |= a
 	}
 	gr.Policies = chain(nil, rt.Policies, pols)
+	if rt.Redirect != nil || rt.Fixed != nil {
+		r.routeAnswer(i, j, rt, site, &gr)
+		return gr
+	}
 
 	cfg := proxy.RouteConfig{
 		Site:            site,
@@ -163,6 +167,7 @@ func (r *run) route(i, j int, rt *config.Route, s *Snapshot, site *proxy.Site, p
 			Template:     rt.Rewrite.Template,
 		},
 	}
+	r.routeFilters(rt, &gr, &cfg)
 	cfg.HostHeader = name(r, func() string { return at(".hostHeader") }, rt.HostHeader,
 		proxy.ParseHostHeader, proxy.HostHeaderNames(), proxy.CodeRouteHostHeaderUnknown)
 	if rt.Rewrite.StripPrefix && (gr.PathType == gate.PathPrefix || gr.PathType == gate.PathExact) && gate.CheckPrefix(rt.Path) == nil {

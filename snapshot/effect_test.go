@@ -270,6 +270,10 @@ func effects() map[string]effect {
 			config.Upstream{ID: "m2", Destinations: []config.Destination{{ID: "d", Address: "http://127.0.0.1:8"}}})
 		r0(d).Mirror = &config.Mirror{Upstream: "m"}
 	}
+	redirect := func(d *config.Document) {
+		r0(d).Upstream, r0(d).Redirect = "", &config.RouteRedirect{Host: "a.example"}
+	}
+	fixed := func(d *config.Document) { r0(d).Upstream, r0(d).Fixed = "", &config.FixedAnswer{} }
 	return map[string]effect{
 		"global.trustedProxies":            {set: func(d *config.Document) { d.Global.TrustedProxies = []string{"10.0.0.0/8"} }},
 		"global.trustForwardedProto":       {set: func(d *config.Document) { d.Global.TrustForwardedProto = true }},
@@ -324,9 +328,25 @@ func effects() map[string]effect {
 		"hosts[].routes[].order":                        {set: func(d *config.Document) { r0(d).Order = 1 }},
 		"hosts[].routes[].rewrite.template": {base: func(d *config.Document) { r0(d).PathType, r0(d).Path = "template", "/api/{**rest}" },
 			set: func(d *config.Document) { r0(d).Rewrite.Template = "/v2/{rest}" }},
-		"hosts[].routes[].retry.attempts":  {set: func(d *config.Document) { r0(d).Retry.Attempts = 2 }},
-		"hosts[].routes[].retry.bodyLimit": {set: func(d *config.Document) { r0(d).Retry.BodyLimit = 4096 }},
-		"hosts[].routes[].retry.budget":    {set: func(d *config.Document) { r0(d).Retry.Budget = 0.5 }},
+		"hosts[].routes[].rewrite.replacePrefix": {set: func(d *config.Document) { r0(d).Rewrite.ReplacePrefix = "/v2" }},
+		"hosts[].routes[].rewrite.path":          {set: func(d *config.Document) { r0(d).Rewrite.Path = "/x" }},
+		"hosts[].routes[].rewrite.query.set":     {set: func(d *config.Document) { r0(d).Rewrite.Query.Set = map[string]string{"a": "1"} }},
+		"hosts[].routes[].rewrite.query.add":     {set: func(d *config.Document) { r0(d).Rewrite.Query.Add = map[string]string{"a": "1"} }},
+		"hosts[].routes[].rewrite.query.remove":  {set: func(d *config.Document) { r0(d).Rewrite.Query.Remove = []string{"a"} }},
+		"hosts[].routes[].redirect.scheme":       {base: redirect, set: func(d *config.Document) { r0(d).Redirect.Scheme = "https" }},
+		"hosts[].routes[].redirect.host":         {base: redirect, set: func(d *config.Document) { r0(d).Redirect.Host = "b.example" }},
+		"hosts[].routes[].redirect.port":         {base: redirect, set: func(d *config.Document) { r0(d).Redirect.Port = 8443 }},
+		"hosts[].routes[].redirect.path":         {base: redirect, set: func(d *config.Document) { r0(d).Redirect.Path = "/x" }},
+		"hosts[].routes[].redirect.prefix":       {base: redirect, set: func(d *config.Document) { r0(d).Redirect.Prefix = "/x" }},
+		"hosts[].routes[].redirect.status":       {base: redirect, set: func(d *config.Document) { r0(d).Redirect.Status = 301 }},
+		"hosts[].routes[].fixed.status":          {base: fixed, set: func(d *config.Document) { r0(d).Fixed.Status = 503 }},
+		"hosts[].routes[].fixed.contentType":     {base: fixed, set: func(d *config.Document) { r0(d).Fixed.ContentType = "text/html" }},
+		"hosts[].routes[].fixed.body":            {base: fixed, set: func(d *config.Document) { r0(d).Fixed.Body = "down" }},
+		"hosts[].routes[].timeouts.request":      {set: func(d *config.Document) { r0(d).Timeouts.Request = "30s" }},
+		"hosts[].routes[].timeouts.perTry":       {set: func(d *config.Document) { r0(d).Timeouts.PerTry = "5s" }},
+		"hosts[].routes[].retry.attempts":        {set: func(d *config.Document) { r0(d).Retry.Attempts = 2 }},
+		"hosts[].routes[].retry.bodyLimit":       {set: func(d *config.Document) { r0(d).Retry.BodyLimit = 4096 }},
+		"hosts[].routes[].retry.budget":          {set: func(d *config.Document) { r0(d).Retry.Budget = 0.5 }},
 
 		"hosts[].routes[].backends[].upstream": {base: withBackends, set: func(d *config.Document) {
 			d.Upstreams = append(d.Upstreams, config.Upstream{ID: "u3", Destinations: []config.Destination{{ID: "d", Address: "http://127.0.0.1:7"}}})
