@@ -50,6 +50,11 @@ type ValidationError = problem.Error
 //	proxy.client.pins.invalid            pins                               not a whole number of 32-byte pins
 //	proxy.client.serverName.invalid      serverName                         not a host name or IP literal
 //	proxy.client.http1.unknown           http1                              not one of HTTP1ClientNames
+//	proxy.client.cas.missing             cas                                TrustCAFile without CAs
+//	proxy.client.cas.unexpected          cas                                CAs with another trust
+//	proxy.client.cas.empty               cas                                CAs holding no PEM certificate
+//	proxy.client.certificates.missing    certificates                       a ClientCertificate without Certificates to look it up in
+//	proxy.client.proxyProtocol.unknown   proxyProtocol                      not one of ProxyProtocolNames
 const (
 	CodeRouteClusterMissing                = "proxy.route.cluster.missing"
 	CodeRouteHostHeaderUnknown             = "proxy.route.hostHeader.unknown"
@@ -84,4 +89,9 @@ const (
 	CodeClientPinsInvalid                  = "proxy.client.pins.invalid"
 	CodeClientServerNameInvalid            = "proxy.client.serverName.invalid"
 	CodeClientHTTP1Unknown                 = "proxy.client.http1.unknown"
+	CodeClientCAsMissing                   = "proxy.client.cas.missing"
+	CodeClientCAsUnexpected                = "proxy.client.cas.unexpected"
+	CodeClientCAsEmpty                     = "proxy.client.cas.empty"
+	CodeClientCertificatesMissing          = "proxy.client.certificates.missing"
+	CodeClientProxyProtocolUnknown         = "proxy.client.proxyProtocol.unknown"
 )

@@ -80,11 +80,15 @@ const (
 	TrustPinned
 	// TrustAny accepts any certificate.
 	TrustAny
+	// TrustCAFile checks the chain against the roots of
+	// [ClientConfig.CAs] and the name.
+	TrustCAFile
 )
 
-var trustNames = enum.Names[Trust]{"system", "pinned", "any"}
+var trustNames = enum.Names[Trust]{"system", "pinned", "any", "caFile"}
 
-// String returns the trust's name: "system", "pinned" or "any".
+// String returns the trust's name: "system", "pinned", "any" or
+// "caFile".
 func (t Trust) String() string { return trustNames.Name(t) }
 
 // ParseTrust returns the trust a name stands for.
@@ -122,6 +126,24 @@ type ClientConfig struct {
 	// HTTP1 is the client that speaks HTTP/1.1 (see [Transport]); 0
 	// (HTTP1Default) is the direct one.
 	HTTP1 HTTP1Client
+
+	// CAs is the PEM text of the roots [TrustCAFile] checks against (a
+	// string so the config stays comparable); only with TrustCAFile,
+	// which needs at least one certificate in it.
+	CAs string
+	// ClientCertificate is the ID of the certificate presented to the
+	// upstream on every TLS connection, looked up in Certificates at
+	// each handshake, so a renewed certificate is presented by the next
+	// new connection; "" presents none.
+	ClientCertificate string
+	// Certificates holds the certificates ClientCertificate names; it
+	// is needed with one. It is compared as an interface value: keep
+	// one for the transport's life (a pointer), so a publish that
+	// changes nothing keeps the transport.
+	Certificates ClientCertificates
+	// ProxyProtocol, when not ProxyProtocolOff, starts every connection
+	// with a PROXY header (see [ProxyProtocol]).
+	ProxyProtocol ProxyProtocol
 }
 
 // DefaultConnectTimeout is the connect timeout when none is configured;
@@ -174,6 +196,7 @@ func (c ClientConfig) Validate() error {
 	if n := c.ServerName; n != "" && !validServerName(n) {
 		errs.Add(CodeClientServerNameInvalid, "serverName", quote(n)+" is not a host name or IP literal")
 	}
+	c.validateIdentity(&errs)
 	return errs.Err()
 }
 
@@ -402,6 +425,14 @@ func tlsConfig(cfg ClientConfig) *tls.Config {
 			return nil
 		}
 	}
+	if cfg.Trust == TrustCAFile {
+		// Without roots (a config Validate refuses) nothing verifies,
+		// rather than the system roots.
+		if c.RootCAs = rootCAs(cfg); c.RootCAs == nil {
+			c.RootCAs = x509.NewCertPool()
+		}
+	}
+	c.GetClientCertificate = clientCertificate(cfg)
 	return c
 }
 
