@@ -351,7 +351,7 @@ func newHTTPTransport(cfg ClientConfig) *http.Transport {
 		// one net/http wraps in its own TLS is seen as ciphertext, and
 		// left unchecked.
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dialer.DialContext(ctx, network, addr)
+			c, err := dialProxy(ctx, dialer, cfg.ProxyProtocol, network, addr)
 			if err != nil {
 				return nil, err
 			}
@@ -366,6 +366,8 @@ func newHTTPTransport(cfg ClientConfig) *http.Transport {
 		ResponseHeaderTimeout:  cfg.ResponseHeaderTimeout,
 		MaxResponseHeaderBytes: h1client.MaxHeadBytes,
 		TLSClientConfig:        tlsConfig(cfg),
+		// A connection's PROXY header names one client: none is reused.
+		DisableKeepAlives: cfg.ProxyProtocol != ProxyProtocolOff,
 	}
 	var p http.Protocols
 	switch cfg.Version {
@@ -389,9 +391,13 @@ func newHTTPTransport(cfg ClientConfig) *http.Transport {
 			}
 			ctx, cancel := context.WithTimeout(ctx, ct)
 			defer cancel()
-			d := tls.Dialer{NetDialer: dialer, Config: c}
-			conn, err := d.DialContext(ctx, network, addr)
+			raw, err := dialProxy(ctx, dialer, cfg.ProxyProtocol, network, addr)
 			if err != nil {
+				return nil, err
+			}
+			conn := tls.Client(raw, c)
+			if err := conn.HandshakeContext(ctx); err != nil {
+				raw.Close()
 				return nil, err
 			}
 			return h1client.NewCheckedConn(conn), nil

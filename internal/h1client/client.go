@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,9 @@ type Destination struct {
 	// the certificate's name); "" means Config.TLS.ServerName, or Addr's
 	// host when that is empty too.
 	ServerName string
+	// Proxy is the PROXY protocol header every connection to the
+	// destination starts with, before TLS; its zero value sends none.
+	Proxy ProxyHeader
 }
 
 // ErrNoTLS refuses a TLS destination of a Client without Config.TLS.
@@ -135,6 +139,9 @@ func (cl *Client) Dials() uint64 { return cl.dials.Load() }
 // dial connects to d: TCP, and over TLS the handshake for its server
 // name, both within the connect timeout.
 func (cl *Client) dial(ctx context.Context, d Destination) (net.Conn, error) {
+	if d.Proxy.Version != 0 {
+		return cl.dialProxy(ctx, d)
+	}
 	if !d.TLS {
 		return cl.dialer.DialContext(ctx, "tcp", d.Addr)
 	}
@@ -155,6 +162,49 @@ func (cl *Client) dial(ctx context.Context, d Destination) (net.Conn, error) {
 	}
 	td := tls.Dialer{NetDialer: &cl.dialer, Config: cfg}
 	return td.DialContext(ctx, "tcp", d.Addr)
+}
+
+// tlsConfig returns the TLS configuration of a connection to d.
+func (cl *Client) tlsConfig(d Destination) *tls.Config {
+	cfg := cl.cfg.TLS.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName = d.ServerName
+		if cfg.ServerName == "" {
+			cfg.ServerName = HostOnly(d.Addr)
+		}
+	}
+	return cfg
+}
+
+// dialProxy connects to d and writes its PROXY header, then over TLS
+// makes the handshake, all within the connect timeout.
+func (cl *Client) dialProxy(ctx context.Context, d Destination) (net.Conn, error) {
+	if d.TLS && cl.cfg.TLS == nil {
+		return nil, ErrNoTLS
+	}
+	if t := cl.dialer.Timeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	nc, err := cl.dialer.DialContext(ctx, "tcp", d.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteProxyHeader(ctx, nc, d.Proxy); err != nil {
+		nc.Close()
+		// A dial error: nothing of the request left.
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: nc.RemoteAddr(), Err: fmt.Errorf("h1client: PROXY header: %w", err)}
+	}
+	if !d.TLS {
+		return nc, nil
+	}
+	tc := tls.Client(nc, cl.tlsConfig(d))
+	if err := tc.HandshakeContext(ctx); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return tc, nil
 }
 
 // HostOnly returns the host of a host[:port], without brackets.
