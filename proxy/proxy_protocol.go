@@ -29,26 +29,39 @@ import (
 // *h1client.ProxyHeader), set by traceCtx.
 type proxyHeaderKey struct{}
 
-// proxyHeader returns the PROXY header of the forward's client: the
-// client's address as the gate resolved it (after a PROXY header from
-// the client side and trusted forwarders; the peer's port when the peer
-// is the client, else 0) and the local address the client reached.
+// proxyHeader returns the PROXY header of the forward's client (see
+// [ProxyAddresses]).
 func (f *forward) proxyHeader(v ProxyProtocol) h1client.ProxyHeader {
-	h := h1client.ProxyHeader{Version: uint8(v)}
+	var local netip.AddrPort
+	if a, ok := f.r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
+		local = a.AddrPort()
+	}
 	rq := f.rq
-	if rq.ClientSource == gate.FromUnknown || !rq.Client.IsValid() {
-		return h // LOCAL: no address to name
+	src, dst := ProxyAddresses(rq.Client, rq.ClientSource, rq.Peer, local)
+	return h1client.ProxyHeader{Version: uint8(v), Source: src, Destination: dst}
+}
+
+// ProxyAddresses returns the addresses the PROXY header of a request's
+// upstream connections carries: the client's address as the gate
+// resolved it (after a PROXY header from the client side and trusted
+// forwarders) with the peer's port when the peer is the client, else
+// port 0, and the local address the client reached (IPv4-mapped
+// addresses unmapped). An invalid source, for a client without an
+// address, makes the header LOCAL (v1: "PROXY UNKNOWN"). The simulator
+// reports these.
+func ProxyAddresses(client netip.Addr, from gate.ClientSource, peer, local netip.AddrPort) (src, dst netip.AddrPort) {
+	if from == gate.FromUnknown || !client.IsValid() {
+		return src, dst
 	}
 	var port uint16
-	if rq.ClientSource == gate.FromPeer {
-		port = rq.Peer.Port()
+	if from == gate.FromPeer {
+		port = peer.Port()
 	}
-	h.Source = netip.AddrPortFrom(rq.Client, port)
-	if a, ok := f.r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
-		ap := a.AddrPort()
-		h.Destination = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	src = netip.AddrPortFrom(client, port)
+	if local.IsValid() {
+		dst = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
 	}
-	return h
+	return src, dst
 }
 
 // withProxyHeader puts ph on the outgoing request's context, for

@@ -105,7 +105,7 @@ func TestProxyProtocolToUpstream(t *testing.T) {
 			// Without a forwarder's header the client is the peer, port
 			// and all.
 			got := get(a, "")
-			ap, err := netip.ParseAddrPort(got[len("PROXY "):len(got)-len(gw)-1])
+			ap, err := netip.ParseAddrPort(got[len("PROXY ") : len(got)-len(gw)-1])
 			require.NoError(t, err, got)
 			assert.Equal(t, "127.0.0.1", ap.Addr().String())
 			assert.NotZero(t, ap.Port())

@@ -135,6 +135,7 @@ type sim struct {
 	accepted bool  // the PROXY-protocol listener (or the socket) accepted
 	sel      tlsselect.Selection
 	selected bool
+	local    netip.AddrPort // the address the client reached, as the server saw it
 }
 
 func (s *sim) refuse(kind Kind, stage, reason string) {
@@ -384,6 +385,9 @@ func (s *sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		close(s.handled)
 	}
 	s.served, s.steps, s.wrote, s.handOver, s.proto = true, steps, rec.status, hand, r.Proto
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
+		s.local = a.AddrPort()
+	}
 	s.mu.Unlock()
 }
 
