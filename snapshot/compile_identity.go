@@ -58,3 +58,27 @@ var _ proxy.ClientCertificates = (*liveCertificates)(nil)
 func (l *liveCertificates) ClientCertificate(id string) *tls.Certificate {
 	return l.table.Load().Certificate(id)
 }
+
+// caFilesChangedIn reports whether an upstream CA file s was compiled
+// with holds something else in set, files read since: a document
+// unchanged but for a rewritten CA file is compiled again.
+func (s *Snapshot) caFilesChangedIn(set *fileSet) bool {
+	if s.doc == nil {
+		return false
+	}
+	for i := range s.doc.Upstreams {
+		u := &s.doc.Upstreams[i]
+		if u.HTTP.TLS.CAFile == "" {
+			continue
+		}
+		cu := s.upstreams[u.ID]
+		if cu == nil {
+			continue
+		}
+		text, code, _ := set.pem(u.HTTP.TLS.CAFile, CodeUpstreamCAFileUnreadable)
+		if code != "" || text != cu.client.CAs {
+			return true
+		}
+	}
+	return false
+}
