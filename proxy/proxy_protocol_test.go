@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/testcert"
 	"github.com/paduraksa/paduraksa/proxy"
 	"github.com/paduraksa/paduraksa/proxyproto"
 )
@@ -25,7 +26,7 @@ type headerKey struct{}
 // not nil, the header before the handshake) and answers each request
 // with its connection's PROXY header: the command, the source and the
 // destination.
-func proxyUpstream(t *testing.T, cert *tls.Certificate) string {
+func proxyUpstream(t testing.TB, cert *tls.Certificate) string {
 	t.Helper()
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -117,6 +118,47 @@ func TestProxyProtocolToUpstream(t *testing.T) {
 			body, _ := io.ReadAll(res.Body)
 			res.Body.Close()
 			assert.Equal(t, "LOCAL invalid AddrPort invalid AddrPort", string(body), "a probe sends LOCAL")
+		})
+	}
+}
+
+// BenchmarkForwardProxyProtocol is the cost of the PROXY protocol toward
+// the upstream, against the same upstream without it, for one client on
+// one keep-alive connection: over the direct HTTP/1.1 client, whose pool
+// keeps the client's upstream connection, and over HTTP/2 to TLS, where
+// net/http keeps none alive and each request dials and handshakes.
+func BenchmarkForwardProxyProtocol(b *testing.B) {
+	cert, err := testcert.New("app.test")
+	require.NoError(b, err)
+	for _, c := range []struct {
+		name   string
+		scheme string
+		cfg    proxy.ClientConfig
+		cert   *tls.Certificate
+	}{
+		{"h1/off", "http", proxy.ClientConfig{}, nil},
+		{"h1/v2", "http", proxy.ClientConfig{ProxyProtocol: proxy.ProxyProtocolV2}, nil},
+		{"h2tls/off", "https", proxy.ClientConfig{Version: proxy.HTTP2, Trust: proxy.TrustAny}, &cert},
+		{"h2tls/v2", "https", proxy.ClientConfig{Version: proxy.HTTP2, Trust: proxy.TrustAny, ProxyProtocol: proxy.ProxyProtocolV2}, &cert},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var up string
+			if c.cfg.ProxyProtocol == proxy.ProxyProtocolOff {
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				require.NoError(b, err)
+				var l net.Listener = ln
+				if c.cert != nil {
+					l = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{*c.cert}, NextProtos: []string{"h2", "http/1.1"}})
+				}
+				srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }), ErrorLog: log.New(io.Discard, "", 0)}
+				go srv.Serve(l)
+				b.Cleanup(func() { srv.Close() })
+				up = ln.Addr().String()
+			} else {
+				up = proxyUpstream(b, c.cert)
+			}
+			addr, _ := setup{scheme: c.scheme, client: c.cfg}.start(b, up)
+			runClient(b, addr, h1Client(b))
 		})
 	}
 }
