@@ -137,9 +137,10 @@ type ClientConfig struct {
 	// new connection; "" presents none.
 	ClientCertificate string
 	// Certificates holds the certificates ClientCertificate names; it
-	// is needed with one. It is compared as an interface value: keep
-	// one for the transport's life (a pointer), so a publish that
-	// changes nothing keeps the transport.
+	// is needed with one. ClientConfig values are compared with ==, so
+	// its dynamic type must be comparable: use a pointer, and keep one
+	// store for the transport's life, so that a publish that changes
+	// nothing keeps the transport and its connections.
 	Certificates ClientCertificates
 	// ProxyProtocol, when not ProxyProtocolOff, starts every connection
 	// with a PROXY header (see [ProxyProtocol]).
