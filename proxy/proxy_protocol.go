@@ -17,7 +17,8 @@ import (
 // The direct HTTP/1.1 client pools connections per destination and
 // header ([h1client.Destination.Proxy]): the requests of one client
 // connection reuse its upstream connection, and no other client's ever
-// do. net/http's pool (HTTP/2 to TLS destinations, h2c, the requests the
+// do; at most h1client.DefaultMaxIdleProxied clients keep one idle, and
+// past that a connection closes when its exchange ends. net/http's pool (HTTP/2 to TLS destinations, h2c, the requests the
 // direct client does not carry) cannot be keyed by client, so with the
 // protocol on its transports keep no connection alive: each such request
 // dials (and over TLS, handshakes) a connection of its own. Its dialer
