@@ -632,7 +632,8 @@ func (e *canonEnc) upstream(u *Upstream) {
 	e.strDefault("loadBalancing", u.LoadBalancing, balance.PolicyNames()[0])
 
 	if h := &u.HTTP; h.Version != "" || h.VersionPolicy != "" || h.ConnectTimeout != "" || h.IdleTimeout != "" ||
-		h.HTTP1Client != "" || h.TLS.Trust != "" || len(h.TLS.Pins) > 0 || h.TLS.ServerName != "" {
+		h.HTTP1Client != "" || h.TLS.Trust != "" || len(h.TLS.Pins) > 0 || h.TLS.ServerName != "" ||
+		h.TLS.CAFile != "" || h.TLS.ClientCertificate != "" || h.ProxyProtocol != "" {
 		e.upstreamHTTP(h)
 	}
 	if u.Health != (HealthCheck{}) {
@@ -674,7 +675,9 @@ func (e *canonEnc) upstreamHTTP(h *UpstreamHTTP) {
 		}
 		e.str("serverName", sn)
 	}
+	e.upstreamTLSIdentity(t)
 	e.close(mt, false)
+	e.upstreamProxyProtocol(h)
 	e.close(m, false)
 }
 

@@ -68,6 +68,9 @@ func TestCanonicalSameConfig(t *testing.T) {
 		{"pins and server name",
 			`{"upstreams":[{"id":"u","http":{"tls":{"trust":"pinned","serverName":"API.Internal","pins":["` + testPin + `"]}}}]}`,
 			`{"upstreams":[{"id":"u","http":{"tls":{"trust":"pinned","serverName":"api.internal","pins":["47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU"]}}}]}`},
+		{"proxyProtocol off is the default",
+			`{"upstreams":[{"id":"u","http":{"proxyProtocol":"off","tls":{"trust":"system"}}}]}`,
+			`{"upstreams":[{"id":"u"}]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

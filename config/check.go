@@ -167,6 +167,7 @@ func (c *Checker) UpstreamValues(i int) {
 			c.add(CodeUpstreamHTTPTLSPinInvalid, upPath(i, index(".http.tls.pins", k)), quote(p)+" is not a SHA-256 digest (32 bytes) in base64 or hex")
 		}
 	}
+	c.upstreamIdentity(i)
 	h := &u.Health
 	c.duration(at(".health.active.interval"), h.Active.Interval)
 	c.duration(at(".health.active.timeout"), h.Active.Timeout)

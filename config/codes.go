@@ -76,6 +76,8 @@ import (
 //	upstream.destination.health.invalid   upstreams[i].destinations[j].health         see ParseAddress
 //	upstream.destination.health.scheme    upstreams[i].destinations[j].health         another scheme than the address's: probes speak the destination's
 //	upstream.http.tls.pin.invalid         upstreams[i].http.tls.pins[j]               not a SHA-256 digest (32 bytes) in base64 or hex
+//	upstream.http.tls.clientCertificate.unknown  upstreams[i].http.tls.clientCertificate  no certificate of certificates[] has this ID
+//	upstream.http.tls.clientCertificate.plainHTTP  upstreams[i].http.tls.clientCertificate  a destination is http://: no TLS connection would present it
 //	accessList.prefix.invalid             accessLists[i].allow[k], .deny[k]           not an IP address or CIDR prefix (host bits must be zero)
 //	policy.id.missing                     accessLists[i].id, ruleSets[i].id, ...      empty ID
 //	policy.id.invalid                     rateLimits[i].id, ...                       not 1-128 of [A-Za-z0-9._-]
@@ -140,6 +142,9 @@ const (
 	CodeUpstreamDestinationHealthScheme   = "upstream.destination.health.scheme"
 	CodeUpstreamHTTPTLSPinInvalid         = "upstream.http.tls.pin.invalid"
 
+	CodeUpstreamHTTPTLSClientCertificateUnknown   = "upstream.http.tls.clientCertificate.unknown"
+	CodeUpstreamHTTPTLSClientCertificatePlainHTTP = "upstream.http.tls.clientCertificate.plainHTTP"
+
 	CodeAccessListPrefixInvalid = "accessList.prefix.invalid"
 
 	CodePolicyIDMissing   = "policy.id.missing"
@@ -173,6 +178,7 @@ var codes = [...]string{
 	CodeUpstreamDestinationIDMissing, CodeUpstreamDestinationIDInvalid, CodeUpstreamDestinationIDDuplicate,
 	CodeUpstreamDestinationAddressInvalid, CodeUpstreamDestinationHealthInvalid, CodeUpstreamDestinationHealthScheme,
 	CodeUpstreamHTTPTLSPinInvalid,
+	CodeUpstreamHTTPTLSClientCertificateUnknown, CodeUpstreamHTTPTLSClientCertificatePlainHTTP,
 	CodeAccessListPrefixInvalid, CodePolicyIDMissing, CodePolicyIDInvalid, CodePolicyIDDuplicate,
 	CodeRuleSetRuleRespondMissing, CodeRuleSetRuleRespondUnexpected, CodeRateLimitScopeMissing,
 }

@@ -680,14 +680,34 @@ type UpstreamHTTP struct {
 	// forwarder's own) or "netHTTP" (net/http's).
 	HTTP1Client string      `json:"http1Client,omitempty"`
 	TLS         UpstreamTLS `json:"tls,omitzero"`
+	// ProxyProtocol is a proxy.ProxyProtocolNames name: "off" (default),
+	// "v1" or "v2". With v1 or v2 each new connection to a destination
+	// starts with a PROXY header carrying the client's address as the
+	// gate resolved it and the local address the client reached, before
+	// any TLS; a connection then carries the requests of one client
+	// connection only. Health probes send a LOCAL header (v1: "PROXY
+	// UNKNOWN").
+	ProxyProtocol string `json:"proxyProtocol,omitempty"`
 }
 
 // UpstreamTLS says how an https upstream's certificate is checked.
 type UpstreamTLS struct {
 	// Trust is a proxy.TrustNames name: "system" (default: the system
 	// roots and the name), "pinned" (the certificate's SHA-256 must be in
-	// Pins) or "any" (no check).
+	// Pins), "any" (no check) or "caFile" (the chain against the
+	// certificates of CAFile, and the name).
 	Trust string `json:"trust,omitempty"`
+	// CAFile is a PEM file of the roots trust "caFile" checks against;
+	// read as certificate files are (a regular file, capped, within the
+	// compile's file timeout), and again on a publish when it changed on
+	// disk. Only with trust "caFile", which needs it.
+	CAFile string `json:"caFile,omitempty"`
+	// ClientCertificate is the ID of one of the document's certificates,
+	// presented to the upstream on every TLS connection (requests and
+	// health probes); empty means none. The certificate as last loaded
+	// (a renewal, a reloaded file) is the one the next new connection
+	// presents. Only for upstreams whose destinations are https.
+	ClientCertificate string `json:"clientCertificate,omitempty"`
 	// Pins are base64 or hex SHA-256 digests of the leaf certificate's
 	// SubjectPublicKeyInfo.
 	Pins []string `json:"pins,omitempty"`

@@ -30,7 +30,8 @@
 // ("rewrite.addPrefix", "requestHeaders[2].name"). The names of the
 // enumerated settings ([HostHeaderNames], [RequestIDModeNames],
 // [HTTPVersionNames], [VersionPolicyNames], [TrustNames],
-// [HTTP1ClientNames], [HeaderOpNames], [EncodingNames]) are their String
+// [HTTP1ClientNames], [ProxyProtocolNames], [HeaderOpNames],
+// [EncodingNames]) are their String
 // and Parse forms, and the ones a config document uses. A Route not built by NewRoute (the zero Route) reports
 // what it lacks through [Route.CheckTarget], which gate.New asks.
 //
@@ -171,6 +172,17 @@
 // the body is written). An HTTP/2 cluster's TLS destinations are
 // net/http's by its configuration (it negotiates the version), and
 // [HTTP1NetHTTP] sends everything through net/http's client.
+//
+// What a connection presents of the gateway is in the ClientConfig too:
+// the client certificate ([ClientConfig.ClientCertificate]) is looked up
+// in a [ClientCertificates] store at each handshake, on both clients and
+// the probes, so a renewed certificate reaches the next new connection
+// without a new Transport; [TrustCAFile] checks the upstream against the
+// roots of [ClientConfig.CAs]. With [ClientConfig.ProxyProtocol] each new
+// connection starts with a PROXY header, before TLS, naming the client
+// ([ProxyAddresses]); a connection then carries one client's requests:
+// the direct client pools per destination and header, net/http's
+// transports keep no connection alive, and probes send LOCAL.
 //
 // Both clients read answers by the same rules (RFC 9112, strictly: see
 // internal/h1client), because net/http's HTTP/1.1 connections are read

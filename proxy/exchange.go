@@ -220,12 +220,19 @@ func (f *forward) send(d *upstream.Destination) (*http.Response, error) {
 			return nil, errTooManyNames
 		}
 	}
+	var ph h1client.ProxyHeader
+	if v := t.cfg.ProxyProtocol; v != ProxyProtocolOff {
+		ph = f.proxyHeader(v)
+	}
 	if t.h1 != nil && (!secure || t.h1TLS) {
 		why, fallback := http1Fallback(&o.req)
 		if !fallback {
-			return o.direct(t, h1client.Destination{Addr: d.Host(), TLS: secure, ServerName: name})
+			return o.direct(t, h1client.Destination{Addr: d.Host(), TLS: secure, ServerName: name, Proxy: ph})
 		}
 		f.rt.cluster.Stats.addFallback(why)
+	}
+	if ph.Version != 0 {
+		o.withProxyHeader(ph)
 	}
 	return o.roundTrip(via)
 }

@@ -34,11 +34,21 @@ func (p *keyProbe) Value(k any) any { p.key = k; return nil }
 type traceCtx struct {
 	context.Context
 	trace *httptrace.ClientTrace
+	// proxy is the PROXY header of the request's client, for net/http's
+	// dialer of a cluster with the PROXY protocol on (see proxyHeaderOf);
+	// nil otherwise.
+	proxy *h1client.ProxyHeader
 }
 
 func (c *traceCtx) Value(k any) any {
 	if k == traceKey {
 		return c.trace
+	}
+	if k == (proxyHeaderKey{}) {
+		if c.proxy == nil {
+			return nil
+		}
+		return c.proxy
 	}
 	return c.Context.Value(k)
 }

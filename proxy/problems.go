@@ -78,6 +78,11 @@ type ValidationError = problem.Error
 //	proxy.mirror.maxInFlight.invalid     maxInFlight                        not 0 to MaxMirrorInFlight
 //	proxy.mirror.hostName.invalid        hostName                           not a host name or IP literal with an optional port
 //	proxy.mirror.timeout.invalid         timeout                            negative
+//	proxy.client.cas.missing             cas                                TrustCAFile without CAs
+//	proxy.client.cas.unexpected          cas                                CAs with another trust
+//	proxy.client.cas.empty               cas                                CAs holding no PEM certificate
+//	proxy.client.certificates.missing    certificates                       a ClientCertificate without Certificates to look it up in
+//	proxy.client.proxyProtocol.unknown   proxyProtocol                      not one of ProxyProtocolNames
 const (
 	CodeRouteClusterMissing                = "proxy.route.cluster.missing"
 	CodeRouteHostHeaderUnknown             = "proxy.route.hostHeader.unknown"
@@ -123,22 +128,27 @@ const (
 	CodeClientServerNameInvalid            = "proxy.client.serverName.invalid"
 	CodeClientHTTP1Unknown                 = "proxy.client.http1.unknown"
 
-	CodeRouteMirrorInvalid        = "proxy.route.mirror.invalid"
-	CodeRouteMirrorSelf           = "proxy.route.mirror.self"
-	CodeSplitSidesMissing         = "proxy.split.sides.missing"
-	CodeSplitSidesTooMany         = "proxy.split.sides.tooMany"
-	CodeSplitSideRouteMissing     = "proxy.split.side.route.missing"
-	CodeSplitWeightInvalid        = "proxy.split.weight.invalid"
-	CodeSplitWeightsZero          = "proxy.split.weights.zero"
-	CodeSplitStickyConflict       = "proxy.split.sticky.conflict"
-	CodeSplitStickyNameInvalid    = "proxy.split.sticky.name.invalid"
-	CodeSplitForceKeyInvalid      = "proxy.split.force.key.invalid"
-	CodeSplitForceNameInvalid     = "proxy.split.force.name.invalid"
-	CodeSplitForceValueMissing    = "proxy.split.force.value.missing"
-	CodeSplitForceSideInvalid     = "proxy.split.force.side.invalid"
-	CodeMirrorPercentInvalid      = "proxy.mirror.percent.invalid"
-	CodeMirrorMaxBodyBytesInvalid = "proxy.mirror.maxBodyBytes.invalid"
-	CodeMirrorMaxInFlightInvalid  = "proxy.mirror.maxInFlight.invalid"
-	CodeMirrorHostNameInvalid     = "proxy.mirror.hostName.invalid"
-	CodeMirrorTimeoutInvalid      = "proxy.mirror.timeout.invalid"
+	CodeRouteMirrorInvalid         = "proxy.route.mirror.invalid"
+	CodeRouteMirrorSelf            = "proxy.route.mirror.self"
+	CodeSplitSidesMissing          = "proxy.split.sides.missing"
+	CodeSplitSidesTooMany          = "proxy.split.sides.tooMany"
+	CodeSplitSideRouteMissing      = "proxy.split.side.route.missing"
+	CodeSplitWeightInvalid         = "proxy.split.weight.invalid"
+	CodeSplitWeightsZero           = "proxy.split.weights.zero"
+	CodeSplitStickyConflict        = "proxy.split.sticky.conflict"
+	CodeSplitStickyNameInvalid     = "proxy.split.sticky.name.invalid"
+	CodeSplitForceKeyInvalid       = "proxy.split.force.key.invalid"
+	CodeSplitForceNameInvalid      = "proxy.split.force.name.invalid"
+	CodeSplitForceValueMissing     = "proxy.split.force.value.missing"
+	CodeSplitForceSideInvalid      = "proxy.split.force.side.invalid"
+	CodeMirrorPercentInvalid       = "proxy.mirror.percent.invalid"
+	CodeMirrorMaxBodyBytesInvalid  = "proxy.mirror.maxBodyBytes.invalid"
+	CodeMirrorMaxInFlightInvalid   = "proxy.mirror.maxInFlight.invalid"
+	CodeMirrorHostNameInvalid      = "proxy.mirror.hostName.invalid"
+	CodeMirrorTimeoutInvalid       = "proxy.mirror.timeout.invalid"
+	CodeClientCAsMissing           = "proxy.client.cas.missing"
+	CodeClientCAsUnexpected        = "proxy.client.cas.unexpected"
+	CodeClientCAsEmpty             = "proxy.client.cas.empty"
+	CodeClientCertificatesMissing  = "proxy.client.certificates.missing"
+	CodeClientProxyProtocolUnknown = "proxy.client.proxyProtocol.unknown"
 )

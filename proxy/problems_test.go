@@ -74,6 +74,7 @@ func TestRouteEveryProblemAtOnce(t *testing.T) {
 
 func TestClientConfigValidate(t *testing.T) {
 	pin := string(make([]byte, 32))
+	caPEM := string(newCA(t, "roots").PEM())
 	for _, tc := range []struct {
 		cfg  proxy.ClientConfig
 		want []string
@@ -82,7 +83,7 @@ func TestClientConfigValidate(t *testing.T) {
 		{proxy.ClientConfig{Version: proxy.HTTP2, VersionPolicy: proxy.VersionExact, ConnectTimeout: proxy.MinConnectTimeout,
 			Trust: proxy.TrustPinned, Pins: pin + pin, ServerName: "api.internal"}, nil},
 		{proxy.ClientConfig{ConnectTimeout: proxy.MaxConnectTimeout, ServerName: "2001:db8::1"}, nil},
-		{proxy.ClientConfig{Version: 2, VersionPolicy: 2, ConnectTimeout: 99 * time.Millisecond, ResponseHeaderTimeout: -1, Trust: 3, ServerName: "a b"}, []string{
+		{proxy.ClientConfig{Version: 2, VersionPolicy: 2, ConnectTimeout: 99 * time.Millisecond, ResponseHeaderTimeout: -1, Trust: 4, ServerName: "a b"}, []string{
 			proxy.CodeClientVersionUnknown + " version",
 			proxy.CodeClientVersionPolicyUnknown + " versionPolicy",
 			proxy.CodeClientConnectTimeoutInvalid + " connectTimeout",
@@ -94,6 +95,12 @@ func TestClientConfigValidate(t *testing.T) {
 			proxy.CodeClientConnectTimeoutInvalid + " connectTimeout", proxy.CodeClientPinsMissing + " pins"}},
 		{proxy.ClientConfig{Pins: pin[:31]}, []string{proxy.CodeClientPinsUnexpected + " pins", proxy.CodeClientPinsInvalid + " pins"}},
 		{proxy.ClientConfig{ServerName: "api.internal:443"}, []string{proxy.CodeClientServerNameInvalid + " serverName"}},
+		{proxy.ClientConfig{Trust: proxy.TrustCAFile, CAs: caPEM, ClientCertificate: "edge", Certificates: new(certStore), ProxyProtocol: proxy.ProxyProtocolV2}, nil},
+		{proxy.ClientConfig{Trust: proxy.TrustCAFile}, []string{proxy.CodeClientCAsMissing + " cas"}},
+		{proxy.ClientConfig{Trust: proxy.TrustCAFile, CAs: "no PEM"}, []string{proxy.CodeClientCAsEmpty + " cas"}},
+		{proxy.ClientConfig{Trust: proxy.TrustAny, CAs: caPEM}, []string{proxy.CodeClientCAsUnexpected + " cas"}},
+		{proxy.ClientConfig{ClientCertificate: "edge", ProxyProtocol: 3}, []string{
+			proxy.CodeClientCertificatesMissing + " certificates", proxy.CodeClientProxyProtocolUnknown + " proxyProtocol"}},
 	} {
 		assert.Equal(t, tc.want, problemsOf(tc.cfg.Validate()), "%+v", tc.cfg)
 	}
@@ -120,6 +127,8 @@ func TestNames(t *testing.T) {
 	check(proxy.HTTPVersionNames(), func(s string) (string, bool) { v, ok := proxy.ParseHTTPVersion(s); return v.String(), ok })
 	check(proxy.VersionPolicyNames(), func(s string) (string, bool) { v, ok := proxy.ParseVersionPolicy(s); return v.String(), ok })
 	check(proxy.TrustNames(), func(s string) (string, bool) { v, ok := proxy.ParseTrust(s); return v.String(), ok })
+	check(proxy.ProxyProtocolNames(), func(s string) (string, bool) { v, ok := proxy.ParseProxyProtocol(s); return v.String(), ok })
+	assert.Equal(t, "off", proxy.ProxyProtocolOff.String())
 	assert.Equal(t, "client", proxy.HostClient.String())
 	assert.Equal(t, "pass", proxy.RequestIDPass.String())
 	assert.Equal(t, "set", proxy.HeaderSet.String())

@@ -80,11 +80,15 @@ const (
 	TrustPinned
 	// TrustAny accepts any certificate.
 	TrustAny
+	// TrustCAFile checks the chain against the roots of
+	// [ClientConfig.CAs] and the name.
+	TrustCAFile
 )
 
-var trustNames = enum.Names[Trust]{"system", "pinned", "any"}
+var trustNames = enum.Names[Trust]{"system", "pinned", "any", "caFile"}
 
-// String returns the trust's name: "system", "pinned" or "any".
+// String returns the trust's name: "system", "pinned", "any" or
+// "caFile".
 func (t Trust) String() string { return trustNames.Name(t) }
 
 // ParseTrust returns the trust a name stands for.
@@ -122,6 +126,25 @@ type ClientConfig struct {
 	// HTTP1 is the client that speaks HTTP/1.1 (see [Transport]); 0
 	// (HTTP1Default) is the direct one.
 	HTTP1 HTTP1Client
+
+	// CAs is the PEM text of the roots [TrustCAFile] checks against (a
+	// string so the config stays comparable); only with TrustCAFile,
+	// which needs at least one certificate in it.
+	CAs string
+	// ClientCertificate is the ID of the certificate presented to the
+	// upstream on every TLS connection, looked up in Certificates at
+	// each handshake, so a renewed certificate is presented by the next
+	// new connection; "" presents none.
+	ClientCertificate string
+	// Certificates holds the certificates ClientCertificate names; it
+	// is needed with one. ClientConfig values are compared with ==, so
+	// its dynamic type must be comparable: use a pointer, and keep one
+	// store for the transport's life, so that a publish that changes
+	// nothing keeps the transport and its connections.
+	Certificates ClientCertificates
+	// ProxyProtocol, when not ProxyProtocolOff, starts every connection
+	// with a PROXY header (see [ProxyProtocol]).
+	ProxyProtocol ProxyProtocol
 }
 
 // DefaultConnectTimeout is the connect timeout when none is configured;
@@ -174,6 +197,7 @@ func (c ClientConfig) Validate() error {
 	if n := c.ServerName; n != "" && !validServerName(n) {
 		errs.Add(CodeClientServerNameInvalid, "serverName", quote(n)+" is not a host name or IP literal")
 	}
+	c.validateIdentity(&errs)
 	return errs.Err()
 }
 
@@ -328,7 +352,7 @@ func newHTTPTransport(cfg ClientConfig) *http.Transport {
 		// one net/http wraps in its own TLS is seen as ciphertext, and
 		// left unchecked.
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dialer.DialContext(ctx, network, addr)
+			c, err := dialProxy(ctx, dialer, cfg.ProxyProtocol, network, addr)
 			if err != nil {
 				return nil, err
 			}
@@ -343,6 +367,8 @@ func newHTTPTransport(cfg ClientConfig) *http.Transport {
 		ResponseHeaderTimeout:  cfg.ResponseHeaderTimeout,
 		MaxResponseHeaderBytes: h1client.MaxHeadBytes,
 		TLSClientConfig:        tlsConfig(cfg),
+		// A connection's PROXY header names one client: none is reused.
+		DisableKeepAlives: cfg.ProxyProtocol != ProxyProtocolOff,
 	}
 	var p http.Protocols
 	switch cfg.Version {
@@ -366,9 +392,13 @@ func newHTTPTransport(cfg ClientConfig) *http.Transport {
 			}
 			ctx, cancel := context.WithTimeout(ctx, ct)
 			defer cancel()
-			d := tls.Dialer{NetDialer: dialer, Config: c}
-			conn, err := d.DialContext(ctx, network, addr)
+			raw, err := dialProxy(ctx, dialer, cfg.ProxyProtocol, network, addr)
 			if err != nil {
+				return nil, err
+			}
+			conn := tls.Client(raw, c)
+			if err := conn.HandshakeContext(ctx); err != nil {
+				raw.Close()
 				return nil, err
 			}
 			return h1client.NewCheckedConn(conn), nil
@@ -402,6 +432,14 @@ func tlsConfig(cfg ClientConfig) *tls.Config {
 			return nil
 		}
 	}
+	if cfg.Trust == TrustCAFile {
+		// Without roots (a config Validate refuses) nothing verifies,
+		// rather than the system roots.
+		if c.RootCAs = rootCAs(cfg); c.RootCAs == nil {
+			c.RootCAs = x509.NewCertPool()
+		}
+	}
+	c.GetClientCertificate = clientCertificate(cfg)
 	return c
 }
 

@@ -32,7 +32,10 @@
 // verdict and reason, the limits, the redirects, the route with the path
 // view it matched, its path type and why it won (the route it won over
 // and the key of precedence that decided; on a 404 the nearest route and
-// which of its matches failed, also in [Outcome.Match]) and the upstream.
+// which of its matches failed, also in [Outcome.Match]) and the upstream,
+// followed, when the upstream's connections present something of the
+// gateway, by what a new one would: the client certificate ID and the
+// PROXY header's version and addresses ([UpstreamConnection]).
 //
 // A [Tester] ([NewTester], [Tester.Expect]) runs a table of expectations
 // against a document: one line per case, in a user's own go test. With

@@ -123,6 +123,10 @@ func (s *sim) finish(refusal *Outcome, resp *http.Response) error {
 			if u, st := s.upstream(pr); u != nil {
 				out.Upstream = u
 				trace = append(trace, st)
+				if cs, ok := s.upstreamConnection(rt, steps); ok {
+					u.Connection = &cs.conn
+					trace = append(trace, cs.step)
+				}
 			}
 			if m := s.backend.mirror; m != nil {
 				out.Mirror = m

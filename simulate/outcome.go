@@ -108,6 +108,10 @@ type Upstream struct {
 	Available int `json:"available"`
 	// Note says where the health comes from.
 	Note string `json:"note"`
+	// Connection is what a new connection to a destination presents of
+	// the gateway; nil when it presents nothing (no client certificate,
+	// no PROXY header).
+	Connection *UpstreamConnection `json:"connection,omitempty"`
 }
 
 // Destination is one destination of an upstream.

@@ -135,7 +135,8 @@ type sim struct {
 	accepted bool  // the PROXY-protocol listener (or the socket) accepted
 	sel      tlsselect.Selection
 	selected bool
-	backend  backendFacts // the split's side and the mirror, at the hand-over
+	backend  backendFacts   // the split's side and the mirror, at the hand-over
+	local    netip.AddrPort // the address the client reached, as the server saw it
 }
 
 func (s *sim) refuse(kind Kind, stage, reason string) {
@@ -386,6 +387,9 @@ func (s *sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.served, s.steps, s.wrote, s.handOver, s.proto = true, steps, rec.status, hand, r.Proto
 	s.backend = handOverFacts(steps, r)
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
+		s.local = a.AddrPort()
+	}
 	s.mu.Unlock()
 }
 

@@ -373,6 +373,25 @@ func codeCases() []codeCase {
 		{code: proxy.CodeClientServerNameInvalid, path: "upstreams[0].http.tls.serverName", change: func(d *config.Document) {
 			d.Upstreams[0].HTTP.TLS.ServerName = "*.internal"
 		}},
+		{code: config.CodeUpstreamHTTPTLSClientCertificateUnknown, path: "upstreams[0].http.tls.clientCertificate", change: func(d *config.Document) {
+			d.Upstreams[0].Destinations = d.Upstreams[0].Destinations[1:]
+			d.Upstreams[0].HTTP.TLS.ClientCertificate = "nope"
+		}},
+		{code: config.CodeUpstreamHTTPTLSClientCertificatePlainHTTP, path: "upstreams[1].http.tls.clientCertificate", change: func(d *config.Document) {
+			d.Certificates = []config.Certificate{{ID: "edge", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}}
+			d.Upstreams[1].HTTP.TLS.ClientCertificate = "edge"
+		}},
+		{code: CodeUpstreamCAFileUnreadable, path: "upstreams[1].http.tls.caFile", change: func(d *config.Document) {
+			d.Upstreams[1].HTTP.TLS = config.UpstreamTLS{Trust: "caFile", CAFile: "testdata/tls/missing.pem"}
+		}},
+		{code: proxy.CodeClientCAsMissing, path: "upstreams[1].http.tls.caFile", change: func(d *config.Document) { d.Upstreams[1].HTTP.TLS.Trust = "caFile" }},
+		{code: proxy.CodeClientCAsUnexpected, path: "upstreams[1].http.tls.caFile", change: func(d *config.Document) {
+			d.Upstreams[1].HTTP.TLS.CAFile = "testdata/tls/cert.pem"
+		}},
+		{code: proxy.CodeClientCAsEmpty, path: "upstreams[1].http.tls.caFile", change: func(d *config.Document) {
+			d.Upstreams[1].HTTP.TLS = config.UpstreamTLS{Trust: "caFile", CAFile: "testdata/tls/key.pem"}
+		}},
+		{code: proxy.CodeClientProxyProtocolUnknown, path: "upstreams[0].http.proxyProtocol", change: func(d *config.Document) { d.Upstreams[0].HTTP.ProxyProtocol = "v3" }},
 		{code: health.CodeActivePathInvalid, path: "upstreams[0].health.active.path", change: func(d *config.Document) {
 			d.Upstreams[0].Health.Active.Path = "/healthz?deep=1"
 		}},

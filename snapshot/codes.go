@@ -17,6 +17,7 @@ package snapshot
 //	code                                  path                                        meaning
 //	certificate.source.missing            certificates[i], certificates[i].acme       no files, no acme and no source of the gateway's own; acme without Compiler.ACME, or beside files
 //	host.tls.clientCAs.unreadable         hosts[i].tls.clientCAs                      the client CA file is missing, cannot be read, or holds no PEM certificate (refused by the file rules: tlsselect's file.* codes)
+//	upstream.http.tls.caFile.unreadable   upstreams[i].http.tls.caFile                the upstream CA file is missing or cannot be read (refused by the file rules: tlsselect's file.* codes)
 //	upstream.http.version.plainText       upstreams[i].http.version                   "2" for http:// destinations only, without versionPolicy exact: they get HTTP/1.1 (a warning when https:// ones share the upstream)
 //	publisher.zero                        ""                                          a revision of a zero Publisher, not made by NewPublisher
 //	compile.internal                      any                                         a document the owners accepted and the compiler could not build: a bug
@@ -24,6 +25,7 @@ const (
 	CodeCertificateSourceMissing     = "certificate.source.missing"
 	CodeHostClientCAsUnreadable      = "host.tls.clientCAs.unreadable"
 	CodeUpstreamHTTPVersionPlainText = "upstream.http.version.plainText"
+	CodeUpstreamCAFileUnreadable     = "upstream.http.tls.caFile.unreadable"
 	// CodePublisherZero refuses every revision of a zero Publisher.
 	CodePublisherZero = "publisher.zero"
 
@@ -35,4 +37,4 @@ const (
 // allCodes lists the compile's codes, in the order of the table above, but
 // compile.internal, which no valid document reaches; the tests check that
 // each one has a case.
-var allCodes = [...]string{CodeCertificateSourceMissing, CodeHostClientCAsUnreadable, CodeUpstreamHTTPVersionPlainText}
+var allCodes = [...]string{CodeCertificateSourceMissing, CodeHostClientCAsUnreadable, CodeUpstreamCAFileUnreadable, CodeUpstreamHTTPVersionPlainText}

@@ -52,6 +52,7 @@ type Snapshot struct {
 	transports *transportPlan
 	health     []health.ClusterHealth
 	warnings   []*ValidationError
+	live       *liveCertificates // the compiler's store of client certificates, which commit points at tls
 }
 
 // Warnings returns what compiling found worth saying about a valid
@@ -179,7 +180,8 @@ type Compiler struct {
 	FileTimeout time.Duration
 
 	ticketSecret []byte
-	transports   *transports // one per cluster ID, across publishes
+	transports   *transports       // one per cluster ID, across publishes
+	live         *liveCertificates // upstream client certificates: the applied snapshot's table
 
 	stats       map[string]*proxy.Stats // per upstream ID, across publishes
 	backends    backendStats            // per route's side and mirror, across publishes
@@ -202,6 +204,9 @@ func (c *Compiler) init() {
 	}
 	if c.transports == nil {
 		c.transports = new(transports)
+	}
+	if c.live == nil {
+		c.live = new(liveCertificates)
 	}
 	if c.GateState == nil {
 		c.GateState = new(gate.State)
@@ -325,7 +330,7 @@ func (c *Compiler) compile(doc *config.Document, form config.Form, prev *Snapsho
 func (r *run) build(form config.Form, prev *Snapshot) *Snapshot {
 	doc, c := r.doc, r.c
 	s := &Snapshot{
-		doc: doc, canon: form, files: r.files,
+		doc: doc, canon: form, files: r.files, live: c.live,
 		clusters:  make(map[string]*proxy.Cluster, len(doc.Upstreams)),
 		upstreams: make(map[string]*compiledUpstream, len(doc.Upstreams)),
 	}
@@ -559,6 +564,7 @@ func sameClusters(h *config.Host, s, prev *Snapshot) bool {
 // the new snapshot finds its clusters populated.
 func (s *Snapshot) commit() {
 	s.plan.Commit()
+	s.live.table.Store(s.tls) // before the transports, whose handshakes read it
 	s.transports.commit()
 	s.plan, s.transports = nil, nil
 }

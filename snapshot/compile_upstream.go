@@ -48,7 +48,7 @@ func (r *run) upstreams(s *Snapshot, form config.Form, prev *Snapshot) {
 		}
 		canon := form.Upstream(i)
 		if prev != nil {
-			if old := prev.upstreams[u.ID]; old != nil && bytes.Equal(old.canon, canon) {
+			if old := prev.upstreams[u.ID]; old != nil && bytes.Equal(old.canon, canon) && r.sameIdentity(u, old) {
 				units, cfgs = append(units, old), append(cfgs, old.cfg)
 				continue
 			}
@@ -231,6 +231,7 @@ func (r *run) clientConfig(i int, h *config.UpstreamHTTP) (proxy.ClientConfig, t
 		}
 	}
 	c.Pins = pins.String()
+	r.clientIdentity(i, h, &c)
 	c.ServerName = h.TLS.ServerName
 	if canon, wildcard, err := hostname.Canonical(c.ServerName); err == nil && !wildcard {
 		c.ServerName = canon // as the canonical form writes it
@@ -245,12 +246,18 @@ func (r *run) clientConfig(i int, h *config.UpstreamHTTP) (proxy.ClientConfig, t
 // trust settings sit in its tls block, the response header timeout is the
 // idle timeout.
 func clientPath(p string) string {
-	for _, f := range [...]string{"trust", "pins", "serverName"} {
+	for _, f := range [...]string{"trust", "pins", "serverName", "clientCertificate"} {
 		if q := renameHead(p, f, "tls."+f); q != p {
 			return q
 		}
 	}
 	if q := renameHead(p, "http1", "http1Client"); q != p {
+		return q
+	}
+	if q := renameHead(p, "cas", "tls.caFile"); q != p {
+		return q
+	}
+	if q := renameHead(p, "certificates", "tls.clientCertificate"); q != p {
 		return q
 	}
 	return renameHead(p, "responseHeaderTimeout", "idleTimeout")

@@ -427,7 +427,14 @@ func effects() map[string]effect {
 			d.Upstreams[1].HTTP.TLS = config.UpstreamTLS{Trust: "pinned", Pins: []string{testPin}}
 		},
 			set: func(d *config.Document) { d.Upstreams[1].HTTP.TLS.Pins = []string{strings.Repeat("0", 64)} }},
-		"upstreams[].http.tls.serverName":    {set: func(d *config.Document) { d.Upstreams[1].HTTP.TLS.ServerName = "api.internal" }},
+		"upstreams[].http.tls.serverName": {set: func(d *config.Document) { d.Upstreams[1].HTTP.TLS.ServerName = "api.internal" }},
+		"upstreams[].http.tls.caFile": {base: func(d *config.Document) {
+			d.Upstreams[1].HTTP.TLS = config.UpstreamTLS{Trust: "caFile", CAFile: "testdata/tls/cert.pem"}
+		},
+			set: func(d *config.Document) { d.Upstreams[1].HTTP.TLS.CAFile = "testdata/tls/cert2.pem" }},
+		"upstreams[].http.tls.clientCertificate": {base: withCertificate,
+			set: func(d *config.Document) { d.Upstreams[1].HTTP.TLS.ClientCertificate = "main" }},
+		"upstreams[].http.proxyProtocol":     {set: func(d *config.Document) { u0(d).HTTP.ProxyProtocol = "v2" }},
 		"upstreams[].health.active.enabled":  {set: active},
 		"upstreams[].health.active.interval": {base: active, set: func(d *config.Document) { u0(d).Health.Active.Interval = "1m" }},
 		"upstreams[].health.active.timeout":  {base: active, set: func(d *config.Document) { u0(d).Health.Active.Timeout = "1s" }},

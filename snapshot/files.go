@@ -60,6 +60,9 @@ func documentFiles(doc *config.Document) []namedfile.Request {
 			add(t.ClientCAs)
 		}
 	}
+	for i := range doc.Upstreams {
+		add(doc.Upstreams[i].HTTP.TLS.CAFile)
+	}
 	return reqs
 }
 
@@ -113,6 +116,24 @@ func (s *fileSet) read(name string) ([]byte, error) {
 		return nil, errors.New(name + ": not read ahead of the compile")
 	}
 	return e.Data, e.Err
+}
+
+// pem returns the text of a PEM file of the set, or the code and
+// message of why there is none: the reader's code for a file it refused,
+// unreadable for one that could not be read.
+func (s *fileSet) pem(name, unreadable string) (text, code, msg string) {
+	e := s.byName[name]
+	if e == nil {
+		return "", unreadable, name + ": not read ahead of the compile"
+	}
+	if e.Err != nil {
+		var fe *namedfile.Error
+		if errors.As(e.Err, &fe) {
+			return "", fe.Code, fe.Msg
+		}
+		return "", unreadable, e.Err.Error()
+	}
+	return string(e.Data), "", ""
 }
 
 // stamp returns the stamp of a file of the set; the zero Stamp for one

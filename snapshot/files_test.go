@@ -12,6 +12,7 @@ import (
 	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/internal/namedfile"
 	"github.com/paduraksa/paduraksa/internal/namedfile/namedfiletest"
+	"github.com/paduraksa/paduraksa/proxy"
 	"github.com/paduraksa/paduraksa/tlsselect"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,6 +24,7 @@ var fileFields = []struct{ field, path string }{
 	{"certFile", "certificates[0].certFile"},
 	{"keyFile", "certificates[0].keyFile"},
 	{"clientCAs", "hosts[0].tls.clientCAs"},
+	{"caFile", "upstreams[0].http.tls.caFile"},
 }
 
 // fileDoc is a valid document of one TLS host that requires client
@@ -33,6 +35,8 @@ func fileDoc(field, file string) *config.Document {
 		Certificates: []config.Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}},
 		Hosts: []config.Host{{Names: []string{"app.test"}, Certificate: "main", Kind: "fixed", Fixed: &config.FixedAnswer{Body: "app\n"},
 			TLS: &config.HostTLS{ClientAuth: "required", ClientCAs: "testdata/tls/cert.pem"}}},
+		Upstreams: []config.Upstream{{ID: "u", Destinations: []config.Destination{{ID: "d", Address: "https://127.0.0.1:9"}},
+			HTTP: config.UpstreamHTTP{TLS: config.UpstreamTLS{Trust: "caFile", CAFile: "testdata/tls/cert.pem"}}}},
 	}
 	switch field {
 	case "certFile":
@@ -41,6 +45,8 @@ func fileDoc(field, file string) *config.Document {
 		doc.Certificates[0].KeyFile = file
 	case "clientCAs":
 		doc.Hosts[0].TLS.ClientCAs = file
+	case "caFile":
+		doc.Upstreams[0].HTTP.TLS.CAFile = file
 	}
 	return doc
 }
@@ -221,6 +227,35 @@ func TestUnchangedFilesAreNotReadAgain(t *testing.T) {
 	third := store.Load()
 	assert.True(t, entry != third.files.byName[cas], "the replaced file was not read again")
 	assert.True(t, second.tls != third.tls, "the TLS table of the replaced file was not built again")
+}
+
+// TestUpstreamCAFileReadAgain: an upstream CA file rewritten on disk is
+// read by the next publish of the same document, whose cluster then
+// checks against the new roots; unchanged, it is not compiled again.
+func TestUpstreamCAFileReadAgain(t *testing.T) {
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	first, err := os.ReadFile("testdata/tls/cert.pem")
+	require.NoError(t, err)
+	second, err := os.ReadFile("testdata/tls/cert2.pem")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(ca, first, 0o600))
+	store, pub := newPublisher(t)
+	ctx := testContext(t)
+	cas := func() string { return store.Load().Cluster("u").Transport.(*proxy.Transport).Config().CAs }
+	o, err := pub.Apply(ctx, fileDoc("caFile", ca))
+	require.NoError(t, err)
+	require.Equal(t, Applied, o.Status, "%v", o.Errors)
+	assert.Equal(t, string(first), cas())
+	o, _ = pub.Apply(ctx, fileDoc("caFile", ca))
+	assert.Equal(t, Unchanged, o.Status)
+
+	tmp := filepath.Join(dir, "tmp")
+	require.NoError(t, os.WriteFile(tmp, second, 0o600))
+	require.NoError(t, os.Rename(tmp, ca))
+	o, _ = pub.Apply(ctx, fileDoc("caFile", ca))
+	assert.Equal(t, Applied, o.Status, "a CA file replaced on disk is picked up by an unchanged document")
+	assert.Equal(t, string(second), cas())
 }
 
 // TestDecodeProblemsAloneRefuse: a publish whose only problems are

@@ -5,9 +5,12 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"log"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -174,6 +177,11 @@ func builtinNames() map[string]struct {
 			if n == "pinned" {
 				up(d).HTTP.TLS.Pins = []string{tlsPin}
 			}
+			if n == "caFile" {
+				// The backend's own certificate as the root, checked for its
+				// address rather than the Host.
+				up(d).HTTP.TLS.CAFile, up(d).HTTP.TLS.ServerName = tlsCAFile, "127.0.0.1"
+			}
 		}, want: func(n string) int {
 			if n == "system" {
 				return 502 // the test certificate is in no system pool
@@ -187,6 +195,9 @@ func builtinNames() map[string]struct {
 // startTLSBackend.
 var tlsPin string
 
+// tlsCAFile is a PEM file of the TLS backend's certificate.
+var tlsCAFile string
+
 // startTLSBackend is a backend over TLS with a self-signed certificate
 // that speaks HTTP/1.1 and HTTP/2.
 func startTLSBackend(t *testing.T) string {
@@ -195,6 +206,8 @@ func startTLSBackend(t *testing.T) string {
 	require.NoError(t, err)
 	sum := sha256.Sum256(cert.Leaf.RawSubjectPublicKeyInfo)
 	tlsPin = hex.EncodeToString(sum[:])
+	tlsCAFile = filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(tlsCAFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Leaf.Raw}), 0o600))
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}})
 	require.NoError(t, err)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

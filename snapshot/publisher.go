@@ -414,7 +414,8 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 		return refuse(err)
 	}
 	cur := p.cfg.Store.Load()
-	if decoded == nil && cur != nil && bytes.Equal(form.Bytes(), cur.canon.Bytes()) && !r.tls && (cur.tlsIn == nil || !cur.tlsIn.changedIn(r.files)) {
+	if decoded == nil && cur != nil && bytes.Equal(form.Bytes(), cur.canon.Bytes()) && !r.tls && (cur.tlsIn == nil || !cur.tlsIn.changedIn(r.files)) &&
+		!cur.caFilesChangedIn(r.files) {
 		// The document is the serving revision: the outcome says which.
 		r.outcome.Revision, r.outcome.Status, r.outcome.Took = cur.revision, Unchanged, time.Since(start)
 		return nil

@@ -131,6 +131,7 @@ type Table struct {
 	configs  []*prebuilt
 	warnings []*ValidationError
 	clock    func() time.Time
+	byID     map[string]*tls.Certificate // the loaded certificates; pending ones are absent
 }
 
 // hostEntry is a host's selection per transport.
@@ -201,6 +202,12 @@ func New(cfg Config) (*Table, error) {
 	}
 	// A nil certificate is a pending one.
 	certOf := func(id string) *tls.Certificate { return certs[ids[id]] }
+	t.byID = make(map[string]*tls.Certificate, len(certs))
+	for i, ct := range certs {
+		if ct != nil {
+			t.byID[cfg.Certificates[i].ID] = ct
+		}
+	}
 	var dflt *tls.Certificate
 	if cfg.DefaultCertificate != "" {
 		dflt = certOf(cfg.DefaultCertificate)
@@ -272,6 +279,17 @@ func New(cfg Config) (*Table, error) {
 	t.configs = b.all
 	t.warnings = p.warns
 	return t, nil
+}
+
+// Certificate returns the certificate of a Config ID as the Table loaded
+// it, or nil for an ID the Config does not have or one still pending. It
+// is how a certificate is presented as a client one too (to upstreams);
+// the caller must not modify it. It allocates nothing.
+func (t *Table) Certificate(id string) *tls.Certificate {
+	if t == nil {
+		return nil
+	}
+	return t.byID[id]
 }
 
 // Warnings returns the problems of the Config that did not refuse it:

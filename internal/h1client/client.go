@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -32,12 +33,19 @@ type Config struct {
 	// IdleTimeout closes a connection idle for this long; 0 means
 	// DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// MaxIdleProxied bounds the destinations with a PROXY header
+	// ([Destination.Proxy]) that keep an idle connection: each is one
+	// client's, so without a bound the clients of the last IdleTimeout
+	// would each hold an upstream connection. Past it a connection is
+	// closed when its exchange ends. 0 means DefaultMaxIdleProxied.
+	MaxIdleProxied int
 }
 
 // Defaults of [Config].
 const (
-	DefaultMaxIdle     = 1024
-	DefaultIdleTimeout = 90 * time.Second
+	DefaultMaxIdle        = 1024
+	DefaultIdleTimeout    = 90 * time.Second
+	DefaultMaxIdleProxied = 1024
 )
 
 // Destination is where an exchange goes: an address and, over TLS, the
@@ -52,6 +60,9 @@ type Destination struct {
 	// the certificate's name); "" means Config.TLS.ServerName, or Addr's
 	// host when that is empty too.
 	ServerName string
+	// Proxy is the PROXY protocol header every connection to the
+	// destination starts with, before TLS; its zero value sends none.
+	Proxy ProxyHeader
 }
 
 // ErrNoTLS refuses a TLS destination of a Client without Config.TLS.
@@ -65,10 +76,11 @@ type Client struct {
 	cfg    Config
 	dialer net.Dialer
 
-	mu    sync.Mutex
-	idle  map[Destination][]*conn
-	sweep *time.Timer // closes expired idle connections; nil until first idle
-	armed bool        // sweep will run
+	mu      sync.Mutex
+	idle    map[Destination][]*conn
+	proxied int         // the keys of idle with a PROXY header; their lists are never empty
+	sweep   *time.Timer // closes expired idle connections; nil until first idle
+	armed   bool        // sweep will run
 
 	dials atomic.Uint64
 }
@@ -80,6 +92,9 @@ func New(cfg Config) *Client {
 	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.MaxIdleProxied <= 0 {
+		cfg.MaxIdleProxied = DefaultMaxIdleProxied
 	}
 	return &Client{
 		cfg:    cfg,
@@ -103,7 +118,7 @@ func (cl *Client) get(ctx context.Context, d Destination, check bool) (*conn, er
 			continue
 		}
 		if check {
-			cl.idle[d] = list
+			cl.keep(d, list)
 			cl.mu.Unlock()
 			if !closedWhileIdle(c.nc) {
 				return c, nil
@@ -113,12 +128,12 @@ func (cl *Client) get(ctx context.Context, d Destination, check bool) (*conn, er
 			list = cl.idle[d]
 			continue
 		}
-		cl.idle[d] = list
+		cl.keep(d, list)
 		cl.mu.Unlock()
 		return c, nil
 	}
 	if list != nil {
-		cl.idle[d] = list
+		cl.keep(d, list)
 	}
 	cl.mu.Unlock()
 	cl.dials.Add(1)
@@ -135,6 +150,9 @@ func (cl *Client) Dials() uint64 { return cl.dials.Load() }
 // dial connects to d: TCP, and over TLS the handshake for its server
 // name, both within the connect timeout.
 func (cl *Client) dial(ctx context.Context, d Destination) (net.Conn, error) {
+	if d.Proxy.Version != 0 {
+		return cl.dialProxy(ctx, d)
+	}
 	if !d.TLS {
 		return cl.dialer.DialContext(ctx, "tcp", d.Addr)
 	}
@@ -155,6 +173,49 @@ func (cl *Client) dial(ctx context.Context, d Destination) (net.Conn, error) {
 	}
 	td := tls.Dialer{NetDialer: &cl.dialer, Config: cfg}
 	return td.DialContext(ctx, "tcp", d.Addr)
+}
+
+// tlsConfig returns the TLS configuration of a connection to d.
+func (cl *Client) tlsConfig(d Destination) *tls.Config {
+	cfg := cl.cfg.TLS.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName = d.ServerName
+		if cfg.ServerName == "" {
+			cfg.ServerName = HostOnly(d.Addr)
+		}
+	}
+	return cfg
+}
+
+// dialProxy connects to d and writes its PROXY header, then over TLS
+// makes the handshake, all within the connect timeout.
+func (cl *Client) dialProxy(ctx context.Context, d Destination) (net.Conn, error) {
+	if d.TLS && cl.cfg.TLS == nil {
+		return nil, ErrNoTLS
+	}
+	if t := cl.dialer.Timeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	nc, err := cl.dialer.DialContext(ctx, "tcp", d.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteProxyHeader(ctx, nc, d.Proxy); err != nil {
+		nc.Close()
+		// A dial error: nothing of the request left.
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: nc.RemoteAddr(), Err: fmt.Errorf("h1client: PROXY header: %w", err)}
+	}
+	if !d.TLS {
+		return nc, nil
+	}
+	tc := tls.Client(nc, cl.tlsConfig(d))
+	if err := tc.HandshakeContext(ctx); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return tc, nil
 }
 
 // HostOnly returns the host of a host[:port], without brackets.
@@ -179,6 +240,20 @@ func HostOnly(h string) string {
 	return h
 }
 
+// keep stores the idle list of d, with the lock held: the key of a
+// destination with a PROXY header goes with its last connection, so that
+// such keys count the clients that hold one.
+func (cl *Client) keep(d Destination, list []*conn) {
+	if len(list) == 0 && d.Proxy.Version != 0 {
+		if _, ok := cl.idle[d]; ok {
+			delete(cl.idle, d)
+			cl.proxied--
+		}
+		return
+	}
+	cl.idle[d] = list
+}
+
 // put makes c idle, or closes it when it holds unread bytes (an upstream
 // that sent more than its response) or the pool is full.
 func (cl *Client) put(c *conn) {
@@ -196,7 +271,11 @@ func (cl *Client) put(c *conn) {
 	c.used, c.idle = true, time.Now()
 	cl.mu.Lock()
 	list := cl.idle[c.key]
-	if len(list) < cl.cfg.MaxIdle {
+	proxied := c.key.Proxy.Version != 0
+	if len(list) < cl.cfg.MaxIdle && (!proxied || len(list) > 0 || cl.proxied < cl.cfg.MaxIdleProxied) {
+		if proxied && len(list) == 0 {
+			cl.proxied++
+		}
 		cl.idle[c.key] = append(list, c)
 		c = nil
 		if !cl.armed {
@@ -233,6 +312,9 @@ func (cl *Client) sweepIdle() {
 		}
 		if len(list) == 0 {
 			delete(cl.idle, k)
+			if k.Proxy.Version != 0 {
+				cl.proxied--
+			}
 			continue
 		}
 		cl.idle[k] = list
@@ -252,7 +334,7 @@ func (cl *Client) sweepIdle() {
 func (cl *Client) CloseIdle() {
 	cl.mu.Lock()
 	idle := cl.idle
-	cl.idle = make(map[Destination][]*conn)
+	cl.idle, cl.proxied = make(map[Destination][]*conn), 0
 	cl.mu.Unlock()
 	for _, list := range idle {
 		for _, c := range list {

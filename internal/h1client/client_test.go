@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"sync/atomic"
 	"testing"
@@ -129,5 +130,51 @@ func TestIdleConnectionsExpire(t *testing.T) {
 		defer p.mu.Unlock()
 		assert.Empty(t, p.idle)
 		assert.False(t, p.armed, "no sweep while the pool is empty")
+	})
+}
+
+// TestIdleProxiedBounded: connections with a PROXY header are pooled per
+// client, and no more than MaxIdleProxied clients keep one idle; a key
+// leaves the count with its last connection, taken or expired, so later
+// clients are pooled again.
+func TestIdleProxiedBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Config{MaxIdleProxied: 2})
+		client := func(i int) Destination {
+			return Destination{Addr: "u:80", Proxy: ProxyHeader{Version: 2, Source: netip.AddrPortFrom(netip.AddrFrom4([4]byte{192, 0, 2, byte(i)}), 1000)}}
+		}
+		conn := func(d Destination) (*conn, *recordingConn) {
+			a, b := net.Pipe()
+			t.Cleanup(func() { b.Close() })
+			rc := &recordingConn{Conn: a}
+			return newConn(rc, p, d), rc
+		}
+		c1, r1 := conn(client(1))
+		c1b, r1b := conn(client(1))
+		c2, r2 := conn(client(2))
+		c3, r3 := conn(client(3))
+		p.put(c1)
+		p.put(c1b) // the same client: its key counts once
+		p.put(c2)
+		p.put(c3) // a third client: closed
+		assert.False(t, r1.closed.Load())
+		assert.False(t, r1b.closed.Load())
+		assert.False(t, r2.closed.Load())
+		assert.True(t, r3.closed.Load(), "past MaxIdleProxied clients")
+
+		// Client 2 takes its connection: its key leaves, and client 3's
+		// next one is pooled.
+		got, err := p.get(context.Background(), client(2), false)
+		require.NoError(t, err)
+		assert.Same(t, c2, got)
+		c3b, r3b := conn(client(3))
+		p.put(c3b)
+		assert.False(t, r3b.closed.Load(), "a key freed by a taken connection")
+		time.Sleep(DefaultIdleTimeout + time.Second)
+		synctest.Wait()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		assert.Empty(t, p.idle)
+		assert.Zero(t, p.proxied, "expired keys leave the count")
 	})
 }

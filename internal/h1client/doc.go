@@ -4,7 +4,9 @@
 // # The client
 //
 // A [Client] keeps idle connections per [Destination] (an address and,
-// over TLS, the server name), reused last in first out. [Client.Do]
+// over TLS, the server name, and the [ProxyHeader] a connection starts
+// with, before TLS, when the PROXY protocol is on), reused last in first
+// out. [Client.Do]
 // writes a [Request] (the head the caller prepared and a body of known
 // length) and reads the response head from the caller's own goroutine:
 // no goroutine per connection, none of net/http's read and write loops,
