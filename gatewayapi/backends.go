@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -104,7 +105,7 @@ func (t *translation) backendRef(r *gwv1.HTTPRoute, ref *gwv1.HTTPBackendRef, at
 func (t *translation) destinations(b *backend, at string) bool {
 	if addrs, ok := t.opt.Destinations[b.key]; ok {
 		for _, a := range addrs {
-			b.dests = append(b.dests, config.Destination{ID: a, Address: a})
+			b.dests = append(b.dests, config.Destination{ID: destID(a), Address: a})
 		}
 		return true
 	}
@@ -165,7 +166,7 @@ func (t *translation) destinations(b *backend, at string) bool {
 				addr := "http://" + netip.AddrPortFrom(ip, uint16(*p.Port)).String()
 				if !seen[addr] {
 					seen[addr] = true
-					b.dests = append(b.dests, config.Destination{ID: addr, Address: addr})
+					b.dests = append(b.dests, config.Destination{ID: destID(addr), Address: addr})
 				}
 			}
 		}
@@ -203,4 +204,30 @@ func (t *translation) upstreamsOut() {
 		t.res.Document.Upstreams = append(t.res.Document.Upstreams, u)
 		t.res.addOrigin("upstreams["+strconv.Itoa(i)+"]", b.at)
 	}
+}
+
+// destID is a destination's ID of its address: "http://10.0.0.7:8080" is
+// "10.0.0.7-8080", "http://[fd00::1]:80" "fd00__1-80". Addresses differ
+// in their host or port, so their IDs do too.
+func destID(addr string) string {
+	_, hp, ok := strings.Cut(addr, "://")
+	if !ok {
+		hp = addr
+	}
+	if i := strings.LastIndexByte(hp, ':'); i >= 0 && !strings.HasSuffix(hp[:i], ":") {
+		hp = hp[:i] + "-" + hp[i+1:]
+	}
+	id := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		case r == '[' || r == ']':
+			return -1
+		}
+		return '_'
+	}, hp)
+	if len(id) > 128 {
+		id = id[:128]
+	}
+	return id
 }

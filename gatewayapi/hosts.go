@@ -15,6 +15,7 @@ type side struct {
 	l     *listener
 	rules []*rule
 	at    string // the first parentRef attaching a route
+	names string // where its hostname comes from: the route's hostnames or the listener's hostname
 	seen  map[ruleKey]bool
 }
 
@@ -69,7 +70,7 @@ func (t *translation) hosts() {
 			if sides[0][a.hostname] == nil && sides[1][a.hostname] == nil {
 				order = append(order, a.hostname)
 			}
-			s = &side{l: a.l, at: a.at, seen: map[ruleKey]bool{}}
+			s = &side{l: a.l, at: a.at, names: hostnamesPath(a), seen: map[ruleKey]bool{}}
 			sides[p][a.hostname] = s
 		}
 		if a.l != s.l {
@@ -79,7 +80,7 @@ func (t *translation) hosts() {
 				continue
 			}
 			if specificity(a.l.hostname) > specificity(s.l.hostname) {
-				*s = side{l: a.l, at: a.at, seen: map[ruleKey]bool{}}
+				*s = side{l: a.l, at: a.at, names: hostnamesPath(a), seen: map[ruleKey]bool{}}
 			}
 		}
 		for i := range a.route.Spec.Rules {
@@ -143,12 +144,14 @@ func (t *translation) hosts() {
 			host.HTTPSRedirect = plain.rules[0].httpsRedirect
 			t.res.addOrigin(hat+".httpsRedirect", plain.rules[0].redirectAt)
 			t.res.addOrigin(hat, plain.at)
+			t.res.addOrigin(hat+".names[0]", plain.names)
 			t.res.Document.Hosts = append(t.res.Document.Hosts, host)
 			continue
 		default:
 			served = plain
 		}
 		t.res.addOrigin(hat, served.at)
+		t.res.addOrigin(hat+".names[0]", served.names)
 		for _, r := range served.rules {
 			if r.httpsRedirect != nil && served == plain {
 				t.probs.Add(CodeFilterRedirect, r.redirectAt, "not yet expressible: a redirect to HTTPS beside other rules of the hostname (the document redirects a whole host, hosts[].httpsRedirect; a redirect per route, routes[].redirect, is planned)")
@@ -166,6 +169,18 @@ func (t *translation) hosts() {
 		}
 		t.res.Document.Hosts = append(t.res.Document.Hosts, host)
 	}
+}
+
+// hostnamesPath is where an attachment's hostname comes from: the
+// route's hostname, or the listener's when the route names none or a
+// wildcard the listener's narrows.
+func hostnamesPath(a *attachment) string {
+	for i, h := range a.route.Spec.Hostnames {
+		if strings.EqualFold(string(h), a.hostname) {
+			return routePath(a.route, "spec.hostnames["+strconv.Itoa(i)+"]")
+		}
+	}
+	return a.l.path + ".hostname"
 }
 
 // cmpHost is a hostname as the document names it: "" (any name) is the
