@@ -42,11 +42,10 @@ type gatewayDocs struct {
 	secretDir   string
 	http, https bool // the daemon's listeners
 
-	mu       sync.Mutex
-	cfg      []byte // the -config file as last read; nil without one
-	objs     []byte // the -gateway-api file as last read
-	res      *gatewayapi.Result
-	cfgHosts int // the -config document's hosts, upstreams and certificates, after the translation's
+	mu   sync.Mutex
+	cfg  []byte // the -config file as last read; nil without one
+	objs []byte // the -gateway-api file as last read
+	res  *gatewayapi.Result
 }
 
 // compose returns the document of the files as last read, or the
