@@ -68,6 +68,7 @@ func run(ctx context.Context, args []string, opt options) error {
 // flags are the daemon's command line.
 type flags struct {
 	configPath, listen, https             string
+	gatewayPath, gatewaySecrets           string
 	acmeDir, acmeEmail, acmeCache, acmeCA string
 	watch                                 time.Duration
 	proxyFrom, deny                       string
@@ -79,13 +80,15 @@ type flags struct {
 }
 
 // demo reports whether the daemon serves the embedded demo config.
-func (f *flags) demo() bool { return f.configPath == "" }
+func (f *flags) demo() bool { return f.configPath == "" && f.gatewayPath == "" }
 
 func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	var f flags
 	fs := flag.NewFlagSet("paduraksad", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.configPath, "config", "", "config document (JSON or YAML); empty: the embedded demo config")
+	fs.StringVar(&f.gatewayPath, "gateway-api", "", "Kubernetes Gateway API objects (YAML: Gateway, HTTPRoute, ReferenceGrant, EndpointSlice, Service, Secret) translated into the document, beside -config's or instead of it; watched like -config")
+	fs.StringVar(&f.gatewaySecrets, "gateway-api-secrets", "", "directory the certificates of -gateway-api's kubernetes.io/tls Secrets are written to (mode 0600); empty: such a Secret is refused")
 	fs.StringVar(&f.listen, "http", "127.0.0.1:8080", "address to serve plain HTTP on; empty: none")
 	fs.StringVar(&f.listen, "listen", f.listen, "the same as -http")
 	fs.StringVar(&f.https, "https", "", "address to serve HTTPS on, TCP (HTTP/1.1, HTTP/2) and UDP (HTTP/3); the embedded demo config serves 127.0.0.1:8443 unless set; \"off\": none")
@@ -139,9 +142,12 @@ type app struct {
 	pub        *snapshot.Publisher
 	ec         edge.Config
 	srv        *edge.Server
-	file       *source.File // the -config file; nil for the embedded demo config
-	reload     func()       // what SIGHUP does
-	adm        *adminServer // nil when off
+	file       *source.File // the -config file; nil for the embedded demo config and with -gateway-api
+	// watches are the files Run publishes the changes of: the -config
+	// file, or with -gateway-api its file and -config's.
+	watches []watch
+	reload  func()       // what SIGHUP does
+	adm     *adminServer // nil when off
 }
 
 // deferClose runs fn when run returns, before what earlier steps started.
@@ -310,6 +316,22 @@ func (a *app) loadSource(ctx context.Context) error {
 			a.whatIf(doc)
 			a.pub.PublishData(doc)
 		}
+	} else if a.f.gatewayPath != "" {
+		period := a.f.watch
+		if period <= 0 {
+			period = source.NoPolling
+		}
+		o, err := a.loadGateway(ctx, period)
+		if err != nil {
+			return err
+		}
+		if o.Status == snapshot.Refused {
+			return fmt.Errorf("config refused, nothing is serving: %w", joinProblems(o.Errors))
+		}
+		if a.f.https != "" && a.store.Load().TLS() == nil {
+			return errors.New("-https: the config names no certificate (certificates[] and global.tls.defaultCertificate)")
+		}
+		return nil
 	} else {
 		period := a.f.watch
 		if period <= 0 {
@@ -323,6 +345,7 @@ func (a *app) loadSource(ctx context.Context) error {
 			return err
 		}
 		a.file, a.reload = file, file.Reload
+		a.watches = []watch{{file, a.publishChange}}
 	}
 	o, err := source.To(a.pub)(ctx, first)
 	if err != nil {
@@ -395,7 +418,7 @@ func (a *app) announce() {
 		tlsAddr = l.String()
 		fmt.Fprintf(a.opt.stdout, "paduraksad listening on https://%s (HTTP/1.1, HTTP/2, HTTP/3)\n", tlsAddr)
 	}
-	a.log.Info("serving", "http", addr, "https", tlsAddr, "config", cmpOr(a.f.configPath, "embedded demo"))
+	a.log.Info("serving", "http", addr, "https", tlsAddr, "config", cmpOr(a.f.configPath, cmpOr(a.f.gatewayPath, "embedded demo")), "gatewayApi", a.f.gatewayPath)
 	if a.f.demo() {
 		if addr != "" {
 			fmt.Fprintf(a.opt.stdout, "try: curl -i http://%s/hello\n", addr)
@@ -417,10 +440,10 @@ func (a *app) announce() {
 // SIGHUP reloads, and the daemon drains on ctx or stops when the edge
 // fails.
 func (a *app) serve(ctx context.Context) error {
-	if a.file != nil {
+	for _, w := range a.watches {
 		watchCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
-		go func() { done <- a.file.Run(watchCtx, a.publishChange) }()
+		go func() { done <- w.file.Run(watchCtx, w.publish) }()
 		defer func() {
 			stop()
 			if err := <-done; !errors.Is(err, context.Canceled) {
@@ -443,6 +466,12 @@ func (a *app) serve(ctx context.Context) error {
 			a.reload()
 		}
 	}
+}
+
+// watch is a file whose changes are published, and how.
+type watch struct {
+	file    *source.File
+	publish source.Publish
 }
 
 // parsePrefixes reads a comma-separated list of addresses and prefixes by

@@ -1,0 +1,233 @@
+package gatewayapi
+
+import (
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/paduraksa/paduraksa/config"
+)
+
+// backend is one Service port the routes send to: an upstream of the
+// document.
+type backend struct {
+	key   ServicePort
+	id    string // "default.shop.8080"
+	at    string // the first backendRef naming it
+	dests []config.Destination
+	h2c   bool // appProtocol kubernetes.io/h2c: HTTP/2 without TLS
+}
+
+// target translates a rule's backendRefs onto base: one backend of weight
+// above 0 is the route's upstream; several are refused until routes have
+// weighted backends ([translation.weighted]); none answers 500
+// ([translation.noBackend]).
+func (t *translation) target(base *config.Route, origins *[]origin, r *gwv1.HTTPRoute, ro *gwv1.HTTPRouteRule, at string) {
+	if len(ro.BackendRefs) == 0 {
+		t.noBackend(at + ".backendRefs")
+		return
+	}
+	var live []int // the refs of weight above 0
+	var chosen *backend
+	for j := range ro.BackendRefs {
+		ref := &ro.BackendRefs[j]
+		bat := at + ".backendRefs[" + strconv.Itoa(j) + "]"
+		b := t.backendRef(r, ref, bat)
+		if ref.Weight != nil && *ref.Weight == 0 {
+			continue // takes no request: the API's weight 0
+		}
+		live = append(live, j)
+		if b != nil && chosen == nil {
+			chosen = b
+		}
+	}
+	switch {
+	case len(live) == 0:
+		t.noBackend(at + ".backendRefs")
+	case len(live) > 1:
+		t.weighted(ro.BackendRefs, at+".backendRefs")
+	case chosen != nil:
+		base.Upstream = chosen.id
+		*origins = append(*origins, origin{".upstream", at + ".backendRefs[" + strconv.Itoa(live[0]) + "]"})
+	}
+}
+
+// backendRef resolves one backendRef to its upstream, made once per
+// Service port, or reports why it cannot be and returns nil.
+func (t *translation) backendRef(r *gwv1.HTTPRoute, ref *gwv1.HTTPBackendRef, at string) *backend {
+	ok := true
+	if len(ref.Filters) > 0 {
+		t.probs.Add(CodeBackendRefFilters, at+".filters", "filters per backend are not translated: give them on the rule")
+		ok = false
+	}
+	if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service") {
+		t.probs.Add(CodeBackendRefKind, at, "only core Services are translated as backends")
+		return nil
+	}
+	routeNS := ns(r.Namespace)
+	key := ServicePort{Namespace: routeNS, Name: string(ref.Name)}
+	if ref.Namespace != nil && string(*ref.Namespace) != routeNS {
+		key.Namespace = string(*ref.Namespace)
+		if !t.granted(gatewayGroup, "HTTPRoute", routeNS, "", "Service", key.Namespace, key.Name) {
+			t.probs.Add(CodeRefNotPermitted, at, "Service "+key.Namespace+"/"+key.Name+" is in another namespace, and no ReferenceGrant there lets HTTPRoutes of "+routeNS+" refer to it")
+			return nil
+		}
+	}
+	if ref.Port == nil {
+		t.probs.Add(CodeBackendRefPortMiss, at+".port", "a Service backend needs a port")
+		return nil
+	}
+	key.Port = int32(*ref.Port)
+	if b := t.upByKey[key]; b != nil {
+		if !ok {
+			return nil
+		}
+		return b
+	}
+	b := &backend{key: key, id: key.Namespace + "." + key.Name + "." + strconv.Itoa(int(key.Port)), at: at}
+	if !t.destinations(b, at) || !ok {
+		return nil
+	}
+	t.upByKey[key] = b
+	t.upstreams = append(t.upstreams, b)
+	return b
+}
+
+// destinations fills b's destinations: Options.Destinations, or the
+// ready endpoints of the Service's EndpointSlices, on the slices' port
+// the Service port names (by the Service's port name when the Service is
+// in the objects, else by number).
+func (t *translation) destinations(b *backend, at string) bool {
+	if addrs, ok := t.opt.Destinations[b.key]; ok {
+		for _, a := range addrs {
+			b.dests = append(b.dests, config.Destination{ID: destID(a), Address: a})
+		}
+		return true
+	}
+	ref := ObjectRef{b.key.Namespace, b.key.Name}
+	svc := t.services[ref]
+	portName, byName := "", false
+	var appProto *string
+	if svc != nil {
+		if svc.Spec.Type == corev1.ServiceTypeExternalName {
+			t.probs.Add(CodeServiceType, objPath("Service", svc.Namespace, svc.Name, "spec.type"), "an ExternalName Service is not translated: its destinations are a DNS name the objects do not resolve")
+			return false
+		}
+		i := slices.IndexFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == b.key.Port })
+		if i < 0 {
+			t.probs.Add(CodeBackendRefPortUnk, at+".port", "Service "+ref.Namespace+"/"+ref.Name+" has no port "+strconv.Itoa(int(b.key.Port)))
+			return false
+		}
+		portName, byName, appProto = svc.Spec.Ports[i].Name, true, svc.Spec.Ports[i].AppProtocol
+	}
+	sl := t.slices[ref]
+	if len(sl) == 0 {
+		t.probs.Add(CodeBackendRefUnknown, at, "no destinations known for Service "+ref.Namespace+"/"+ref.Name+": no EndpointSlice labelled "+
+			ServiceNameLabel+"="+ref.Name+" in the objects, and no entry in Options.Destinations")
+		return false
+	}
+	found := false
+	seen := map[string]bool{}
+	for _, s := range sl {
+		pi := slices.IndexFunc(s.Ports, func(p discoveryv1.EndpointPort) bool {
+			if byName {
+				return (p.Name == nil && portName == "") || (p.Name != nil && *p.Name == portName)
+			}
+			return p.Port != nil && *p.Port == b.key.Port
+		})
+		if pi < 0 || s.Ports[pi].Port == nil {
+			continue
+		}
+		found = true
+		p := &s.Ports[pi]
+		if p.AppProtocol != nil {
+			appProto = p.AppProtocol
+		}
+		sat := objPath("EndpointSlice", s.Namespace, s.Name, "ports["+strconv.Itoa(pi)+"]")
+		if p.Protocol != nil && *p.Protocol != corev1.ProtocolTCP {
+			t.probs.Add(CodeBackendAppProtocol, sat+".protocol", "protocol "+string(*p.Protocol)+": HTTP backends are TCP")
+			return false
+		}
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready != nil && !*e.Conditions.Ready {
+				continue // the API's rule: only ready endpoints take requests
+			}
+			for _, a := range e.Addresses {
+				ip, err := netip.ParseAddr(a)
+				if err != nil {
+					t.probs.Add(CodeEndpointSliceService, objPath("EndpointSlice", s.Namespace, s.Name, "endpoints"), "address "+strconv.Quote(a)+" is not an IP address")
+					return false
+				}
+				addr := "http://" + netip.AddrPortFrom(ip, uint16(*p.Port)).String()
+				if !seen[addr] {
+					seen[addr] = true
+					b.dests = append(b.dests, config.Destination{ID: destID(addr), Address: addr})
+				}
+			}
+		}
+	}
+	if !found {
+		what := "port " + strconv.Itoa(int(b.key.Port))
+		if byName {
+			what = "port named " + strconv.Quote(portName) + " (Service port " + strconv.Itoa(int(b.key.Port)) + ")"
+		}
+		t.probs.Add(CodeBackendRefPortUnk, at+".port", "no EndpointSlice of Service "+ref.Namespace+"/"+ref.Name+" has its "+what)
+		return false
+	}
+	if appProto != nil {
+		switch *appProto {
+		case "", "http", "kubernetes.io/ws":
+		case "kubernetes.io/h2c":
+			b.h2c = true
+		default:
+			t.probs.Add(CodeBackendAppProtocol, at, "appProtocol "+strconv.Quote(*appProto)+" of Service "+ref.Namespace+"/"+ref.Name+
+				" is not translated: http, kubernetes.io/ws and kubernetes.io/h2c are")
+			return false
+		}
+	}
+	return true
+}
+
+// upstreamsOut writes the upstreams into the document, in the order
+// first named.
+func (t *translation) upstreamsOut() {
+	for i, b := range t.upstreams {
+		u := config.Upstream{ID: b.id, Destinations: b.dests}
+		if b.h2c {
+			u.HTTP.Version, u.HTTP.VersionPolicy = "2", "exact"
+		}
+		t.res.Document.Upstreams = append(t.res.Document.Upstreams, u)
+		t.res.addOrigin("upstreams["+strconv.Itoa(i)+"]", b.at)
+	}
+}
+
+// destID is a destination's ID of its address: "http://10.0.0.7:8080" is
+// "10.0.0.7-8080", "http://[fd00::1]:80" "fd00__1-80". Addresses differ
+// in their host or port, so their IDs do too.
+func destID(addr string) string {
+	_, hp, ok := strings.Cut(addr, "://")
+	if !ok {
+		hp = addr
+	}
+	if i := strings.LastIndexByte(hp, ':'); i >= 0 && !strings.HasSuffix(hp[:i], ":") {
+		hp = hp[:i] + "-" + hp[i+1:]
+	}
+	id := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		case r == '[' || r == ']':
+			return -1
+		}
+		return '_'
+	}, hp)
+	if len(id) > 128 {
+		id = id[:128]
+	}
+	return id
+}
