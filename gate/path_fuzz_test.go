@@ -253,6 +253,13 @@ func FuzzRouteMatch(f *testing.F) {
 			}
 			return
 		}
+		if strings.ContainsFunc(u.RawQuery, func(c rune) bool { return c <= ' ' || c == 0x7f }) {
+			// No HTTP/1.1 request line could carry it (unsendable.go).
+			if matched || ran != "" || w.status != http.StatusBadRequest {
+				t.Fatalf("%q on %q: the query is unsendable, yet route %q, target %q, status %d", target, prefixes, got, ran, w.status)
+			}
+			return
+		}
 		want, wantLen := "", -1
 		for _, rt := range routes {
 			pre := strings.Split(strings.TrimSuffix(rt.Prefix, "/"), "/")
