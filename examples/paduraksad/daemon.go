@@ -76,6 +76,7 @@ type flags struct {
 	accessLog, accessFormat               string
 	accessSample                          int
 	admin                                 adminSettings
+	secretsPath                           string
 }
 
 // demo reports whether the daemon serves the embedded demo config.
@@ -102,6 +103,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.accessLog, "access-log", "stderr", "where the access log goes: stderr, a file (appended to), or off; hosts[].accessLog: false leaves a host out")
 	fs.StringVar(&f.accessFormat, "access-log-format", "json", "access log format: json or text (logfmt)")
 	fs.IntVar(&f.accessSample, "access-log-sample-2xx", 1, "log one in N answers with a 2xx status (the others always)")
+	fs.StringVar(&f.secretsPath, "secrets", "", "file keeping the affinity key and the TLS session ticket secret across restarts, created (mode 0600) when absent; empty: both random at every start")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -179,6 +181,9 @@ func (a *app) startCompiler(ctx context.Context) error {
 	a.compiler = snapshot.Compiler{Health: mon, Logger: a.log, Challenges: a.challenges, Observer: a.sample}
 	if al != nil {
 		a.accessLog, a.compiler.AccessLog = al, al
+	}
+	if err := a.loadSecrets(); err != nil {
+		return err
 	}
 	if !a.f.demo() {
 		return nil
