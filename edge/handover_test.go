@@ -193,4 +193,3 @@ func TestHandOverToDuplicates(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "new", body)
 }
-
