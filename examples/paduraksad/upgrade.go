@@ -129,24 +129,18 @@ func (s *sockets) listenPacket(name, flagAddr, addr string) (net.PacketConn, err
 	return pc, nil
 }
 
-// takeActivated returns the systemd socket called name, or else an
-// unnamed one bound to addr; nil when there is none. packet says which
-// kind is wanted; a socket of the name and the other kind is an error.
+// takeActivated returns the systemd socket of the kind asked (packet:
+// UDP) called name, or else an unnamed one bound to addr; nil when there
+// is none. A UDP socket named https serves HTTP/3, so that one socket
+// unit can listen on both transports of the HTTPS port (systemd gives
+// every socket of a unit the same name).
 func (s *sockets) takeActivated(name, addr string, packet bool) (interface{ Close() error }, error) {
 	for i, a := range s.activated {
-		if a.name != name && (a.name != "" || !sameAddr(a.addr(), addr)) {
+		named := a.name == name || packet && name == socketHTTP3 && a.name == socketHTTPS
+		if (a.pc != nil) != packet || !named && (a.name != "" || !sameAddr(a.addr(), addr)) {
 			continue
 		}
 		s.activated = append(s.activated[:i], s.activated[i+1:]...)
-		kind := map[bool]string{false: "stream (TCP)", true: "datagram (UDP)"}[packet]
-		if (a.pc != nil) != packet {
-			if a.ln != nil {
-				a.ln.Close()
-			} else {
-				a.pc.Close()
-			}
-			return nil, fmt.Errorf("LISTEN_FDS: the socket %q is not a %s socket", name, kind)
-		}
 		s.log.Info("socket from systemd", "socket", name, "addr", a.addr())
 		if packet {
 			return a.pc, nil
@@ -185,7 +179,7 @@ func sameAddr(a net.Addr, flag string) bool {
 // closeUnused closes the systemd sockets no listener took, saying so.
 func (s *sockets) closeUnused() {
 	for _, a := range s.activated {
-		s.log.Warn("socket from systemd not used: name it http, https, http3 or admin (FileDescriptorName=), or bind it to a flag's address", "name", a.name, "addr", a.addr())
+		s.log.Warn("socket from systemd not used: name it http, https, http3 or admin (FileDescriptorName=), or bind it to a flag's address; a flag asks for each listener", "name", a.name, "addr", a.addr())
 		if a.ln != nil {
 			a.ln.Close()
 		} else {

@@ -447,8 +447,9 @@ func TestUpgradeFailureKeepsTheOldServing(t *testing.T) {
 }
 
 // TestSystemdSocketActivation: sockets passed as LISTEN_FDS and named by
-// LISTEN_FDNAMES are served instead of binding, TCP and UDP, and an
-// upgrade passes them on.
+// LISTEN_FDNAMES are served instead of binding, TCP and UDP (both of the
+// HTTPS port named https, as one socket unit names them), and an upgrade
+// passes them on.
 func TestSystemdSocketActivation(t *testing.T) {
 	up := echoUpstream(t)
 	cfg, pool := upgradeDoc(t, up)
@@ -465,7 +466,7 @@ func TestSystemdSocketActivation(t *testing.T) {
 		files = append(files, f)
 	}
 	p := startProc(t, []string{"-config", cfg, "-watch", "0", "-http", "127.0.0.1:1", "-https", "127.0.0.1:1", "-admin", "127.0.0.1:0", "-access-log", "off"},
-		files, `LISTEN_PID=$$ LISTEN_FDS=3 LISTEN_FDNAMES=http:https:http3`)
+		files, `LISTEN_PID=$$ LISTEN_FDS=3 LISTEN_FDNAMES=http:https:https`)
 	// The daemon has its own descriptors now.
 	for _, f := range files {
 		f.Close()
