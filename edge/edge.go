@@ -145,7 +145,7 @@ type Server struct {
 	// Handlers in flight, upgrades included (net/http's Shutdown does
 	// not wait for a hijacked connection): Shutdown waits for inflight to
 	// reach zero, told by idle once draining is set.
-	inflight atomic.Int64
+	inflight paddedInt64 // on a cache line of its own: every request writes it
 	draining atomic.Bool
 	idle     chan struct{}
 	h3Once   sync.Once
@@ -435,6 +435,13 @@ func (s *Server) Err() <-chan error { return s.err }
 
 // Limiter returns the connection stage's limiter, for its counters.
 func (s *Server) Limiter() *connlimit.Limiter { return s.limiter }
+
+// paddedInt64 is an atomic counter alone on its cache line.
+type paddedInt64 struct {
+	_ [64]byte
+	atomic.Int64
+	_ [56]byte
+}
 
 // track counts the calls of h in flight, for Shutdown. An upgrade's
 // handler runs until its tunnel ends, so an upgrade is in flight until

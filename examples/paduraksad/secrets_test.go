@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -140,4 +141,30 @@ func TestSecretsRefusedFileStopsTheStart(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-secrets: "+path+": mode 0644")
 	assert.Contains(t, err.Error(), secrets.CodePermissions)
+}
+
+// TestSecretsAcrossProcesses: the same over two processes of the daemon's
+// binary, the second started after the first exited.
+func TestSecretsAcrossProcesses(t *testing.T) {
+	cfg, pool := stickyDoc(t)
+	path := filepath.Join(t.TempDir(), "secrets.json")
+	args := []string{"-config", cfg, "-watch", "0", "-http", "127.0.0.1:0", "-https", "127.0.0.1:0", "-admin", "off", "-access-log", "off", "-secrets", path}
+	clients := make([]*stickyClient, 6)
+
+	first := startProc(t, args, nil, "")
+	s, _ := first.ready(0)
+	for i := range clients {
+		clients[i] = &stickyClient{cache: tls.NewLRUClientSessionCache(4)}
+		clients[i].dest, _ = clients[i].visit(t, s.https, pool)
+	}
+	require.NoError(t, first.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, first.cmd.Wait())
+
+	second := startProc(t, args, nil, "")
+	s, _ = second.ready(0)
+	for i, c := range clients {
+		dest, resumed := c.visit(t, s.https, pool)
+		assert.Equal(t, c.dest, dest, "client %d: its cookie leads where it did in the first process", i)
+		assert.True(t, resumed, "client %d: its ticket opens in the second process", i)
+	}
 }
