@@ -363,7 +363,7 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	start := time.Now()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGUSR2))
 	signalled := next
-	nu, next := p.ready(next)
+	nu, _ := p.ready(next)
 	assert.NotEqual(t, old.pid, nu.pid)
 	assert.Equal(t, old, served{pid: old.pid, http: nu.http, https: nu.https, admin: nu.admin}, "the new process serves the same sockets")
 	// The old process may say it before the new one logs its readiness.
