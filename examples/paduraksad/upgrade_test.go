@@ -114,16 +114,24 @@ func (p *proc) stop() {
 		pids[n] = true
 	}
 	for pid := range pids {
-		syscall.Kill(pid, syscall.SIGTERM)
+		ours(pid, syscall.SIGTERM)
 	}
 	go p.cmd.Wait()
 	select {
 	case <-p.eof:
 	case <-time.After(15 * time.Second):
 		for pid := range pids {
-			syscall.Kill(pid, syscall.SIGKILL)
+			ours(pid, syscall.SIGKILL)
 		}
 		p.t.Errorf("the daemon's processes did not exit on SIGTERM\n%s", p.output())
+	}
+}
+
+// ours signals pid if it still runs the daemon's test binary: a process
+// of the run that exited may have left its PID to another program.
+func ours(pid int, sig syscall.Signal) {
+	if exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe"); err == nil && exe == binPath {
+		syscall.Kill(pid, sig)
 	}
 }
 
@@ -503,4 +511,20 @@ func TestSystemdSocketActivation(t *testing.T) {
 	assert.Equal(t, s.http, nu.http)
 	require.NoError(t, p.cmd.Wait())
 	check()
+}
+
+// TestUpgradeTimeoutKillsTheNewProcess: a new process that does not
+// serve within -upgrade-timeout is killed, and the old one serves on.
+func TestUpgradeTimeoutKillsTheNewProcess(t *testing.T) {
+	up := echoUpstream(t)
+	cfg, _ := upgradeDoc(t, up)
+	// No process can start, load its config and serve in a millisecond.
+	p := startProc(t, []string{"-config", cfg, "-watch", "0", "-http", "127.0.0.1:0", "-https", "off", "-admin", "off", "-access-log", "off", "-upgrade-timeout", "1ms"}, nil, "")
+	old, next := p.ready(0)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGUSR2))
+	m, _ := p.wait(`msg="upgrade failed; this process keeps serving" pid=`+strconv.Itoa(old.pid)+` err="(.*)"`, next)
+	assert.Regexp(t, `new child pid=\d+ timed out`, m[1])
+	res, body := fetch(t, &http.Transport{DialContext: dialAlways(old.http)}, "http://a.test/")
+	assert.Equal(t, 200, res.StatusCode)
+	assert.Equal(t, "ok", body)
 }
