@@ -109,7 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.accessFormat, "access-log-format", "json", "access log format: json or text (logfmt)")
 	fs.IntVar(&f.accessSample, "access-log-sample-2xx", 1, "log one in N answers with a 2xx status (the others always)")
 	fs.StringVar(&f.pidFile, "pid-file", "", "file the serving process writes its PID to, after an upgrade too (for kill -USR2); empty: none")
-	fs.DurationVar(&f.upgradeGrace, "upgrade-grace", 30*time.Second, "after SIGUSR2 handed the sockets to a new process: how long requests, streams and upgrades in flight have to finish")
+	fs.DurationVar(&f.upgradeGrace, "upgrade-grace", 30*time.Second, "after SIGUSR2 handed the sockets to a new process: how long requests, streams and upgrades in flight have to finish (SIGTERM ends it)")
 	fs.DurationVar(&f.upgradeTimeout, "upgrade-timeout", time.Minute, "after SIGUSR2: how long the new process has to serve before it is killed and this one keeps serving")
 	fs.StringVar(&f.secretsPath, "secrets", "", "file keeping the affinity key and the TLS session ticket secret across restarts, created (mode 0600) when absent; empty: both random at every start")
 	if err := fs.Parse(args); err != nil {
@@ -461,7 +461,7 @@ func (a *app) serve(ctx context.Context) error {
 		case <-a.opt.upgrade:
 			a.upgrade()
 		case <-a.exit():
-			return a.handOver()
+			return a.handOver(ctx)
 		}
 	}
 }

@@ -305,13 +305,14 @@ func (a *app) upgrade() {
 // handOver is the end of a process that was replaced: its HTTP/3 side
 // closes at once (see edge.Server.CloseHTTP3), the admin API and the TCP
 // listeners stop accepting, and requests, streams and upgrades in flight
-// have -upgrade-grace to finish.
-func (a *app) handOver() error {
+// have -upgrade-grace to finish; SIGINT or SIGTERM (ctx) ends the drain
+// at once.
+func (a *app) handOver(ctx context.Context) error {
 	a.log.Info("handed over; draining", "grace", a.f.upgradeGrace, "inFlight", a.srv.InFlight())
 	start := time.Now()
 	a.srv.CloseHTTP3()
 	a.adm.close()
-	ctx, cancel := context.WithTimeout(context.Background(), a.f.upgradeGrace)
+	ctx, cancel := context.WithTimeout(ctx, a.f.upgradeGrace)
 	defer cancel()
 	err := a.srv.Shutdown(ctx)
 	a.pub.Flush()

@@ -528,3 +528,33 @@ func TestUpgradeTimeoutKillsTheNewProcess(t *testing.T) {
 	assert.Equal(t, 200, res.StatusCode)
 	assert.Equal(t, "ok", body)
 }
+
+// TestUpgradeDrainEndsOnSIGTERM: SIGTERM to a process draining after an
+// upgrade ends its drain at once, tunnels and all, and the new process
+// serves on.
+func TestUpgradeDrainEndsOnSIGTERM(t *testing.T) {
+	up := echoUpstream(t)
+	cfg, _ := upgradeDoc(t, up)
+	p := startProc(t, []string{"-config", cfg, "-watch", "0", "-http", "127.0.0.1:0", "-https", "off", "-admin", "off", "-access-log", "off", "-upgrade-grace", "1m"}, nil, "")
+	old, next := p.ready(0)
+	ws, br := tunnelThrough(t, old.http)
+	echoLine(t, ws, br, "before")
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGUSR2))
+	p.wait(`msg="handed over; draining" pid=`+strconv.Itoa(old.pid), next)
+	nu, _ := p.ready(next)
+
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	exited := make(chan error, 1)
+	go func() { exited <- p.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		assert.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the draining process did not exit on SIGTERM")
+	}
+	_, err := io.ReadAll(br)
+	assert.NoError(t, err, "the tunnel is closed")
+	res, body := fetch(t, &http.Transport{DialContext: dialAlways(nu.http)}, "http://a.test/")
+	assert.Equal(t, 200, res.StatusCode)
+	assert.Equal(t, "ok", body)
+}
