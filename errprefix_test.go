@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -28,6 +29,7 @@ import (
 	"github.com/paduraksa/paduraksa/listenlimits"
 	"github.com/paduraksa/paduraksa/proxy"
 	"github.com/paduraksa/paduraksa/proxyproto"
+	"github.com/paduraksa/paduraksa/secrets"
 	"github.com/paduraksa/paduraksa/simulate"
 	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/paduraksa/paduraksa/source"
@@ -196,6 +198,12 @@ func TestRefusalsSayTheirPrefixOnce(t *testing.T) {
 	add("source.File.Load", err)
 	_, err = admin.New(admin.Config{MaxDocumentBytes: -1})
 	add("admin.New", err)
+
+	// the secrets file
+	_, err = secrets.Parse([]byte(`{"version":2}`))
+	add("secrets.Parse", err)
+	_, err = secrets.Open(filepath.Join(t.TempDir(), "nodir", "secrets.json"))
+	add("secrets.Open", err)
 
 	for name, msg := range msgs {
 		t.Run(name, func(t *testing.T) { assertPrefixOnce(t, msg) })

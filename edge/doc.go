@@ -66,6 +66,22 @@
 // returns, so a bind failure is Start's error, and a failed Start closes
 // what it bound and leaves the embedder's sockets open. The sockets of a
 // running Server are its own: Shutdown stops accepting on all of them,
-// lets requests in flight finish until its context ends, and then closes
+// lets requests in flight finish until its context ends, upgrades
+// (WebSockets, tunnels) included until their tunnel ends, and then closes
 // what is left; Close closes everything at once.
+//
+// # Hand-over
+//
+// In a binary upgrade the new process starts a Server on duplicates of
+// the old one's sockets (os.File and net.FileListener, net.FilePacketConn;
+// the reference daemon passes them with tableflip), and once it serves,
+// the old one calls [Server.CloseHTTP3] and then Shutdown. Both accept on
+// the same TCP sockets for a moment, which costs nothing: a connection is
+// whole in the process that accepted it, and the backlog belongs to the
+// socket, not to a process. UDP is different: a QUIC connection lives in
+// one process, but each datagram of the shared socket reaches whichever
+// process reads it, so the old process drops its QUIC side at once
+// (every connection gets a CONNECTION_CLOSE and its client reconnects,
+// to the new process) instead of draining it; HTTP/3 requests in flight
+// at that instant are lost, TCP ones are not.
 package edge

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -140,6 +141,14 @@ type Server struct {
 	err       chan error
 	shutdown  sync.Once
 	counts    counts
+
+	// Handlers in flight, upgrades included (net/http's Shutdown does
+	// not wait for a hijacked connection): Shutdown waits for inflight to
+	// reach zero, told by idle once draining is set.
+	inflight paddedInt64 // on a cache line of its own: every request writes it
+	draining atomic.Bool
+	idle     chan struct{}
+	h3Once   sync.Once
 }
 
 // Errors of Start.
@@ -175,7 +184,7 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{log: log, limiter: limiter, onFailure: cfg.OnHandshakeFailure, addrs: map[string]net.Addr{}, err: make(chan error, 1)}
+	s := &Server{log: log, limiter: limiter, onFailure: cfg.OnHandshakeFailure, addrs: map[string]net.Addr{}, err: make(chan error, 1), idle: make(chan struct{}, 1)}
 	if err := s.build(&cfg, sk); err != nil {
 		s.abandon(sk)
 		return nil, err
@@ -350,7 +359,7 @@ func (s *Server) tcp(cfg *Config, raw net.Listener, kind int, lim listenlimits.L
 	s.lns = append(s.lns, ln)
 	s.addrs[listenerNames[kind]] = raw.Addr()
 	srv := &http.Server{
-		Handler:     lim.Handler(cfg.Handler),
+		Handler:     s.track(lim.Handler(cfg.Handler)),
 		ConnContext: gate.ConnContext,
 		ErrorLog:    log.New(errorLog{s, slog.NewLogLogger(s.log.Handler(), slog.LevelWarn).Writer()}, "", 0),
 		ConnState:   s.connState(kind),
@@ -384,7 +393,7 @@ func (s *Server) quic(cfg *Config, udp net.PacketConn) (*quic.EarlyListener, err
 	s.addrs[ListenerHTTP3] = udp.LocalAddr()
 	lim := cfg.Limits.WithDefaults()
 	s.h3 = &http3.Server{
-		Handler:        cfg.Limits.Handler(cfg.Handler),
+		Handler:        s.track(cfg.Limits.Handler(cfg.Handler)),
 		MaxHeaderBytes: max(lim.MaxHeaderBytes, 0),
 		IdleTimeout:    max(lim.IdleTimeout, 0),
 		Logger:         s.log,
@@ -427,15 +436,63 @@ func (s *Server) Err() <-chan error { return s.err }
 // Limiter returns the connection stage's limiter, for its counters.
 func (s *Server) Limiter() *connlimit.Limiter { return s.limiter }
 
+// paddedInt64 is an atomic counter alone on its cache line.
+type paddedInt64 struct {
+	_ [64]byte
+	atomic.Int64
+	_ [56]byte
+}
+
+// track counts the calls of h in flight, for Shutdown. An upgrade's
+// handler runs until its tunnel ends, so an upgrade is in flight until
+// then.
+func (s *Server) track(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.inflight.Add(1)
+		defer s.untrack()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) untrack() {
+	if s.inflight.Add(-1) == 0 && s.draining.Load() {
+		select {
+		case s.idle <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// InFlight returns the number of requests being handled, upgrades
+// (WebSockets, CONNECT tunnels) included until their tunnel ends.
+func (s *Server) InFlight() int64 { return s.inflight.Load() }
+
+// waitIdle waits until no handler is in flight or ctx is done.
+func (s *Server) waitIdle(ctx context.Context) error {
+	s.draining.Store(true)
+	for s.inflight.Load() > 0 {
+		select {
+		case <-s.idle:
+		case <-ctx.Done():
+			return fmt.Errorf("edge: %d requests still in flight: %w", s.inflight.Load(), ctx.Err())
+		}
+	}
+	return nil
+}
+
 // Shutdown stops accepting on every listener, waits for requests in
-// flight until ctx is done, then closes what is left. It returns ctx's
-// error when it had to cut connections. After Shutdown or Close it does
-// nothing.
+// flight until ctx is done, then closes what is left. Requests in flight
+// include upgrades (WebSockets and other tunnels, which net/http's own
+// Shutdown does not wait for) until their tunnel ends; one still open
+// when ctx ends is its handler's, which Shutdown does not close (a
+// process that exits after Shutdown ends it). It returns ctx's error when
+// it had to cut connections or leave upgrades open. After Shutdown or
+// Close it does nothing.
 func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	s.shutdown.Do(func() {
 		var wg sync.WaitGroup
-		errs := make([]error, len(s.servers)+1)
+		errs := make([]error, len(s.servers)+2)
 		for i, srv := range s.servers {
 			wg.Go(func() { errs[i] = srv.Shutdown(ctx) })
 		}
@@ -443,11 +500,33 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			wg.Go(func() { errs[len(s.servers)] = s.h3.Shutdown(ctx) })
 		}
 		wg.Wait()
+		errs[len(s.servers)+1] = s.waitIdle(ctx)
 		s.closeAll()
 		s.wg.Wait()
 		err = errors.Join(errs...)
 	})
 	return err
+}
+
+// CloseHTTP3 closes the HTTP/3 listener and its connections at once
+// (each gets a CONNECTION_CLOSE, so its client opens a new one), and the
+// UDP socket, leaving the TCP listeners serving. It is for a binary
+// upgrade: the new process serves a duplicate of the same UDP socket,
+// and while two processes read one socket, each datagram reaches only
+// one of them, which for the other's connections is loss. Closing the
+// old process's side at the hand-over sends every datagram to the new
+// one at once; the HTTP/3 requests in flight then are lost (their
+// clients retry on a new connection). It does nothing without HTTP/3 or
+// after Shutdown or Close.
+func (s *Server) CloseHTTP3() {
+	if s.h3 == nil {
+		return
+	}
+	s.h3Once.Do(func() {
+		s.h3.Close()
+		s.quicTr.Close()
+		s.udp.Close()
+	})
 }
 
 // Close closes every listener and connection at once, requests in flight
@@ -471,12 +550,10 @@ func (s *Server) closeAll() {
 		ln.Close()
 	}
 	if s.h3 != nil {
-		s.h3.Close()
-	}
-	if s.quicTr != nil {
-		s.quicTr.Close()
-	}
-	if s.udp != nil {
-		s.udp.Close()
+		s.h3Once.Do(func() {
+			s.h3.Close()
+			s.quicTr.Close()
+			s.udp.Close()
+		})
 	}
 }

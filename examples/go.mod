@@ -3,6 +3,7 @@ module github.com/paduraksa/paduraksa/examples
 go 1.26.0
 
 require (
+	github.com/cloudflare/tableflip v1.2.3
 	github.com/paduraksa/paduraksa v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3

@@ -83,7 +83,7 @@ type adminServer struct {
 // s.addr is empty. With a config file, applied pushes are saved to it
 // (file.Save); without one, they are applied in memory only. It tells
 // opt.readyAdmin the address.
-func startAdmin(s adminSettings, pub *snapshot.Publisher, file *source.File, configPath string, log *slog.Logger, opt options) (*adminServer, error) {
+func startAdmin(s adminSettings, pub *snapshot.Publisher, file *source.File, configPath string, log *slog.Logger, opt options, listen func(name, addr string) (net.Listener, error)) (*adminServer, error) {
 	if s.addr == "" {
 		return nil, nil
 	}
@@ -99,7 +99,7 @@ func startAdmin(s adminSettings, pub *snapshot.Publisher, file *source.File, con
 	if err != nil {
 		return nil, err
 	}
-	if a.ln, err = net.Listen("tcp", s.addr); err != nil {
+	if a.ln, err = listen(socketAdmin, s.addr); err != nil {
 		return nil, fmt.Errorf("-admin: %w", err)
 	}
 	a.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,

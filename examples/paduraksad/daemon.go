@@ -50,7 +50,7 @@ func run(ctx context.Context, args []string, opt options) error {
 		a.log = slog.New(slog.NewTextHandler(opt.stderr, nil))
 	}
 	defer a.close()
-	for _, step := range []func(context.Context) error{a.startCompiler, a.startACMEManager, a.startEdge, a.startPublisher} {
+	for _, step := range []func(context.Context) error{a.startSockets, a.startCompiler, a.startACMEManager, a.startEdge, a.startPublisher} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -62,6 +62,9 @@ func run(ctx context.Context, args []string, opt options) error {
 		}
 	}
 	a.announce()
+	if err := a.ready(); err != nil {
+		return a.fail(err)
+	}
 	return a.serve(ctx)
 }
 
@@ -77,6 +80,9 @@ type flags struct {
 	accessLog, accessFormat               string
 	accessSample                          int
 	admin                                 adminSettings
+	secretsPath                           string
+	pidFile                               string
+	upgradeGrace, upgradeTimeout          time.Duration
 }
 
 // demo reports whether the daemon serves the embedded demo config.
@@ -105,6 +111,10 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.accessLog, "access-log", "stderr", "where the access log goes: stderr, a file (appended to), or off; hosts[].accessLog: false leaves a host out")
 	fs.StringVar(&f.accessFormat, "access-log-format", "json", "access log format: json or text (logfmt)")
 	fs.IntVar(&f.accessSample, "access-log-sample-2xx", 1, "log one in N answers with a 2xx status (the others always)")
+	fs.StringVar(&f.pidFile, "pid-file", "", "file the serving process writes its PID to, after an upgrade too (for kill -USR2); empty: none")
+	fs.DurationVar(&f.upgradeGrace, "upgrade-grace", 30*time.Second, "after SIGUSR2 handed the sockets to a new process: how long requests, streams and upgrades in flight have to finish (SIGTERM ends it)")
+	fs.DurationVar(&f.upgradeTimeout, "upgrade-timeout", time.Minute, "after SIGUSR2: how long the new process has to serve before it is killed and this one keeps serving")
+	fs.StringVar(&f.secretsPath, "secrets", "", "file keeping the affinity key and the TLS session ticket secret across restarts, created (mode 0600) when absent; empty: both random at every start")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -148,6 +158,7 @@ type app struct {
 	watches []watch
 	reload  func()       // what SIGHUP does
 	adm     *adminServer // nil when off
+	sk      *sockets     // where the listening sockets come from
 }
 
 // deferClose runs fn when run returns, before what earlier steps started.
@@ -185,6 +196,9 @@ func (a *app) startCompiler(ctx context.Context) error {
 	a.compiler = snapshot.Compiler{Health: mon, Logger: a.log, Challenges: a.challenges, Observer: a.sample}
 	if al != nil {
 		a.accessLog, a.compiler.AccessLog = al, al
+	}
+	if err := a.loadSecrets(); err != nil {
+		return err
 	}
 	if !a.f.demo() {
 		return nil
@@ -262,10 +276,11 @@ func (a *app) startPublisher(context.Context) error {
 	return nil
 }
 
-// startEdge opens the listeners the flags ask for.
+// startEdge serves the listeners the flags ask for, on the sockets
+// edgeSockets gives.
 func (a *app) startEdge(context.Context) error {
 	store, log := a.store, a.log
-	listen, https, proxyFrom, perIP, deny := &a.f.listen, &a.f.https, &a.f.proxyFrom, &a.f.perIP, &a.f.deny
+	https, proxyFrom, perIP, deny := &a.f.https, &a.f.proxyFrom, &a.f.perIP, &a.f.deny
 	var limits listenlimits.Limits
 	trusted, err := parsePrefixes(*proxyFrom)
 	if err != nil {
@@ -280,7 +295,6 @@ func (a *app) startEdge(context.Context) error {
 	}
 	ec := edge.Config{
 		Handler:       store,
-		HTTP:          *listen,
 		ProxyProtocol: proxyproto.Config{TrustedProxies: trusted},
 		Connections:   connlimit.Config{PerAddress: *perIP, Deny: denied},
 		Limits:        limits,
@@ -290,11 +304,14 @@ func (a *app) startEdge(context.Context) error {
 		// The selector follows the store, so the listeners can open
 		// before the first config: until it applies they answer 503
 		// and nobody has been told the address.
-		ec.HTTPS, ec.HTTP3 = *https, true
 		ec.TLS, ec.QUICTLS = store.TLS().TLSConfig(), store.TLS().QUICConfig()
+	}
+	if err := a.edgeSockets(&ec); err != nil {
+		return err
 	}
 	srv, err := edge.Start(ec)
 	if err != nil {
+		closeSockets(&ec)
 		return err
 	}
 	a.ec, a.srv = ec, srv
@@ -398,7 +415,7 @@ func (a *app) serveAdmin(context.Context) error {
 		},
 		Listener: simulate.Listener{ProxyProtocol: a.ec.ProxyProtocol, Connections: a.ec.Connections, Limits: a.ec.Limits},
 	})
-	adm, err := startAdmin(s, a.pub, a.file, a.f.configPath, a.log, a.opt)
+	adm, err := startAdmin(s, a.pub, a.file, a.f.configPath, a.log, a.opt, a.sk.listen)
 	if err != nil {
 		return err
 	}
@@ -464,6 +481,10 @@ func (a *app) serve(ctx context.Context) error {
 			return err
 		case <-a.opt.reload:
 			a.reload()
+		case <-a.opt.upgrade:
+			a.upgrade()
+		case <-a.exit():
+			return a.handOver(ctx)
 		}
 	}
 }

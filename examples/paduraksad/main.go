@@ -9,6 +9,15 @@
 // serving. SIGINT and SIGTERM shut it down gracefully. The admin API
 // (package admin) listens on -admin, 127.0.0.1:9901 by default; a pushed
 // document is written to the -config file, so it survives a restart.
+//
+// -secrets FILE keeps the affinity key and the TLS session ticket secret
+// across restarts (package secrets). SIGUSR2 upgrades the binary without
+// dropping a connection: the sockets, TCP and UDP, pass to a new process
+// of the same path and arguments, and once it serves this one drains for
+// -upgrade-grace and exits; a new process that fails leaves this one
+// serving. Sockets from systemd's socket activation (LISTEN_FDS, named
+// http, https, http3 and admin by FileDescriptorName=) are used instead of
+// binding. See upgrade.go.
 package main
 
 import (
@@ -21,6 +30,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/cloudflare/tableflip"
 )
 
 func main() {
@@ -33,9 +44,11 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	hup := make(chan os.Signal, 1)
+	hup, usr2 := make(chan os.Signal, 1), make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	err := run(ctx, os.Args[1:], options{stdout: os.Stdout, stderr: os.Stderr, reload: hup})
+	signal.Notify(usr2, syscall.SIGUSR2)
+	err := run(ctx, os.Args[1:], options{stdout: os.Stdout, stderr: os.Stderr, reload: hup, upgrade: usr2, newUpgrader: tableflip.New,
+		logger: slog.New(slog.NewTextHandler(os.Stderr, nil)).With("pid", os.Getpid())})
 	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
@@ -59,4 +72,10 @@ type options struct {
 	readyAdmin func(addr string)
 	// logger overrides the default text logger on stderr.
 	logger *slog.Logger
+	// upgrade delivers SIGUSR2: hand the sockets to a new process.
+	upgrade <-chan os.Signal
+	// newUpgrader makes the process's one upgrader (tableflip.New); nil
+	// means no hand-over: the sockets are bound (or taken from systemd)
+	// and SIGUSR2 is refused.
+	newUpgrader func(tableflip.Options) (*tableflip.Upgrader, error)
 }
