@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/paduraksa/paduraksa/internal/enum"
+	"github.com/paduraksa/paduraksa/internal/pct"
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"golang.org/x/net/http/httpguts"
 )
@@ -665,7 +666,7 @@ func (q *queryMatcher) match(v *reqView) bool {
 		var pair string
 		pair, raw, _ = strings.Cut(raw, "&")
 		k, val, _ := strings.Cut(pair, "=")
-		if !decodedEqual(k, q.name) {
+		if !pct.Equal(k, q.name) {
 			continue
 		}
 		found = true
@@ -673,7 +674,7 @@ func (q *queryMatcher) match(v *reqView) bool {
 		case QueryPresent:
 			return true
 		case QueryExact:
-			if !decodedEqual(val, q.value) {
+			if !pct.Equal(val, q.value) {
 				return false
 			}
 		case QueryRegex:
@@ -708,30 +709,6 @@ func (q *queryMatcher) matchRegex(raw string, rq *Request) bool {
 	}
 	rq.keepScratch(b)
 	return q.re.Match(b)
-}
-
-// decodedEqual reports whether a raw query component, percent-decoded
-// ("+" is a space), equals want. A malformed escape equals nothing.
-func decodedEqual(raw, want string) bool {
-	j := 0
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch c {
-		case '+':
-			c = ' '
-		case '%':
-			if i+2 >= len(raw) || !isHex(raw[i+1]) || !isHex(raw[i+2]) {
-				return false
-			}
-			c = unhex(raw[i+1])<<4 | unhex(raw[i+2])
-			i += 2
-		}
-		if j == len(want) || want[j] != c {
-			return false
-		}
-		j++
-	}
-	return j == len(want)
 }
 
 // scratchBuf returns the request's scratch buffer, emptied: regex matches

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/paduraksa/paduraksa/internal/pct"
 	"github.com/paduraksa/paduraksa/internal/problem"
 )
 
@@ -162,10 +163,10 @@ func (qr *queryRewriter) apply(raw string) string {
 		var pair string
 		pair, rest, _ = strings.Cut(rest, "&")
 		k, _, _ := strings.Cut(pair, "=")
-		if slices.ContainsFunc(qr.drop, func(n string) bool { return queryNameIs(k, n) }) {
+		if slices.ContainsFunc(qr.drop, func(n string) bool { return pct.Equal(k, n) }) {
 			continue
 		}
-		if i := slices.IndexFunc(qr.set, func(p queryPair) bool { return queryNameIs(k, p.name) }); i >= 0 {
+		if i := slices.IndexFunc(qr.set, func(p queryPair) bool { return pct.Equal(k, p.name) }); i >= 0 {
 			if done&(1<<i) == 0 {
 				done |= 1 << i
 				sep()
@@ -196,50 +197,12 @@ func (qr *queryRewriter) touches(raw string) bool {
 		pair, rest, _ = strings.Cut(rest, "&")
 		k, _, _ := strings.Cut(pair, "=")
 		for _, n := range qr.drop {
-			if queryNameIs(k, n) {
+			if pct.Equal(k, n) {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// queryNameIs reports whether a raw query name, percent-decoded ("+" is
-// a space), is name. A malformed escape is no name.
-func queryNameIs(raw, name string) bool {
-	j := 0
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch c {
-		case '+':
-			c = ' '
-		case '%':
-			if i+2 >= len(raw) || !ishex(raw[i+1]) || !ishex(raw[i+2]) {
-				return false
-			}
-			c = unhex(raw[i+1])<<4 | unhex(raw[i+2])
-			i += 2
-		}
-		if j == len(name) || name[j] != c {
-			return false
-		}
-		j++
-	}
-	return j == len(name)
-}
-
-func ishex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c <= 'F':
-		return c - 'A' + 10
-	}
-	return c - 'a' + 10
 }
 
 // rewriteQuery puts the route's query rewrite on the outgoing request.
