@@ -1,6 +1,9 @@
 package gatewayapi_test
 
 import (
+	"cmp"
+	"fmt"
+	"math"
 	"net/http"
 	"testing"
 
@@ -49,25 +52,101 @@ func TestConformance(t *testing.T) {
 					t.Fatalf("%s: %v", &p, err)
 				}
 				o := &r.Outcome
-				if p.Want.Backend == "" {
+				if p.Want.Backend == "" && len(p.Want.Shares) == 0 {
 					if o.Status != p.Want.Status || o.Kind == simulate.Forwarded {
 						t.Errorf("%s: %s %d (route %q), want %d", &p, o.Kind, o.Status, o.Route, p.Want.Status)
+					}
+					for k, v := range p.Want.ResponseHeaders {
+						if got := o.Header.Get(k); got != v {
+							t.Errorf("%s: response header %s %q, want %q", &p, k, got, v)
+						}
 					}
 					continue
 				}
 				if o.Kind != simulate.Forwarded || o.Upstream == nil {
-					t.Errorf("%s: %s %d (%s), want forwarded to %s", &p, o.Kind, o.Status, o.Reason, p.Want.Backend)
+					t.Errorf("%s: %s %d (%s), want forwarded", &p, o.Kind, o.Status, o.Reason)
 					continue
 				}
-				if o.Upstream.ID != gwconformance.Upstream(p.Want.Backend) || o.Route != p.Want.Route {
-					t.Errorf("%s: route %s to %s (%s), want route %s to %s", &p, o.Route, o.Upstream.ID, o.Match, p.Want.Route, gwconformance.Upstream(p.Want.Backend))
+				if o.Route != p.Want.Route {
+					t.Errorf("%s: route %s (%s), want route %s", &p, o.Route, o.Match, p.Want.Route)
+				}
+				if len(p.Want.Shares) > 0 {
+					checkShare(t, &p, o)
+				} else if o.Upstream.ID != gwconformance.Upstream(p.Want.Backend) {
+					t.Errorf("%s: to %s, want %s", &p, o.Upstream.ID, gwconformance.Upstream(p.Want.Backend))
 				}
 				for k, v := range p.Want.ResponseHeaders {
 					if got := o.Header.Get(k); got != v && got != "" {
 						t.Errorf("%s: response header %s %q, want %q", &p, k, got, v)
 					}
 				}
+				checkMirror(t, &p, o)
+				if p.Want.Timeouts != nil {
+					checkTimeouts(t, &p, res)
+				}
 			}
 		})
 	}
+}
+
+// checkShare checks the side the simulator would send a weighted probe
+// to: chosen by weight, one of the case's Services, with a weight whose
+// share of the route's is the Service's within the case's tolerance.
+func checkShare(t *testing.T, p *gwconformance.Probe, o *simulate.Outcome) {
+	t.Helper()
+	sp := o.Split
+	if sp == nil || sp.Reason != "weight" {
+		t.Errorf("%s: split %+v, want one by weight", p, sp)
+		return
+	}
+	var svc string
+	for s := range p.Want.Shares {
+		if gwconformance.Upstream(s) == sp.Upstream {
+			svc = s
+		}
+	}
+	var w, total float64
+	if _, err := fmt.Sscanf(sp.Why, "weight %g of %g", &w, &total); err != nil || svc == "" || total == 0 {
+		t.Errorf("%s: side %s (%s), want one of %v by weight", p, sp.Upstream, sp.Why, p.Want.Shares)
+		return
+	}
+	if share := 100 * w / total; math.Abs(share-p.Want.Shares[svc]) > p.Want.Tolerance {
+		t.Errorf("%s: side %s has %s, %.1f%%; want %.1f%% ± %g", p, sp.Upstream, sp.Why, share, p.Want.Shares[svc], p.Want.Tolerance)
+	}
+}
+
+// checkMirror checks the mirror the simulator reports.
+func checkMirror(t *testing.T, p *gwconformance.Probe, o *simulate.Outcome) {
+	t.Helper()
+	m := o.Mirror
+	switch {
+	case p.Want.Mirror == "" && m != nil:
+		t.Errorf("%s: mirrored to %s, want no mirror", p, m.Upstream)
+	case p.Want.Mirror == "":
+	case m == nil:
+		t.Errorf("%s: no mirror, want %s", p, p.Want.Mirror)
+	case m.Upstream != gwconformance.Upstream(p.Want.Mirror) || m.Percent != cmp.Or(p.Want.MirrorPercent, 100):
+		t.Errorf("%s: mirrored to %s at %g%%, want %s at %g%%", p, m.Upstream, m.Percent, p.Want.Mirror, cmp.Or(p.Want.MirrorPercent, 100))
+	}
+}
+
+// checkTimeouts checks the timeouts of the probe's route in the
+// translation.
+func checkTimeouts(t *testing.T, p *gwconformance.Probe, res *gatewayapi.Result) {
+	t.Helper()
+	for _, h := range res.Document.Hosts {
+		for _, rt := range h.Routes {
+			if rt.ID == p.Want.Route {
+				got := gwconformance.Timeouts{Request: string(rt.Timeouts.Request), PerTry: string(rt.Timeouts.PerTry)}
+				if got.Request == "0s" {
+					got.Request = ""
+				}
+				if got != *p.Want.Timeouts {
+					t.Errorf("%s: timeouts %+v, want %+v", p, got, *p.Want.Timeouts)
+				}
+				return
+			}
+		}
+	}
+	t.Errorf("%s: no route %s", p, p.Want.Route)
 }
