@@ -81,9 +81,7 @@ func TestConformance(t *testing.T) {
 					}
 				}
 				checkMirror(t, &p, o)
-				if p.Want.Timeouts != nil {
-					checkTimeouts(t, &p, res)
-				}
+				checkForward(t, &p, o)
 			}
 		})
 	}
@@ -130,23 +128,24 @@ func checkMirror(t *testing.T, p *gwconformance.Probe, o *simulate.Outcome) {
 	}
 }
 
-// checkTimeouts checks the timeouts of the probe's route in the
-// translation.
-func checkTimeouts(t *testing.T, p *gwconformance.Probe, res *gatewayapi.Result) {
+// checkForward checks what the simulator's hand-over says the upstream
+// would receive (the rewritten path and query) and the route's timeouts.
+func checkForward(t *testing.T, p *gwconformance.Probe, o *simulate.Outcome) {
 	t.Helper()
-	for _, h := range res.Document.Hosts {
-		for _, rt := range h.Routes {
-			if rt.ID == p.Want.Route {
-				got := gwconformance.Timeouts{Request: string(rt.Timeouts.Request), PerTry: string(rt.Timeouts.PerTry)}
-				if got.Request == "0s" {
-					got.Request = ""
-				}
-				if got != *p.Want.Timeouts {
-					t.Errorf("%s: timeouts %+v, want %+v", p, got, *p.Want.Timeouts)
-				}
-				return
-			}
-		}
+	f := o.Forward
+	if f == nil {
+		t.Errorf("%s: no forward facts", p)
+		return
 	}
-	t.Errorf("%s: no route %s", p, p.Want.Route)
+	if p.Want.Path != "" && f.Target != p.Want.Path {
+		t.Errorf("%s: would send %q, want %q", p, f.Target, p.Want.Path)
+	}
+	got := gwconformance.Timeouts{Request: f.Request, PerTry: f.PerTry}
+	want := gwconformance.Timeouts{}
+	if p.Want.Timeouts != nil {
+		want = *p.Want.Timeouts
+	}
+	if got != want {
+		t.Errorf("%s: timeouts %+v, want %+v", p, got, want)
+	}
 }
