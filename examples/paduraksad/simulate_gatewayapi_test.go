@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -94,4 +95,49 @@ spec:
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "HTTPRoute default/shop: spec.rules[0].timeouts.backendRequest: ")
 	assert.Contains(t, err.Error(), "(the document's hosts[0].routes[0].timeouts.perTry)")
+}
+
+// TestSimulateGatewayAPISecret: an HTTPS listener's Secret is simulated
+// with a self-signed certificate for its hosts' names, and nothing is
+// written, neither under the default directory nor anywhere else.
+func TestSimulateGatewayAPISecret(t *testing.T) {
+	t.Chdir(t.TempDir())
+	certFile, keyFile := pemPair(t)
+	crt, err := os.ReadFile(certFile)
+	require.NoError(t, err)
+	key, err := os.ReadFile(keyFile)
+	require.NoError(t, err)
+	objects := `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: paduraksa
+  listeners:
+    - {name: http, protocol: HTTP, port: 80}
+    - {name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: shop}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [app.test]
+  rules: [{backendRefs: [{name: svc-a, port: 8080}]}]
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: cert}
+type: kubernetes.io/tls
+data:
+  tls.crt: ` + base64.StdEncoding.EncodeToString(crt) + `
+  tls.key: ` + base64.StdEncoding.EncodeToString(key) + "\n"
+	require.NoError(t, os.WriteFile("gateway.yaml", append([]byte(objects), gwconformance.Backends(map[string]int{"svc-a": 9001, "svc-b": 9002, "svc-c": 9003})...), 0o644))
+	before, err := os.ReadDir(".")
+	require.NoError(t, err)
+	out, _, err := simulateCmd(t, "-gateway-api", "gateway.yaml", "GET", "https://app.test/x")
+	require.NoError(t, err)
+	assert.Contains(t, out, "outcome: forwarded to upstream default.svc-a.8080")
+	after, err := os.ReadDir(".")
+	require.NoError(t, err)
+	assert.Equal(t, len(before), len(after), "a simulation writes no Secret")
 }
