@@ -122,7 +122,9 @@
 // won (the route it won over and the key of precedence that decided, and
 // a route of higher precedence whose path matched with the match it
 // failed) or, on a 404, the nearest route ([Step.Nearest]) and which of
-// its matches failed, the hand-over. The production setting is a nil *Tracer, one predictable
+// its matches failed, the hand-over (with the [Request] as the target
+// receives it, [Step.Request], for a tracer to ask the target what it
+// would send). The production setting is a nil *Tracer, one predictable
 // branch per step (BenchmarkGateDecide against BenchmarkGateDecideTraced).
 // [Gate.Simulate] runs the same code with [Request.DryRun]: stateful
 // policies only look, forward-auth is not called, drops are not carried

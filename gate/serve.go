@@ -205,7 +205,7 @@ func (g *Gate) decide(w http.ResponseWriter, r *http.Request, rq *Request) {
 	}
 
 	if tr != nil {
-		tr.OnStep(Step{Kind: StepHandOver, Name: rt.ID, Reason: rt.Prefix, Route: rt})
+		tr.OnStep(Step{Kind: StepHandOver, Name: rt.ID, Reason: rt.Prefix, Route: rt, Request: rq})
 	}
 	if rq.DryRun {
 		return

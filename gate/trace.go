@@ -90,6 +90,12 @@ type Step struct {
 	// decides at that stage: its value when the answer carries it, else
 	// why not.
 	Headers []HeaderFact
+	// Request is, on a hand-over step, the request as the route's target
+	// receives it (its path view, forwarded spelling and template
+	// values), for a tracer to ask the target what it would send
+	// ([Gate.Simulate]). It is valid only during OnStep: the gate reuses
+	// it afterwards. Nil on other steps.
+	Request *Request
 }
 
 // HeaderFact is one response header of a headers step: Value when the

@@ -1,6 +1,7 @@
 package gatewayapi
 
 import (
+	"net/http"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -24,47 +25,77 @@ type backend struct {
 }
 
 // target translates a rule's backendRefs onto base: one backend of weight
-// above 0 is the route's upstream; several are refused until routes have
-// weighted backends ([translation.weighted]); none answers 500
-// ([translation.noBackend]).
+// above 0 is the route's upstream; several are its backends, each with its
+// weight (a Service port named twice is one backend of the weights'
+// sum); a rule whose requests no backend takes (no backendRef, or every
+// weight 0) answers 500, the API's answer, as the route's fixed answer.
+// A backendRef that is invalid (unknown, of another kind, in another
+// namespace without a grant) is refused with its code, never turned into
+// a share of 500s: a file's mistake is said at translation.
 func (t *translation) target(base *config.Route, origins *[]origin, r *gwv1.HTTPRoute, ro *gwv1.HTTPRouteRule, at string) {
 	if len(ro.BackendRefs) == 0 {
-		t.noBackend(at + ".backendRefs")
+		t.noBackend(base, origins, at)
 		return
 	}
-	var live []int // the refs of weight above 0
-	var chosen *backend
+	type side struct {
+		b      *backend
+		weight int
+		j      int // the first backendRef naming it
+	}
+	var live []*side // the sides of weight above 0
+	invalid := false
 	for j := range ro.BackendRefs {
 		ref := &ro.BackendRefs[j]
 		bat := at + ".backendRefs[" + strconv.Itoa(j) + "]"
-		b := t.backendRef(r, ref, bat)
-		if ref.Weight != nil && *ref.Weight == 0 {
+		if len(ref.Filters) > 0 {
+			t.probs.Add(CodeBackendRefFilters, bat+".filters", "filters per backend are not translated: give them on the rule")
+			invalid = true
+		}
+		b := t.backendObject(r, &ref.BackendObjectReference, bat)
+		if b == nil {
+			invalid = true
+		}
+		w := 1 // the API's default
+		if ref.Weight != nil {
+			w = int(*ref.Weight)
+		}
+		if w == 0 {
 			continue // takes no request: the API's weight 0
 		}
-		live = append(live, j)
-		if b != nil && chosen == nil {
-			chosen = b
+		if i := slices.IndexFunc(live, func(s *side) bool { return b != nil && s.b == b }); i >= 0 {
+			live[i].weight += w
+			continue
 		}
+		live = append(live, &side{b: b, weight: w, j: j})
 	}
 	switch {
+	case invalid:
 	case len(live) == 0:
-		t.noBackend(at + ".backendRefs")
-	case len(live) > 1:
-		t.weighted(ro.BackendRefs, at+".backendRefs")
-	case chosen != nil:
-		base.Upstream = chosen.id
-		*origins = append(*origins, origin{".upstream", at + ".backendRefs[" + strconv.Itoa(live[0]) + "]"})
+		t.noBackend(base, origins, at+".backendRefs")
+	case len(live) == 1:
+		base.Upstream = live[0].b.id
+		*origins = append(*origins, origin{".upstream", at + ".backendRefs[" + strconv.Itoa(live[0].j) + "]"})
+	default:
+		for k, s := range live {
+			w := s.weight
+			base.Backends = append(base.Backends, config.Backend{Upstream: s.b.id, Weight: &w})
+			*origins = append(*origins, origin{".backends[" + strconv.Itoa(k) + "]", at + ".backendRefs[" + strconv.Itoa(s.j) + "]"})
+		}
 	}
 }
 
-// backendRef resolves one backendRef to its upstream, made once per
-// Service port, or reports why it cannot be and returns nil.
-func (t *translation) backendRef(r *gwv1.HTTPRoute, ref *gwv1.HTTPBackendRef, at string) *backend {
-	ok := true
-	if len(ref.Filters) > 0 {
-		t.probs.Add(CodeBackendRefFilters, at+".filters", "filters per backend are not translated: give them on the rule")
-		ok = false
-	}
+// noBackend makes a rule whose requests no backend takes answer as the
+// API says, 500, with a fixed answer of the route; at is the
+// backendRefs' path (or the rule's, when it has none).
+func (t *translation) noBackend(base *config.Route, origins *[]origin, at string) {
+	base.Fixed = &config.FixedAnswer{Status: http.StatusInternalServerError}
+	*origins = append(*origins, origin{".fixed", at})
+}
+
+// backendObject resolves a reference to a Service port (a backendRef's,
+// a mirror's) to its upstream, made once per Service port, or reports
+// why it cannot be and returns nil.
+func (t *translation) backendObject(r *gwv1.HTTPRoute, ref *gwv1.BackendObjectReference, at string) *backend {
 	if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service") {
 		t.probs.Add(CodeBackendRefKind, at, "only core Services are translated as backends")
 		return nil
@@ -83,14 +114,12 @@ func (t *translation) backendRef(r *gwv1.HTTPRoute, ref *gwv1.HTTPBackendRef, at
 		return nil
 	}
 	key.Port = int32(*ref.Port)
-	if b := t.upByKey[key]; b != nil {
-		if !ok {
-			return nil
-		}
-		return b
+	if b, ok := t.upByKey[key]; ok {
+		return b // nil: refused where first named
 	}
 	b := &backend{key: key, id: key.Namespace + "." + key.Name + "." + strconv.Itoa(int(key.Port)), at: at}
-	if !t.destinations(b, at) || !ok {
+	if !t.destinations(b, at) {
+		t.upByKey[key] = nil
 		return nil
 	}
 	t.upByKey[key] = b

@@ -44,16 +44,39 @@
 //     "namespace.name.rRULE.mMATCH"): the path (PathPrefix, Exact,
 //     RegularExpression as RE2), the method, header and query matches.
 //     The gate's precedence is the specification's.
-//   - A rule's one backendRef of weight above 0 is the route's upstream:
-//     one upstream per Service port (ID "namespace.name.port"), whose
+//   - A rule's backendRefs are the route's target: one of weight above 0
+//     is its upstream, several its backends with their weights (absent
+//     is 1, 0 takes none; a Service port named twice takes the sum). One
+//     upstream per Service port (ID "namespace.name.port"), whose
 //     destinations are [Options.Destinations]' entry for it or else the
 //     ready endpoints of the EndpointSlices labelled
 //     kubernetes.io/service-name with the Service's name, on the slice
 //     port the Service port names (by name when the Service is in the
 //     objects, by number otherwise). appProtocol kubernetes.io/h2c is
-//     HTTP/2 without TLS.
+//     HTTP/2 without TLS. A rule with no backendRef, or whose every
+//     weight is 0, and a route without rules, answer 500 as the API
+//     says: the route's fixed answer. A backendRef that is invalid (an
+//     unknown Service, another kind, another namespace without a grant)
+//     is refused, not served as a share of 500s.
 //   - RequestHeaderModifier and ResponseHeaderModifier are the route's
-//     header rules; URLRewrite's hostname is its hostHeader custom.
+//     header rules. URLRewrite's hostname is its hostHeader custom, its
+//     path its rewrite: ReplaceFullPath the rewrite's path,
+//     ReplacePrefixMatch its replacePrefix (on PathPrefix matches only;
+//     an empty one takes the prefix off).
+//   - RequestRedirect is the route's redirect: scheme, hostname, port,
+//     the path (full, or the matched prefix replaced) and statusCode
+//     (302 when absent). Without a port, a scheme's redirect goes to its
+//     well-known port, and one without a scheme to the port the request
+//     reached (the Gateway listener's). A redirect of every request to
+//     HTTPS that is all a hostname's HTTP listener serves is the host's
+//     httpsRedirect.
+//   - RequestMirror is the route's mirror, to an upstream of its
+//     backendRef's Service, of the requests its percent or fraction says
+//     (all by default); a route has one mirror.
+//   - A rule's timeouts are the route's: request its timeouts.request,
+//     backendRequest its timeouts.perTry ("0s" none). Both end at the
+//     answer's head, where the API's backendRequest ends at the end of
+//     the answer.
 //   - A listener's certificateRefs name a Secret: [Options.Certificates]
 //     maps it onto certificate files the embedder keeps; or a
 //     kubernetes.io/tls Secret in the objects is written, by
@@ -64,9 +87,7 @@
 //
 // Whatever the document cannot express is refused with a code and the
 // object's path ("HTTPRoute default/shop: spec.rules[1].filters[0]"), and
-// nothing is dropped: every code is in problems.go. Weighted backends,
-// redirects of one rule, path rewrites, mirrors and timeouts are refused
-// as "not yet expressible", each at the path of what it would translate.
+// nothing is dropped: every code is in problems.go.
 //
 // The document is checked by the publisher as any other;
 // [Result.Explain] says where in the objects a problem it finds is.

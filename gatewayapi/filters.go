@@ -1,6 +1,7 @@
 package gatewayapi
 
 import (
+	"cmp"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,11 +11,14 @@ import (
 	"github.com/paduraksa/paduraksa/config"
 )
 
-// filters translates a rule's filters onto base, the route every match
-// of the rule becomes, and reports whether the rule redirects (its
-// problems reported, or out.httpsRedirect set).
-func (t *translation) filters(base *config.Route, origins *[]origin, out *rule, fs []gwv1.HTTPRouteFilter, at string) (redirect bool) {
+// filters translates the filters of rule ro onto base, the route every
+// match of the rule becomes, and reports whether the rule redirects (its
+// route's redirect set, and out.httpsRedirect when it could be its
+// hostname's redirect to HTTPS).
+func (t *translation) filters(base *config.Route, origins *[]origin, out *rule, r *gwv1.HTTPRoute, ro *gwv1.HTTPRouteRule, at string) (redirect bool) {
+	fs := ro.Filters
 	seen := map[gwv1.HTTPRouteFilterType]bool{}
+	mirrorAt := ""
 	for i := range fs {
 		f := &fs[i]
 		fat := at + ".filters[" + strconv.Itoa(i) + "]"
@@ -38,16 +42,21 @@ func (t *translation) filters(base *config.Route, origins *[]origin, out *rule, 
 			if seen[gwv1.HTTPRouteFilterRequestRedirect] {
 				t.probs.Add(CodeFilterConfigInvalid, fat, "URLRewrite beside RequestRedirect: a redirect forwards nothing to rewrite")
 			}
-			t.urlRewrite(base, origins, f.URLRewrite, fat+".urlRewrite")
+			t.urlRewrite(base, origins, f.URLRewrite, ro.Matches, fat+".urlRewrite")
 		case gwv1.HTTPRouteFilterRequestRedirect:
 			if seen[gwv1.HTTPRouteFilterURLRewrite] {
 				t.probs.Add(CodeFilterConfigInvalid, fat, "RequestRedirect beside URLRewrite: a redirect forwards nothing to rewrite")
 			}
 			redirect = true
 			out.redirectAt = fat
-			out.httpsRedirect = t.requestRedirect(f.RequestRedirect, len(fs) == 1, fat)
+			out.httpsRedirect = t.requestRedirect(base, origins, f.RequestRedirect, len(fs) == 1, ro.Matches, fat+".requestRedirect")
 		case gwv1.HTTPRouteFilterRequestMirror:
-			t.requestMirror(f.RequestMirror, fat)
+			if mirrorAt != "" {
+				t.probs.Add(CodeFilterMirror, fat, "a second RequestMirror in the rule: a route of the document has one mirror (the first is "+mirrorAt+")")
+				continue
+			}
+			mirrorAt = fat
+			t.requestMirror(base, origins, r, f.RequestMirror, fat+".requestMirror")
 		case gwv1.HTTPRouteFilterCORS:
 			t.probs.Add(CodeFilterCORS, fat, "CORS is not translated: the library has no CORS filter")
 		case gwv1.HTTPRouteFilterExternalAuth:
@@ -132,39 +141,151 @@ func (t *translation) headerModifier(h *gwv1.HTTPHeaderFilter, origins *[]origin
 }
 
 // urlRewrite translates a URLRewrite: its hostname is the Host sent
-// upstream (hostHeader custom); its path is refused until the document
-// can replace a prefix or the path.
-func (t *translation) urlRewrite(base *config.Route, origins *[]origin, u *gwv1.HTTPURLRewriteFilter, at string) {
+// upstream (hostHeader custom), its path the route's rewrite: the
+// ReplaceFullPath the rewrite's path, a ReplacePrefixMatch its
+// replacePrefix.
+func (t *translation) urlRewrite(base *config.Route, origins *[]origin, u *gwv1.HTTPURLRewriteFilter, matches []gwv1.HTTPRouteMatch, at string) {
 	if u.Hostname != nil {
 		base.HostHeader, base.HostName = "custom", string(*u.Hostname)
 		*origins = append(*origins, origin{".hostHeader", at + ".hostname"}, origin{".hostName", at + ".hostname"})
 	}
 	if u.Path != nil {
-		t.rewritePath(u.Path, at+".path")
+		full, prefix, ok := t.pathModifier(u.Path, matches, at+".path")
+		switch {
+		case !ok:
+		case full != "":
+			base.Rewrite.Path = full
+			*origins = append(*origins, origin{".rewrite.path", at + ".path.replaceFullPath"})
+		default:
+			base.Rewrite.ReplacePrefix = prefix
+			*origins = append(*origins, origin{".rewrite.replacePrefix", at + ".path.replacePrefixMatch"})
+		}
 	}
 }
 
-// requestRedirect translates a RequestRedirect. The one the document
-// can say now is a whole hostname's redirect to HTTPS (scheme https and
-// nothing else but a port and a status): returned for the host, which
-// uses it when it is all the hostname's plain HTTP listener serves. Any
-// other is refused until the document has redirects per route
-// (routes[].redirect).
-func (t *translation) requestRedirect(r *gwv1.HTTPRequestRedirectFilter, alone bool, at string) *config.HTTPSRedirect {
-	status := http.StatusFound // the API's default
-	if r.StatusCode != nil {
-		status = *r.StatusCode
+// pathModifier reads a rewrite's or a redirect's path: the full path
+// that replaces the request's, or else the path that replaces the
+// matched prefix ("" is "/": the prefix taken off), and whether it is
+// one the rule can have. ReplacePrefixMatch needs a rule whose matches
+// are all path prefixes, as the API asks ("exactly one PathPrefix match"
+// there; each match is a route of its own here, with its own prefix).
+func (t *translation) pathModifier(p *gwv1.HTTPPathModifier, matches []gwv1.HTTPRouteMatch, at string) (full, prefix string, ok bool) {
+	switch p.Type {
+	case gwv1.FullPathHTTPPathModifier:
+		if p.ReplaceFullPath == nil || p.ReplacePrefixMatch != nil {
+			t.probs.Add(CodeFilterConfigInvalid, at, "type ReplaceFullPath takes replaceFullPath alone")
+			return "", "", false
+		}
+		return *p.ReplaceFullPath, "", true
+	case gwv1.PrefixMatchHTTPPathModifier:
+		if p.ReplacePrefixMatch == nil || p.ReplaceFullPath != nil {
+			t.probs.Add(CodeFilterConfigInvalid, at, "type ReplacePrefixMatch takes replacePrefixMatch alone")
+			return "", "", false
+		}
+		ok = true
+		for j := range matches {
+			if m := matches[j].Path; m != nil && m.Type != nil && *m.Type != gwv1.PathMatchPathPrefix {
+				t.probs.Add(CodeFilterPrefixMatchOnly, at+".replacePrefixMatch", "ReplacePrefixMatch replaces a matched prefix, and matches["+strconv.Itoa(j)+"] is a path match of type "+string(*m.Type))
+				ok = false
+			}
+		}
+		return "", cmp.Or(*p.ReplacePrefixMatch, "/"), ok
 	}
-	toHTTPS := r.Scheme != nil && *r.Scheme == "https" && r.Hostname == nil && r.Path == nil && alone
-	if toHTTPS && status != http.StatusSeeOther {
+	t.probs.Add(CodeFilterConfigInvalid, at+".type", "path modifier type "+strconv.Quote(string(p.Type))+": ReplaceFullPath or ReplacePrefixMatch")
+	return "", "", false
+}
+
+// requestRedirect translates a RequestRedirect into the route's
+// redirect: scheme, hostname, port, path (the full path, or the matched
+// prefix replaced) and status (302 when absent, the API's default). A
+// port left out is, with a scheme, that scheme's well-known port, and
+// without one the port of the request's Host: the Gateway listener's
+// port the client reached, as the API asks. A redirect of a whole
+// hostname to HTTPS (scheme https and nothing else but a port and a
+// status other than 303, the rule's only filter) is also returned, for
+// the host: it is the host's httpsRedirect when it is all the
+// hostname's plain HTTP listener serves.
+func (t *translation) requestRedirect(base *config.Route, origins *[]origin, r *gwv1.HTTPRequestRedirectFilter, alone bool, matches []gwv1.HTTPRouteMatch, at string) *config.HTTPSRedirect {
+	rd := &config.RouteRedirect{}
+	*origins = append(*origins, origin{".redirect", at})
+	if r.Scheme != nil {
+		rd.Scheme = *r.Scheme
+		*origins = append(*origins, origin{".redirect.scheme", at + ".scheme"})
+	}
+	if r.Hostname != nil {
+		rd.Host = string(*r.Hostname)
+		*origins = append(*origins, origin{".redirect.host", at + ".hostname"})
+	}
+	if r.Port != nil {
+		rd.Port = int(*r.Port)
+		*origins = append(*origins, origin{".redirect.port", at + ".port"})
+	}
+	if r.StatusCode != nil {
+		rd.Status = *r.StatusCode
+		*origins = append(*origins, origin{".redirect.status", at + ".statusCode"})
+	}
+	if r.Path != nil {
+		full, prefix, ok := t.pathModifier(r.Path, matches, at+".path")
+		switch {
+		case !ok:
+		case full != "":
+			rd.Path = full
+			*origins = append(*origins, origin{".redirect.path", at + ".path.replaceFullPath"})
+		default:
+			rd.Prefix = prefix
+			*origins = append(*origins, origin{".redirect.prefix", at + ".path.replacePrefixMatch"})
+		}
+	}
+	base.Redirect = rd
+	status := cmp.Or(rd.Status, http.StatusFound)
+	if rd.Scheme == "https" && r.Hostname == nil && r.Path == nil && alone && status != http.StatusSeeOther {
 		// "If redirect scheme is not-empty, the redirect port MUST be
 		// the well-known port associated with the redirect scheme."
-		port := 443
-		if r.Port != nil {
-			port = int(*r.Port)
-		}
-		return &config.HTTPSRedirect{Status: status, Port: port}
+		return &config.HTTPSRedirect{Status: status, Port: cmp.Or(rd.Port, 443)}
 	}
-	t.redirect(r, at)
 	return nil
+}
+
+// requestMirror translates a RequestMirror into the route's mirror: the
+// backendRef's Service port is the mirror's upstream, and its percent,
+// or fraction, the share of requests copied (100 when neither is
+// given).
+func (t *translation) requestMirror(base *config.Route, origins *[]origin, r *gwv1.HTTPRoute, m *gwv1.HTTPRequestMirrorFilter, at string) {
+	var pct *float64
+	switch {
+	case m.Percent != nil && m.Fraction != nil:
+		t.probs.Add(CodeFilterConfigInvalid, at, "percent and fraction: one of them")
+		return
+	case m.Percent != nil:
+		if *m.Percent < 0 || *m.Percent > 100 {
+			t.probs.Add(CodeFilterConfigInvalid, at+".percent", "percent "+strconv.Itoa(int(*m.Percent))+" is not 0-100")
+			return
+		}
+		p := float64(*m.Percent)
+		pct = &p
+	case m.Fraction != nil:
+		den := int32(100)
+		if m.Fraction.Denominator != nil {
+			den = *m.Fraction.Denominator
+		}
+		if den < 1 || m.Fraction.Numerator < 0 || m.Fraction.Numerator > den {
+			t.probs.Add(CodeFilterConfigInvalid, at+".fraction", "fraction "+strconv.Itoa(int(m.Fraction.Numerator))+"/"+strconv.Itoa(int(den))+
+				": a numerator of 0 or more, at most the denominator, which is 1 or more")
+			return
+		}
+		p := float64(m.Fraction.Numerator) * 100 / float64(den)
+		pct = &p
+	}
+	b := t.backendObject(r, &m.BackendRef, at+".backendRef")
+	if b == nil {
+		return
+	}
+	base.Mirror = &config.Mirror{Upstream: b.id, Percent: pct}
+	*origins = append(*origins, origin{".mirror", at}, origin{".mirror.upstream", at + ".backendRef"})
+	switch {
+	case m.Percent != nil:
+		*origins = append(*origins, origin{".mirror.percent", at + ".percent"})
+	case m.Fraction != nil:
+		*origins = append(*origins, origin{".mirror.percent", at + ".fraction"})
+	}
 }

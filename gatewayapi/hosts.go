@@ -83,7 +83,7 @@ func (t *translation) hosts() {
 				*s = side{l: a.l, at: a.at, names: hostnamesPath(a), seen: map[ruleKey]bool{}}
 			}
 		}
-		for i := range a.route.Spec.Rules {
+		for i := range max(1, len(a.route.Spec.Rules)) { // a route without rules has the API's default one
 			k := ruleKey{a.route, i}
 			if r := t.rules[k]; r != nil && !s.seen[k] {
 				s.seen[k] = true
@@ -154,7 +154,8 @@ func (t *translation) hosts() {
 		t.res.addOrigin(hat+".names[0]", served.names)
 		for _, r := range served.rules {
 			if r.httpsRedirect != nil && served == plain {
-				t.probs.Add(CodeFilterRedirect, r.redirectAt, "not yet expressible: a redirect to HTTPS beside other rules of the hostname (the document redirects a whole host, hosts[].httpsRedirect; a redirect per route, routes[].redirect, is planned)")
+				t.probs.Add(CodeFilterRedirect, r.redirectAt, "a redirect to HTTPS beside other rules of the hostname: the edge serves a host alike over HTTP and HTTPS, where this rule would redirect every request to itself; "+
+					"a hostname's plain HTTP listener that serves this rule alone is the host's redirect to HTTPS (hosts[].httpsRedirect)")
 			}
 			for _, ro := range r.routes {
 				rat := hat + ".routes[" + strconv.Itoa(len(host.Routes)) + "]"

@@ -19,9 +19,7 @@ type ValidationError = problem.Error
 // the translation cannot express in the library's document is refused with
 // one of them; none is dropped. Codes are stable: tools and tests may
 // branch on them. The codes ending in ".unsupported" name what the
-// document cannot say (yet: the weighted backends, redirects, rewrites of
-// the path, mirrors and timeouts of a route are planned fields of the
-// document, and translate once they exist).
+// document cannot say.
 //
 //	code                                          path (after "Kind namespace/name: ")   meaning
 //	gatewayapi.input.size                         ""                                     larger than MaxSize
@@ -56,7 +54,7 @@ type ValidationError = problem.Error
 //	gatewayapi.match.type.unknown                 spec.rules[i].matches[j].path.type...  a match type the API does not have
 //	gatewayapi.match.header.duplicate             spec.rules[i].matches[j].headers[k]    a header name again (in any case)
 //	gatewayapi.match.query.duplicate              spec.rules[i].matches[j].queryParams[k]  a parameter name again
-//	gatewayapi.rule.timeouts.unsupported          spec.rules[i].timeouts                 not yet expressible: a route's timeouts
+//	gatewayapi.rule.timeouts.invalid              spec.rules[i].timeouts.request, ...    not a Gateway API Duration (GEP-2257)
 //	gatewayapi.rule.retry.unsupported             spec.rules[i].retry                    retries on status codes
 //	gatewayapi.rule.sessionPersistence.unsupported spec.rules[i].sessionPersistence      session persistence per rule
 //	gatewayapi.filter.type.unknown                spec.rules[i].filters[j].type          a filter type the API does not have
@@ -66,11 +64,9 @@ type ValidationError = problem.Error
 //	gatewayapi.filter.extensionRef.unsupported    spec.rules[i].filters[j]               an implementation's filter
 //	gatewayapi.filter.cors.unsupported            spec.rules[i].filters[j]               CORS
 //	gatewayapi.filter.externalAuth.unsupported    spec.rules[i].filters[j]               external authorization
-//	gatewayapi.filter.requestRedirect.unsupported spec.rules[i].filters[j]               not yet expressible: a redirect route (only the host-wide redirect to HTTPS is)
-//	gatewayapi.filter.urlRewrite.path.unsupported spec.rules[i].filters[j].urlRewrite.path  not yet expressible: a path rewrite
-//	gatewayapi.filter.requestMirror.unsupported   spec.rules[i].filters[j]               not yet expressible: a mirror
-//	gatewayapi.backendRefs.weighted.unsupported   spec.rules[i].backendRefs              not yet expressible: more than one backend with a weight
-//	gatewayapi.backendRefs.none.unsupported       spec.rules[i].backendRefs              not yet expressible: no backend with a weight, which answers 500
+//	gatewayapi.filter.requestRedirect.unsupported spec.rules[i].filters[j]               a redirect beside backendRefs, or to HTTPS where the host is served over HTTPS too
+//	gatewayapi.filter.replacePrefixMatch.invalid  ...filters[j].urlRewrite.path.replacePrefixMatch  ReplacePrefixMatch on a rule with a path match other than PathPrefix
+//	gatewayapi.filter.requestMirror.unsupported   spec.rules[i].filters[j]               a second RequestMirror: a route has one mirror
 //	gatewayapi.backendRef.kind.unsupported        spec.rules[i].backendRefs[j]           not a core Service
 //	gatewayapi.backendRef.port.missing            spec.rules[i].backendRefs[j].port      a Service needs a port
 //	gatewayapi.backendRef.port.unknown            spec.rules[i].backendRefs[j].port      the Service has no such port
@@ -113,25 +109,23 @@ const (
 	CodeRouteFieldUnsupported    = "gatewayapi.route.field.unsupported"
 	CodeHostProtocolsDiffer      = "gatewayapi.host.protocols.differ"
 
-	CodeMatchTypeUnknown    = "gatewayapi.match.type.unknown"
-	CodeMatchHeaderDup      = "gatewayapi.match.header.duplicate"
-	CodeMatchQueryDup       = "gatewayapi.match.query.duplicate"
-	CodeRuleTimeouts        = "gatewayapi.rule.timeouts.unsupported"
-	CodeRuleRetry           = "gatewayapi.rule.retry.unsupported"
-	CodeRuleSessionPersist  = "gatewayapi.rule.sessionPersistence.unsupported"
-	CodeFilterTypeUnknown   = "gatewayapi.filter.type.unknown"
-	CodeFilterConfigInvalid = "gatewayapi.filter.config.invalid"
-	CodeFilterDuplicate     = "gatewayapi.filter.duplicate"
-	CodeFilterHeaderDup     = "gatewayapi.filter.header.duplicate"
-	CodeFilterExtensionRef  = "gatewayapi.filter.extensionRef.unsupported"
-	CodeFilterCORS          = "gatewayapi.filter.cors.unsupported"
-	CodeFilterExternalAuth  = "gatewayapi.filter.externalAuth.unsupported"
-	CodeFilterRedirect      = "gatewayapi.filter.requestRedirect.unsupported"
-	CodeFilterRewritePath   = "gatewayapi.filter.urlRewrite.path.unsupported"
-	CodeFilterMirror        = "gatewayapi.filter.requestMirror.unsupported"
+	CodeMatchTypeUnknown      = "gatewayapi.match.type.unknown"
+	CodeMatchHeaderDup        = "gatewayapi.match.header.duplicate"
+	CodeMatchQueryDup         = "gatewayapi.match.query.duplicate"
+	CodeRuleTimeouts          = "gatewayapi.rule.timeouts.invalid"
+	CodeRuleRetry             = "gatewayapi.rule.retry.unsupported"
+	CodeRuleSessionPersist    = "gatewayapi.rule.sessionPersistence.unsupported"
+	CodeFilterTypeUnknown     = "gatewayapi.filter.type.unknown"
+	CodeFilterConfigInvalid   = "gatewayapi.filter.config.invalid"
+	CodeFilterDuplicate       = "gatewayapi.filter.duplicate"
+	CodeFilterHeaderDup       = "gatewayapi.filter.header.duplicate"
+	CodeFilterExtensionRef    = "gatewayapi.filter.extensionRef.unsupported"
+	CodeFilterCORS            = "gatewayapi.filter.cors.unsupported"
+	CodeFilterExternalAuth    = "gatewayapi.filter.externalAuth.unsupported"
+	CodeFilterRedirect        = "gatewayapi.filter.requestRedirect.unsupported"
+	CodeFilterPrefixMatchOnly = "gatewayapi.filter.replacePrefixMatch.invalid"
+	CodeFilterMirror          = "gatewayapi.filter.requestMirror.unsupported"
 
-	CodeBackendRefsWeighted  = "gatewayapi.backendRefs.weighted.unsupported"
-	CodeBackendRefsNone      = "gatewayapi.backendRefs.none.unsupported"
 	CodeBackendRefKind       = "gatewayapi.backendRef.kind.unsupported"
 	CodeBackendRefPortMiss   = "gatewayapi.backendRef.port.missing"
 	CodeBackendRefPortUnk    = "gatewayapi.backendRef.port.unknown"
@@ -157,7 +151,7 @@ var codes = [...]string{
 	CodeRouteParentRefNotAllowed, CodeRouteHostnamesNoMatch, CodeRouteFieldUnsupported, CodeHostProtocolsDiffer,
 	CodeMatchTypeUnknown, CodeMatchHeaderDup, CodeMatchQueryDup, CodeRuleTimeouts, CodeRuleRetry, CodeRuleSessionPersist,
 	CodeFilterTypeUnknown, CodeFilterConfigInvalid, CodeFilterDuplicate, CodeFilterHeaderDup, CodeFilterExtensionRef,
-	CodeFilterCORS, CodeFilterExternalAuth, CodeFilterRedirect, CodeFilterRewritePath, CodeFilterMirror,
-	CodeBackendRefsWeighted, CodeBackendRefsNone, CodeBackendRefKind, CodeBackendRefPortMiss, CodeBackendRefPortUnk,
+	CodeFilterCORS, CodeFilterExternalAuth, CodeFilterRedirect, CodeFilterPrefixMatchOnly, CodeFilterMirror,
+	CodeBackendRefKind, CodeBackendRefPortMiss, CodeBackendRefPortUnk,
 	CodeBackendRefUnknown, CodeBackendRefFilters, CodeBackendAppProtocol, CodeServiceType, CodeEndpointSliceService,
 }

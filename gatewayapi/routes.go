@@ -66,12 +66,12 @@ func (t *translation) routes() {
 			continue // attached only to Gateways of another class
 		}
 		for i := range r.Spec.Rules {
-			t.rules[ruleKey{r, i}] = t.rule(r, i)
+			t.rules[ruleKey{r, i}] = t.rule(r, i, &r.Spec.Rules[i], routePath(r, "spec.rules["+strconv.Itoa(i)+"]"))
 		}
 		if len(r.Spec.Rules) == 0 {
 			// The API's default: one rule that matches every request,
 			// with no backend, which answers 500.
-			t.probs.Add(CodeBackendRefsNone, routePath(r, "spec.rules"), "not yet expressible: a route without rules answers 500, and the document has no fixed answer per route yet")
+			t.rules[ruleKey{r, 0}] = t.rule(r, 0, &gwv1.HTTPRouteRule{}, routePath(r, "spec.rules"))
 		}
 	}
 }
@@ -170,13 +170,13 @@ func covers(w, name string) bool {
 	return strings.HasPrefix(w, "*.") && len(name) > len(w)-1 && strings.HasSuffix(name, w[1:])
 }
 
-// rule translates rule i of r.
-func (t *translation) rule(r *gwv1.HTTPRoute, i int) *rule {
-	ro := &r.Spec.Rules[i]
-	at := routePath(r, "spec.rules["+strconv.Itoa(i)+"]")
+// rule translates ro, rule i of r at path at.
+func (t *translation) rule(r *gwv1.HTTPRoute, i int, ro *gwv1.HTTPRouteRule, at string) *rule {
 	out := &rule{path: at}
+	var base config.Route
+	var baseOrigins []origin
 	if ro.Timeouts != nil {
-		t.timeouts(ro.Timeouts, at+".timeouts")
+		t.timeouts(&base, &baseOrigins, ro.Timeouts, at+".timeouts")
 	}
 	if ro.Retry != nil {
 		t.probs.Add(CodeRuleRetry, at+".retry", "retries on status codes are not translated (a route's retry retries only requests that never reached a destination)")
@@ -184,28 +184,21 @@ func (t *translation) rule(r *gwv1.HTTPRoute, i int) *rule {
 	if ro.SessionPersistence != nil {
 		t.probs.Add(CodeRuleSessionPersist, at+".sessionPersistence", "session persistence per rule is not translated (an upstream's affinity is the library's)")
 	}
-	var base config.Route
-	var baseOrigins []origin
-	redirect := t.filters(&base, &baseOrigins, out, ro.Filters, at)
+	redirect := t.filters(&base, &baseOrigins, out, r, ro, at)
 	switch {
 	case redirect && len(ro.BackendRefs) > 0:
-		// The API refuses a redirect beside backends; so does the
-		// document (a route has one target).
+		// A redirect answers the request, so backendRefs would never
+		// take one; the document's route has one target.
 		t.probs.Add(CodeFilterRedirect, out.redirectAt, "a redirect beside backendRefs: a route has one target")
 		out.httpsRedirect = nil
+		return out
 	case !redirect:
 		t.target(&base, &baseOrigins, r, ro, at)
 	}
-	if out.httpsRedirect != nil {
-		if !matchesAll(ro.Matches) {
-			t.probs.Add(CodeFilterRedirect, out.redirectAt, "not yet expressible: a redirect of some requests only (the document has no redirect per route yet; the redirect of a whole hostname to HTTPS is its httpsRedirect)")
-			out.httpsRedirect = nil
-		}
-		return out
+	if out.httpsRedirect != nil && matchesAll(ro.Matches) {
+		return out // a candidate for the hostname's httpsRedirect
 	}
-	if redirect {
-		return out // refused in filters
-	}
+	out.httpsRedirect = nil
 	matches := ro.Matches
 	if len(matches) == 0 {
 		matches = []gwv1.HTTPRouteMatch{{}}

@@ -102,6 +102,25 @@ func (rt *Route) setRequestID(w http.ResponseWriter, r *http.Request, rq *gate.R
 	return rid
 }
 
+// ForwardURL returns the path and the raw query rq would be sent
+// upstream with: the route's rewrite of the path (its prefix stripped,
+// added or replaced, its template filled, or the whole path replaced)
+// and of the query applied. For a path the rewrite refuses it returns
+// the status Forward would answer (404) instead. It sends and changes
+// nothing: a simulation asks it at the gate's hand-over
+// ([gate.Step.Request]).
+func (rt *Route) ForwardURL(r *http.Request, rq *gate.Request) (path, rawQuery string, status int) {
+	path, status = rt.forwardPath(r, rq)
+	if status != 0 {
+		return "", "", status
+	}
+	rawQuery = r.URL.RawQuery
+	if rt.rw.query.active {
+		rawQuery = rt.rw.query.apply(rawQuery)
+	}
+	return path, rawQuery, 0
+}
+
 // forwardPath returns the path to send, the route's rewrite applied, or
 // the status of a path it refuses.
 func (rt *Route) forwardPath(r *http.Request, rq *gate.Request) (string, int) {

@@ -3,6 +3,7 @@ package simulate
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/proxy"
@@ -41,9 +42,96 @@ type Mirror struct {
 // backendFacts are what the hand-over's target would do with the
 // request: the split's side and the mirror.
 type backendFacts struct {
-	split  *Split
-	side   *proxy.Route // the side's route
-	mirror *Mirror
+	split   *Split
+	side    *proxy.Route // the side's route
+	mirror  *Mirror
+	forward *Forward
+}
+
+// Forward is what a forwarded request would be sent with: the request
+// target after the route's rewrite, and the route's time limits.
+type Forward struct {
+	// Target is the path and query the upstream would receive
+	// ("/v2/items?x=1"); empty when the rewrite refuses the path, with
+	// Status the answer (404).
+	Target string `json:"target,omitempty"`
+	Status int    `json:"status,omitempty"`
+	// Rewritten reports whether the route's rewrite changes the target
+	// (or refuses it): without, the request goes as the gate read it.
+	Rewritten bool `json:"rewritten,omitempty"`
+	// Request and PerTry are the route's timeouts (proxy.Timeouts), as Go
+	// durations; empty for none.
+	Request string `json:"request,omitempty"`
+	PerTry  string `json:"perTry,omitempty"`
+}
+
+// forwardFacts asks the hand-over's target what it would send, while
+// the gate's request is live: the path and query the route's rewrite
+// makes (a split's side's, as its Forward would choose it, the counter
+// left as it is) and the route's timeouts.
+func forwardFacts(st *gate.Step, steps []gate.Step, r *http.Request) *Forward {
+	if st.Route == nil {
+		return nil
+	}
+	var pr *proxy.Route
+	switch t := st.Route.Target.(type) {
+	case *proxy.Route:
+		pr = t
+	case *proxy.Split:
+		var client gate.Step
+		for _, s := range steps {
+			if s.Kind == gate.StepClient {
+				client = s
+			}
+		}
+		if c := t.Choose(r, client.Addr); c.Side >= 0 {
+			pr = c.Route
+		}
+	}
+	if pr == nil {
+		return nil
+	}
+	f := &Forward{}
+	path, query, status := pr.ForwardURL(r, st.Request)
+	if status != 0 {
+		f.Status, f.Rewritten = status, true
+	} else {
+		f.Target = path
+		if query != "" {
+			f.Target += "?" + query
+		}
+		f.Rewritten = path != st.Request.ForwardPath || query != r.URL.RawQuery
+	}
+	if tm := pr.Timeouts(); tm.Request > 0 || tm.PerTry > 0 {
+		if tm.Request > 0 {
+			f.Request = tm.Request.String()
+		}
+		if tm.PerTry > 0 {
+			f.PerTry = tm.PerTry.String()
+		}
+	}
+	return f
+}
+
+// forwardSummary says, for the hand-over step, what the route's rewrite
+// and timeouts do to f; "" when neither does anything.
+func forwardSummary(f *Forward) string {
+	var parts []string
+	switch {
+	case f.Status != 0:
+		parts = append(parts, "the rewrite refuses the path ("+strconv.Itoa(f.Status)+")")
+	case f.Rewritten:
+		parts = append(parts, "rewritten to "+f.Target)
+	}
+	switch {
+	case f.Request != "" && f.PerTry != "":
+		parts = append(parts, "timeouts: request "+f.Request+", perTry "+f.PerTry)
+	case f.Request != "":
+		parts = append(parts, "timeout: request "+f.Request)
+	case f.PerTry != "":
+		parts = append(parts, "timeout: perTry "+f.PerTry)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // handOverFacts reads the split's choice and the mirror's decision for r

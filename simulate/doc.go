@@ -32,7 +32,9 @@
 // verdict and reason, the limits, the redirects, the route with the path
 // view it matched, its path type and why it won (the route it won over
 // and the key of precedence that decided; on a 404 the nearest route and
-// which of its matches failed, also in [Outcome.Match]) and the upstream,
+// which of its matches failed, also in [Outcome.Match]), the hand-over
+// with what the route's target would send (the path and query after its
+// rewrite, and its timeouts, also in [Outcome.Forward]) and the upstream,
 // followed, when the upstream's connections present something of the
 // gateway, by what a new one would: the client certificate ID and the
 // PROXY header's version and addresses ([UpstreamConnection]).

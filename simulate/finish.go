@@ -81,6 +81,22 @@ func (s *sim) finish(refusal *Outcome, resp *http.Response) error {
 		if st.Kind == gate.StepClient && rq.proxy.IsValid() && len(pp.TrustedProxies) > 0 {
 			step.Summary = strings.Replace(step.Summary, "the peer itself", "the PROXY header's source", 1)
 		}
+		if f := s.backend.forward; st.Kind == gate.StepHandOver && f != nil {
+			if sum := forwardSummary(f); sum != "" {
+				step.Summary += ": " + sum
+			}
+			if step.Facts == nil {
+				step.Facts = map[string]string{}
+			}
+			for k, v := range map[string]string{"target": f.Target, "timeoutRequest": f.Request, "timeoutPerTry": f.PerTry} {
+				if v != "" {
+					step.Facts[k] = v
+				}
+			}
+			if f.Status != 0 {
+				step.Facts["status"] = strconv.Itoa(f.Status)
+			}
+		}
 		trace = append(trace, step)
 		switch st.Kind {
 		case gate.StepHost:
@@ -128,6 +144,7 @@ func (s *sim) finish(refusal *Outcome, resp *http.Response) error {
 					trace = append(trace, cs.step)
 				}
 			}
+			out.Forward = s.backend.forward
 			if m := s.backend.mirror; m != nil {
 				out.Mirror = m
 				trace = append(trace, mirrorStep(m))

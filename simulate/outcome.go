@@ -79,6 +79,9 @@ type Outcome struct {
 	// copied to the mirror; nil on a route that mirrors nothing. A
 	// simulation sends nothing to a mirror.
 	Mirror *Mirror `json:"mirror,omitempty"`
+	// Forward says, for a forward, the path and query the upstream would
+	// receive (the route's rewrite applied) and the route's timeouts.
+	Forward *Forward `json:"forward,omitempty"`
 	// Headers says, for each of Server, Alt-Svc,
 	// Strict-Transport-Security and X-Request-Id, the value the answer
 	// carries or why it carries none.

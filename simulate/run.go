@@ -367,7 +367,14 @@ func (s *sim) handshakeStep(st *tls.ConnectionState) Step {
 func (s *sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w}
 	var steps []gate.Step
-	tr := &gate.Tracer{OnStep: func(st gate.Step) { steps = append(steps, st) }}
+	var fwd *Forward
+	tr := &gate.Tracer{OnStep: func(st gate.Step) {
+		if st.Kind == gate.StepHandOver && st.Request != nil {
+			fwd = forwardFacts(&st, steps, r)
+			st.Request = nil // the gate reuses it
+		}
+		steps = append(steps, st)
+	}}
 	s.g.Simulate(rec, r, tr)
 	var hand http.Header
 	if rec.status == 0 {
@@ -387,6 +394,7 @@ func (s *sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.served, s.steps, s.wrote, s.handOver, s.proto = true, steps, rec.status, hand, r.Proto
 	s.backend = handOverFacts(steps, r)
+	s.backend.forward = fwd
 	if a, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
 		s.local = a.AddrPort()
 	}

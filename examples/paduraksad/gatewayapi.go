@@ -41,6 +41,9 @@ const (
 type gatewayDocs struct {
 	secretDir   string
 	http, https bool // the daemon's listeners
+	// simulation composes for paduraksad simulate: the listeners are not
+	// checked against the daemon's, and no Secret is written.
+	simulation bool
 
 	mu   sync.Mutex
 	cfg  []byte // the -config file as last read; nil without one
@@ -60,6 +63,9 @@ func (g *gatewayDocs) compose() ([]byte, []*snapshot.ValidationError) {
 		return nil, problem.All(err)
 	}
 	var probs problem.List
+	if g.simulation {
+		g.http, g.https = res.HTTP.Port != 0, res.HTTPS.Port != 0
+	}
 	if (res.HTTP.Port != 0) != g.http {
 		probs.Add(codeGatewayListeners, "-http", listenerMismatch("HTTP", res.HTTP.Port, g.http, "-http"))
 	}
@@ -88,6 +94,10 @@ func (g *gatewayDocs) compose() ([]byte, []*snapshot.ValidationError) {
 	data, err := json.Marshal(&doc)
 	if err != nil {
 		return nil, []*snapshot.ValidationError{{Code: codeGatewayEncode, Msg: err.Error()}}
+	}
+	if g.simulation {
+		g.res = res
+		return data, nil
 	}
 	if err := res.WriteSecrets(); err != nil {
 		return nil, []*snapshot.ValidationError{{Code: codeGatewaySecrets, Path: "-gateway-api-secrets", Msg: err.Error()}}

@@ -21,7 +21,7 @@ import (
 // written: its objects through -gateway-api (the EndpointSlices' ports
 // those of two backends of this test that answer as the README's do),
 // each curl of its console block against the daemon with the output it
-// shows, and the refusal of the weighted split.
+// shows, and the refusal of a CORS filter.
 func TestReadmeGatewayAPI(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestReadmeGatewayAPI(t *testing.T) {
 		require.True(t, strings.HasPrefix(cmd, "$ curl "), cmd)
 		args := regexp.MustCompile(`"[^"]*"|\S+`).FindAllString(strings.TrimPrefix(cmd, "$ curl "), -1)
 		req, _ := http.NewRequest("GET", "", nil)
-		code := false
+		code, location := false, false
 		for j := 0; j < len(args); j++ {
 			a := strings.Trim(args[j], `"`)
 			switch {
@@ -67,9 +67,12 @@ func TestReadmeGatewayAPI(t *testing.T) {
 				} else {
 					req.Header.Set(k, v)
 				}
-			case a == "-o", a == "-w":
-				code = true
+			case a == "-o":
 				j++
+			case a == "-w":
+				j++
+				code = true
+				location = strings.Contains(args[j], "%{redirect_url}")
 			case strings.HasPrefix(a, "http://127.0.0.1:8080"):
 				u := strings.Replace(a, "127.0.0.1:8080", d.addr, 1)
 				r2, err := http.NewRequest("GET", u, nil)
@@ -79,7 +82,9 @@ func TestReadmeGatewayAPI(t *testing.T) {
 				t.Fatalf("%s: argument %q", cmd, a)
 			}
 		}
-		res, err := (&http.Client{Transport: d.tr, Timeout: 10 * time.Second}).Do(req)
+		// As curl, which follows no redirect unless told.
+		res, err := (&http.Client{Transport: d.tr, Timeout: 10 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 		require.NoError(t, err)
 		body, err := io.ReadAll(res.Body)
 		res.Body.Close()
@@ -88,15 +93,19 @@ func TestReadmeGatewayAPI(t *testing.T) {
 		if code {
 			got = strconv.Itoa(res.StatusCode)
 		}
+		if location {
+			got += " " + res.Header.Get("Location")
+		}
 		assert.Equal(t, want, got, cmd)
 		curls++
 	}
-	assert.Equal(t, 4, curls)
+	assert.Equal(t, 5, curls)
 
-	// The refusal: the second rule's backendRefs split 90/10.
-	split := strings.Replace(objects, "      backendRefs: [{name: api-canary, port: 80}]", "      backendRefs: [{name: web, port: 80, weight: 90}, {name: api-canary, port: 80, weight: 10}]", 1)
+	// The refusal: a CORS filter after the second rule's header modifier.
+	split := strings.Replace(objects, "          requestHeaderModifier: {set: [{name: X-Env, value: canary}]}\n",
+		"          requestHeaderModifier: {set: [{name: X-Env, value: canary}]}\n        - type: CORS\n          cors: {allowOrigins: [\"https://shop.localhost\"]}\n", 1)
 	require.NotEqual(t, objects, split)
-	splitPath := filepath.Join(dir, "split.yaml")
+	splitPath := filepath.Join(dir, "cors.yaml")
 	require.NoError(t, os.WriteFile(splitPath, []byte(split), 0o644))
 	var out, logs syncBuffer
 	err = run(t.Context(), []string{"-gateway-api", splitPath, "-https", "off", "-listen", "127.0.0.1:0", "-admin", "127.0.0.1:0"}, options{stdout: &out, stderr: &logs})

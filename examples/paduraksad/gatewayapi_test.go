@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +10,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,15 +34,69 @@ type echo struct {
 // echoServer starts a backend that answers with an echo of its name.
 func echoServer(t *testing.T, name string) int {
 	t.Helper()
+	_, port := conformanceBackend(t, name)
+	return port
+}
+
+// backendLog is what a conformance backend has received: the
+// gwconformance.ProbeHeader of every request, and a channel closed (and
+// replaced) on each.
+type backendLog struct {
+	mu     sync.Mutex
+	probes map[string]int
+	next   chan struct{}
+}
+
+// await waits until the backend has received probe id, and reports
+// whether it did within the deadline.
+func (l *backendLog) await(id string, deadline time.Duration) bool {
+	timer := time.NewTimer(deadline)
+	defer timer.Stop()
+	for {
+		l.mu.Lock()
+		n, next := l.probes[id], l.next
+		l.mu.Unlock()
+		if n > 0 {
+			return true
+		}
+		select {
+		case <-next:
+		case <-timer.C:
+			return false
+		}
+	}
+}
+
+// conformanceBackend starts a backend that answers with an echo of its
+// name and the request, records the probes it receives, and holds a
+// request with gwconformance.HoldHeader until its client gives up on it
+// (10 s at most).
+func conformanceBackend(t *testing.T, name string) (*backendLog, int) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	log := &backendLog{probes: map[string]int{}, next: make(chan struct{})}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get(gwconformance.ProbeHeader); id != "" {
+			log.mu.Lock()
+			log.probes[id]++
+			close(log.next)
+			log.next = make(chan struct{})
+			log.mu.Unlock()
+		}
+		if r.Header.Get(gwconformance.HoldHeader) != "" {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(10 * time.Second):
+			}
+		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(echo{Backend: name, Method: r.Method, URI: r.RequestURI, Header: r.Header})
 	})}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().(*net.TCPAddr).Port
+	return log, ln.Addr().(*net.TCPAddr).Port
 }
 
 // gatewayFile writes objects to a file the daemon reads, by rename.
@@ -60,9 +117,11 @@ func TestGatewayAPIConformance(t *testing.T) {
 	cases, err := gwconformance.Load("../../gatewayapi/testdata/conformance")
 	require.NoError(t, err)
 	ports := map[string]int{}
+	logs := map[string]*backendLog{}
 	for _, s := range gwconformance.Services {
-		ports[s] = echoServer(t, s)
+		logs[s], ports[s] = conformanceBackend(t, s)
 	}
+	probeID := 0
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "gateway.yaml")
@@ -71,42 +130,71 @@ func TestGatewayAPIConformance(t *testing.T) {
 			client := &http.Client{Transport: d.tr, Timeout: 10 * time.Second,
 				CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 			for _, p := range c.Probes {
-				req, err := http.NewRequest(cmpOr(p.Method, "GET"), "http://"+d.addr+p.Path, nil)
-				require.NoError(t, err)
-				req.Host = p.Host
-				for k, vs := range p.Headers {
-					for _, v := range vs {
-						req.Header.Add(k, v)
+				got := map[string]int{} // answers by backend
+				for range max(1, p.Count) {
+					probeID++
+					id := strconv.Itoa(probeID)
+					e, ok := sendProbe(t, client, d.addr, &p, id)
+					if !ok {
+						break
+					}
+					got[e.Backend]++
+					if p.Want.Mirror != "" && cmp.Or(p.Want.MirrorPercent, 100) == 100 {
+						assert.True(t, logs[p.Want.Mirror].await(id, 5*time.Second), "%s: no copy at the mirror %s", &p, p.Want.Mirror)
 					}
 				}
-				res, err := client.Do(req)
-				require.NoError(t, err, "%s", &p)
-				body, err := io.ReadAll(res.Body)
-				res.Body.Close()
-				require.NoError(t, err)
-				want := p.Want.Status
-				if want == 0 {
-					want = http.StatusOK
-				}
-				if !assert.Equal(t, want, res.StatusCode, "%s: %s", &p, body) {
-					continue
-				}
-				var e echo
-				if p.Want.Backend == "" {
-					assert.Error(t, json.Unmarshal(body, &e), "%s: answered by a backend: %s", &p, body)
-					continue
-				}
-				require.NoError(t, json.Unmarshal(body, &e), "%s: %s", &p, body)
-				assert.Equal(t, p.Want.Backend, e.Backend, "%s", &p)
-				for k, v := range p.Want.RequestHeaders {
-					assert.Equal(t, v, strings.Join(e.Header.Values(k), ", "), "%s: request header %s", &p, k)
-				}
-				for k, v := range p.Want.ResponseHeaders {
-					assert.Equal(t, v, res.Header.Get(k), "%s: response header %s", &p, k)
+				for svc, share := range p.Want.Shares {
+					n := max(1, p.Count)
+					assert.InDelta(t, share, 100*float64(got[svc])/float64(n), p.Want.Tolerance, "%s: %s's share of %d (got %v)", &p, svc, n, got)
 				}
 			}
 		})
 	}
+}
+
+// sendProbe sends p once with the probe number id and checks its
+// answer; it returns the backend's echo, and false when the answer is
+// not a backend's or failed its checks.
+func sendProbe(t *testing.T, client *http.Client, addr string, p *gwconformance.Probe, id string) (echo, bool) {
+	t.Helper()
+	var e echo
+	req, err := http.NewRequest(cmpOr(p.Method, "GET"), "http://"+addr+p.Path, nil)
+	require.NoError(t, err)
+	req.Host = p.Host
+	for k, vs := range p.Headers {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	req.Header.Set(gwconformance.ProbeHeader, id)
+	res, err := client.Do(req)
+	require.NoError(t, err, "%s", p)
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.NoError(t, err)
+	want := cmp.Or(p.Want.Status, http.StatusOK)
+	if !assert.Equal(t, want, res.StatusCode, "%s: %s", p, body) {
+		return e, false
+	}
+	for k, v := range p.Want.ResponseHeaders {
+		assert.Equal(t, v, res.Header.Get(k), "%s: response header %s", p, k)
+	}
+	if (p.Want.Backend == "" && len(p.Want.Shares) == 0) || want != http.StatusOK {
+		// The edge's own answer.
+		assert.Error(t, json.Unmarshal(body, &e), "%s: answered by a backend: %s", p, body)
+		return e, false
+	}
+	require.NoError(t, json.Unmarshal(body, &e), "%s: %s", p, body)
+	if p.Want.Backend != "" {
+		assert.Equal(t, p.Want.Backend, e.Backend, "%s", p)
+	}
+	for k, v := range p.Want.RequestHeaders {
+		assert.Equal(t, v, strings.Join(e.Header.Values(k), ", "), "%s: request header %s", p, k)
+	}
+	if p.Want.Path != "" {
+		assert.Equal(t, p.Want.Path, e.URI, "%s: the path the backend receives", p)
+	}
+	return e, true
 }
 
 // TestGatewayAPIReloadAndConfig: -gateway-api beside -config serves the

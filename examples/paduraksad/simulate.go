@@ -47,10 +47,11 @@ func runSimulate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("paduraksad simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: paduraksad simulate [-config FILE] [-https ADDR] [-from ADDR] [-sni NAME] [-H 'Name: value'] [-json] METHOD URL")
+		fmt.Fprintln(stderr, "usage: paduraksad simulate [-config FILE] [-gateway-api FILE] [-https ADDR] [-from ADDR] [-sni NAME] [-H 'Name: value'] [-json] METHOD URL")
 		fs.PrintDefaults()
 	}
 	configPath := fs.String("config", "", "config document (JSON or YAML), compiled as a reload would and not applied; empty: the embedded demo config")
+	gatewayPath := fs.String("gateway-api", "", "Kubernetes Gateway API objects (YAML), translated as the daemon's -gateway-api translates them, beside -config when both are given; their Secrets are served by self-signed certificates and written nowhere")
 	from := fs.String("from", "", "the peer address the request comes from (IP or IP:port); empty: "+simulate.DefaultPeer.String())
 	sni := fs.String("sni", "", "the TLS server name; empty: the URL's host")
 	version := fs.Int("http-version", 0, "HTTP version the client asks for: 1, 2 or 3; 0: 1")
@@ -86,7 +87,14 @@ func runSimulate(args []string, stdout, stderr io.Writer) error {
 	if *sni != "" {
 		probe.TLS = &simulate.TLS{SNI: *sni}
 	}
-	target, err := simulationTarget(*configPath, *https)
+	var target simulate.Target
+	var gw *gatewayDocs
+	var err error
+	if *gatewayPath != "" {
+		target, gw, err = gatewayTarget(*gatewayPath, *configPath, *https)
+	} else {
+		target, err = simulationTarget(*configPath, *https)
+	}
 	if err != nil {
 		return err
 	}
@@ -101,6 +109,11 @@ func runSimulate(args []string, stdout, stderr io.Writer) error {
 	target.Listener.ProxyProtocol = proxyproto.Config{TrustedProxies: target.Listener.ProxyProtocol.TrustedProxies}
 
 	res, err := simulate.Run(target, probe)
+	var refused *simulate.DraftRefused
+	if gw != nil && errors.As(err, &refused) {
+		// Said at the objects' paths, as the daemon says them.
+		return &simulate.DraftRefused{Errors: gw.explain(refused.Errors)}
+	}
 	if err != nil {
 		return err
 	}
@@ -139,6 +152,35 @@ func simulationTarget(path, https string) (simulate.Target, error) {
 		}
 	}
 	return simulate.Target{DraftData: data, Compiler: c}, nil
+}
+
+// gatewayTarget is the document of the Gateway API objects of path,
+// beside the -config document of configPath when given, as the daemon
+// composes them, compiled for the HTTPS address https; the translation's
+// problems are said at the objects' paths. A simulation writes no
+// Secret: each certificate is served by a self-signed one for its hosts'
+// names, and the document serves both listeners whatever the Gateways
+// have.
+func gatewayTarget(path, configPath, https string) (simulate.Target, *gatewayDocs, error) {
+	g := &gatewayDocs{secretDir: "gateway-api-secrets", simulation: true}
+	var err error
+	if g.objs, err = snapshot.ReadDocument(path, admin.DefaultMaxDocumentBytes); err != nil {
+		return simulate.Target{}, nil, fmt.Errorf("-gateway-api: %w", err)
+	}
+	if configPath != "" {
+		if g.cfg, err = snapshot.ReadDocument(configPath, admin.DefaultMaxDocumentBytes); err != nil {
+			return simulate.Target{}, nil, err
+		}
+	}
+	data, probs := g.compose()
+	if probs != nil {
+		return simulate.Target{}, nil, &simulate.DraftRefused{Errors: probs}
+	}
+	c := &snapshot.Compiler{HTTPSPort: portOf(https)}
+	if https != "" && c.HTTPSPort == 0 {
+		return simulate.Target{}, nil, fmt.Errorf("-https: %q is not host:port", https)
+	}
+	return simulate.Target{DraftData: data, Compiler: c, TestCertificates: true}, g, nil
 }
 
 // logWhatIf logs what a reloaded document would change for the recent

@@ -36,7 +36,10 @@ type Probe struct {
 	Host    string            `json:"host"`
 	Path    string            `json:"path"`
 	Headers map[string]Values `json:"headers,omitempty"`
-	Want    Want              `json:"want"`
+	// Count is how many times the daemon sends the probe (for Shares);
+	// 0 means once. The simulator runs it once.
+	Count int  `json:"count,omitempty"`
+	Want  Want `json:"want"`
 }
 
 // Want is what a probe must get.
@@ -52,7 +55,37 @@ type Want struct {
 	RequestHeaders map[string]string `json:"requestHeaders,omitempty"`
 	// ResponseHeaders are headers the answer carries.
 	ResponseHeaders map[string]string `json:"responseHeaders,omitempty"`
+	// Path is the request target the backend receives (path and query).
+	Path string `json:"path,omitempty"`
+	// Shares are, for a weighted split, each Service's share of Count
+	// probes in percent, within Tolerance points (the daemon); the
+	// simulator checks that the side it would choose is one of them, by
+	// weight, with a weight that is its share within Tolerance.
+	Shares    map[string]float64 `json:"shares,omitempty"`
+	Tolerance float64            `json:"tolerance,omitempty"`
+	// Mirror is the Service a copy of the request goes to, and
+	// MirrorPercent the share copied (0 means 100). The daemon waits for
+	// the copy when every request is copied.
+	Mirror        string  `json:"mirror,omitempty"`
+	MirrorPercent float64 `json:"mirrorPercent,omitempty"`
+	// Timeouts are the route's timeouts, as Go durations ("100ms").
+	Timeouts *Timeouts `json:"timeouts,omitempty"`
 }
+
+// Timeouts are a route's request and per-try timeouts.
+type Timeouts struct {
+	Request string `json:"request,omitempty"`
+	PerTry  string `json:"perTry,omitempty"`
+}
+
+// HoldHeader, on a probe, makes the conformance backends hold the
+// request until the client (the edge) gives up on it: the way a case
+// meets a timeout.
+const HoldHeader = "X-Conformance-Hold"
+
+// ProbeHeader carries a probe's sequence number to the backends, so a
+// test can await the copy of one probe at a mirror.
+const ProbeHeader = "X-Conformance-Probe"
 
 // Values are a header's values: a string or a list.
 type Values []string
