@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -263,6 +264,14 @@ func bind(cfg *Config) (*sockets, error) {
 			return nil, err
 		}
 	}
+	if cfg.HTTPS != "" && cfg.HTTP3 && sk.h3 == nil {
+		if sk.https, sk.h3, err = listenBoth(cfg.HTTPS); err != nil {
+			sk.closeBound()
+			return nil, err
+		}
+		sk.bound = append(sk.bound, sk.https, sk.h3)
+		return sk, nil
+	}
 	if cfg.HTTPS != "" {
 		if sk.https, err = listen(cfg.HTTPS); err != nil {
 			sk.closeBound()
@@ -280,6 +289,31 @@ func bind(cfg *Config) (*sockets, error) {
 	}
 	return sk, nil
 }
+
+// listenBoth binds TCP on addr and UDP on the port TCP got. With port 0
+// the kernel picks the TCP port alone, and another program may hold that
+// port's UDP side: then both are tried again on a new port, a few times,
+// before the error is returned.
+func listenBoth(addr string) (net.Listener, *net.UDPConn, error) {
+	_, port, _ := net.SplitHostPort(addr)
+	for try := 0; ; try++ {
+		ln, err := listenTCP("tcp", addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		udp, err := listenUDP(ln.Addr())
+		if err == nil {
+			return ln, udp, nil
+		}
+		ln.Close()
+		if port != "0" || try == 15 || !errors.Is(err, syscall.EADDRINUSE) {
+			return nil, nil, err
+		}
+	}
+}
+
+// listenTCP is net.Listen; a test picks the port the kernel would.
+var listenTCP = net.Listen
 
 // listenUDP binds UDP on the port of the HTTPS listener's address.
 func listenUDP(a net.Addr) (*net.UDPConn, error) {
