@@ -643,6 +643,7 @@ func (e *canonEnc) upstream(u *Upstream) {
 		e.affinity(&u.Affinity)
 	}
 	e.metadata("metadata", u.Metadata)
+	e.upstreamLimits(&u.Limits)
 }
 
 func (e *canonEnc) upstreamHTTP(h *UpstreamHTTP) {
