@@ -681,6 +681,13 @@ type Destination struct {
 	// same scheme; empty means Address.
 	Health   string            `json:"health,omitempty"`
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// Drain, when true, sends the destination no new requests (affinity
+	// clients move on as when it fails) while those in flight, streams
+	// and upgrades included, finish, and stops its probes; GET /health
+	// says draining and how many are in flight. The admin API drains a
+	// destination too (POST /upstreams/{id}/destinations/{d}/drain); the
+	// document's drain wins when set.
+	Drain bool `json:"drain,omitempty"`
 }
 
 // UpstreamHTTP holds the client settings for an upstream: those that decide

@@ -150,7 +150,7 @@ func (r *run) destinations(i int, ds []config.Destination) (out []upstream.Desti
 			continue
 		}
 		scheme, host, _ := config.ParseAddress(d.Address)
-		dc := upstream.DestinationConfig{ID: d.ID, Scheme: scheme, Host: host, Metadata: d.Metadata}
+		dc := upstream.DestinationConfig{ID: d.ID, Scheme: scheme, Host: host, Metadata: d.Metadata, Drain: d.Drain}
 		if d.Health != "" {
 			_, dc.HealthHost, _ = config.ParseAddress(d.Health)
 		}

@@ -435,6 +435,8 @@ func effects() map[string]effect {
 		"upstreams[].http.tls.clientCertificate": {base: withCertificate,
 			set: func(d *config.Document) { d.Upstreams[1].HTTP.TLS.ClientCertificate = "main" }},
 		"upstreams[].http.proxyProtocol": {set: func(d *config.Document) { u0(d).HTTP.ProxyProtocol = "v2" }},
+		// Drain.
+		"upstreams[].destinations[].drain": {set: func(d *config.Document) { u0(d).Destinations[0].Drain = true }},
 		// Circuit breakers.
 		"upstreams[].limits.maxInFlight":        {set: func(d *config.Document) { u0(d).Limits.MaxInFlight = 100 }},
 		"upstreams[].limits.maxPending":         {set: func(d *config.Document) { u0(d).Limits.MaxPending = 10 }},
