@@ -34,15 +34,15 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 		rt.answer(w, r, rq, status)
 		return
 	}
-	if rt.cluster.Limits.MaxInFlight > 0 {
-		if !rt.cluster.admit() {
-			rt.overloaded(w, r, rq, LimitInFlight)
-			return
-		}
-		defer rt.cluster.leave()
-	}
 	o := exchangePool.Get().(*exchange)
 	defer o.finish()
+	if rt.cluster.Limits.MaxInFlight > 0 && !o.admit(rt.cluster) {
+		// No defer of its own: one more would make Forward's defers
+		// stack-allocated instead of open-coded (about 10 % of
+		// BenchmarkForwardOwn). finish releases the admission.
+		rt.overloaded(w, r, rq, LimitInFlight)
+		return
+	}
 	f := forward{o: o, rt: rt, w: w, r: r, rq: rq, rid: rid}
 	d, status := f.pick()
 	if status != 0 {

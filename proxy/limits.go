@@ -138,6 +138,16 @@ func (c *Cluster) admit() bool {
 // leave ends a request admit counted.
 func (c *Cluster) leave() { c.Stats.limits.inFlight.Add(-1) }
 
+// admit admits the forward on c's MaxInFlight and, if it is within,
+// keeps c for finish to release.
+func (o *exchange) admit(c *Cluster) bool {
+	if !c.admit() {
+		return false
+	}
+	o.admitted = c
+	return true
+}
+
 // beginRetry counts a retry in flight and reports whether it is within
 // MaxRetriesInFlight; f remembers it, for endRetry.
 func (f *forward) beginRetry() bool {
