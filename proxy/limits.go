@@ -22,8 +22,11 @@ import (
 // [ClientConfig.MaxConnsPerDestination]) are the transport's.
 //
 // The counts are atomics in the cluster's Stats, kept per cluster ID
-// across publishes, so a publish that changes a threshold counts on;
-// a Cluster with Limits needs Stats ([NewRoute] refuses one without).
+// across publishes, so a publish that changes a threshold counts on; one
+// that sets a threshold where there was none counts the requests
+// admitted from then on, not those already in flight. A Cluster with
+// Limits needs Stats ([NewRoute] refuses one without). Mirrored copies
+// are bounded by their mirror's own MaxInFlight, not by these.
 type Limits struct {
 	// MaxInFlight bounds the requests of the cluster in flight at once,
 	// from their admission to the end of their answer (streams and
