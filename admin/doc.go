@@ -61,6 +61,15 @@
 //	                 (reason and time) ([Health]).
 //	GET  /healthz    the gateway itself: 200 while a config is serving,
 //	                 503 before ([Healthz]).
+//	POST /upstreams/{upstream}/destinations/{destination}/drain
+//	POST /upstreams/{upstream}/destinations/{destination}/undrain
+//	                 take the destination out of rotation (no new
+//	                 request, in-flight ones finish, no probes) or put it
+//	                 back, answering it as GET /health shows it
+//	                 ([Destination]: draining, drainedBy, inFlight); 404
+//	                 for one the serving config lacks. The drain lasts
+//	                 across publishes that keep the destination; a
+//	                 document's drain: true wins over undrain.
 //	GET  /metrics    [Config.Metrics]; 404 without it.
 //	*    /simulate, /simulate/diff
 //	                 [Config.Simulate]; 404 without it.
@@ -94,6 +103,8 @@
 //	GET  /revisions  one outcome per revision the publisher keeps, without
 //	                 the documents.
 //	GET  /health     one entry per destination of the serving config.
+//	POST .../drain   one destination, two atomic stores and a recompute
+//	                 of its cluster's available set.
 //	GET  /healthz    nothing worth counting.
 //	GET  /metrics    one series per host, route and status code seen, per
 //	                 policy and per destination of the serving config

@@ -96,6 +96,8 @@ const (
 	CodeMaxDocumentInvalid = "admin.maxDocumentBytes.invalid"
 	CodeMaxPushesInvalid   = "admin.maxPushes.invalid"
 	CodePublisherMissing   = "admin.publisher.missing"
+
+	CodeDestinationUnknown = "admin.destination.unknown" // 404: no such upstream or destination in the serving config
 )
 
 // Handler serves the admin API; see the package documentation. It is
@@ -169,6 +171,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.cfg.Simulate.ServeHTTP(w, r)
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/upstreams/") {
+		h.destination(w, r)
 		return
 	}
 	var serve func(http.ResponseWriter, *http.Request)

@@ -89,6 +89,12 @@ type Destination struct {
 	Passive   string `json:"passive"`
 	Available bool   `json:"available"`
 	InFlight  int64  `json:"inFlight"`
+	// Draining reports whether the destination takes no new requests;
+	// DrainedBy says who drains it: "document" (its drain: true, which
+	// wins), "admin" (POST .../drain), or empty. A deploy script waits
+	// for InFlight 0 before removing it.
+	Draining  bool   `json:"draining"`
+	DrainedBy string `json:"drainedBy,omitempty"`
 	// LastChange is the latest verdict change; absent when health never
 	// changed one.
 	LastChange *Change `json:"lastChange,omitempty"`

@@ -112,6 +112,7 @@ var allDescs = []*prometheus.Desc{
 	dSplit, dMirror, dMirrorOut, dMirrorFlight,
 	dUpRequests, dUpRetries, dFallbacks, dExchanges, dTTFB, dDestFlight, dAvailable, dHealth, dChanges, dProbe, dProbeFail, dPanic,
 	dRevision, dPublish, dApply, dApplySum, dApplyTotal, dOpen, dParked, dRefused, dHandshake, dTLSDef, dAccessLog,
+	dLimit, dLimitTrips, dLimitNow,
 }
 
 // Describe sends every series' description.
@@ -248,6 +249,7 @@ func (c collector) clusters(s *snapshot.Snapshot) {
 				c.counter(dFallbacks, st.HTTP1Fallbacks(proxy.HTTP1Fallback(i)), up, reason)
 			}
 		}
+		c.limits(up, pc)
 		mem := uc.Members()
 		panicking := 0.0
 		if mem.Panic {

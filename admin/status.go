@@ -60,6 +60,7 @@ func (h *Handler) cluster(c *upstream.Cluster) Cluster {
 			Health: d.Health().String(), Active: d.ActiveHealth().String(), Passive: d.PassiveHealth().String(),
 			Available: avail[d], InFlight: d.InFlight(),
 		}
+		drainState(&dst, d)
 		if mon != nil {
 			if ch, ok := mon.LastChange(d); ok {
 				dst.LastChange = &Change{Check: ch.Check.String(), From: ch.Old.String(), To: ch.New.String(), Reason: ch.Reason, Time: ch.Time}

@@ -628,6 +628,7 @@ func (e *canonEnc) upstream(u *Upstream) {
 			}
 		}
 		e.metadata("metadata", d.Metadata)
+		e.boolean("drain", d.Drain)
 	})
 	e.strDefault("loadBalancing", u.LoadBalancing, balance.PolicyNames()[0])
 
@@ -643,6 +644,7 @@ func (e *canonEnc) upstream(u *Upstream) {
 		e.affinity(&u.Affinity)
 	}
 	e.metadata("metadata", u.Metadata)
+	e.upstreamLimits(&u.Limits)
 }
 
 func (e *canonEnc) upstreamHTTP(h *UpstreamHTTP) {

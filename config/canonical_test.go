@@ -71,6 +71,12 @@ func TestCanonicalSameConfig(t *testing.T) {
 		{"proxyProtocol off is the default",
 			`{"upstreams":[{"id":"u","http":{"proxyProtocol":"off","tls":{"trust":"system"}}}]}`,
 			`{"upstreams":[{"id":"u"}]}`},
+		{"limits of 0 are none",
+			`{"upstreams":[{"id":"u","limits":{"maxInFlight":0,"maxPending":0}}]}`,
+			`{"upstreams":[{"id":"u"}]}`},
+		{"limits",
+			`{"upstreams":[{"id":"u","limits":{"maxConnectionsPerDestination":8,"maxInFlight":100,"maxPending":0}}]}`,
+			`{"upstreams":[{"id":"u","limits":{"maxInFlight":100,"maxConnectionsPerDestination":8}}]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

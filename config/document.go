@@ -643,6 +643,31 @@ type Upstream struct {
 	Health        HealthCheck       `json:"health,omitzero"`
 	Affinity      Affinity          `json:"affinity,omitzero"`
 	Metadata      map[string]string `json:"metadata,omitempty"`
+	Limits        UpstreamLimits    `json:"limits,omitzero"`
+}
+
+// UpstreamLimits are an upstream's circuit breakers: past one, a request
+// is answered 503 at once with Retry-After: 1 and the error kind
+// "overloaded" in the access log, never queued and never counted against
+// a destination's health. Each is 0 (no limit, the default) to
+// proxy.MaxLimit.
+type UpstreamLimits struct {
+	// MaxInFlight bounds the upstream's requests in flight at once, from
+	// admission to the end of the answer (streams and upgrades included).
+	MaxInFlight int `json:"maxInFlight,omitempty"`
+	// MaxPending bounds the requests waiting for a connection at once:
+	// on the forwarder's HTTP/1.1 client, dialing one or waiting at
+	// maxConnectionsPerDestination. Requests through net/http's clients
+	// (HTTP/2, upgrades and the other fallbacks) are not counted.
+	MaxPending int `json:"maxPending,omitempty"`
+	// MaxRetriesInFlight bounds the retries in flight at once; past it a
+	// failure is answered as without a retry (502, 504).
+	MaxRetriesInFlight int `json:"maxRetriesInFlight,omitempty"`
+	// MaxConnectionsPerDestination bounds the connections open to each
+	// destination; a request past it waits for one (bounded by
+	// maxPending and the route's timeouts: a wait the request timeout
+	// ends is 503).
+	MaxConnectionsPerDestination int `json:"maxConnectionsPerDestination,omitempty"`
 }
 
 // Destination is one address of an upstream.
@@ -656,6 +681,13 @@ type Destination struct {
 	// same scheme; empty means Address.
 	Health   string            `json:"health,omitempty"`
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// Drain, when true, sends the destination no new requests (affinity
+	// clients move on as when it fails) while those in flight, streams
+	// and upgrades included, finish, and stops its probes; GET /health
+	// says draining and how many are in flight. The admin API drains a
+	// destination too (POST /upstreams/{id}/destinations/{d}/drain); the
+	// document's drain wins when set.
+	Drain bool `json:"drain,omitempty"`
 }
 
 // UpstreamHTTP holds the client settings for an upstream: those that decide

@@ -28,7 +28,8 @@
 //     unhealthy after Threshold failed probes in a row
 //     ([ActiveConfig.Threshold], else the cluster metadata
 //     [MetadataThreshold], default 2) and healthy on the first pass. Probe
-//     requests come from a [ProbeRequestFactory].
+//     requests come from a [ProbeRequestFactory]. A draining destination
+//     ([upstream.Destination.Draining]) is not probed.
 //   - Passive: each destination has a sliding window (60 s, ten buckets). A
 //     [PassivePolicy] says which observations are failures and when the
 //     window makes a destination unhealthy; the built-in [FailureRate]

@@ -92,7 +92,11 @@ func (m *Monitor) work(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case j := <-m.jobs:
-			m.probe(ctx, j)
+			if !j.d.Draining() {
+				// A draining destination is not probed: it takes no new
+				// requests whatever a probe would say.
+				m.probe(ctx, j)
+			}
 			if j.r.left.Add(-1) == 0 {
 				m.finish(j.r)
 			}

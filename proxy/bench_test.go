@@ -223,9 +223,18 @@ func ownExchange(tb testing.TB) (*cannedRT, *http.Request, *nopWriter) {
 // health.Monitor with passive checks on, as a hand-built gateway wires it.
 func forwardOwn(tb testing.TB, observed bool) func() {
 	tb.Helper()
+	return forwardOwnLimited(tb, observed, proxy.Limits{})
+}
+
+// forwardOwnLimited is forwardOwn on a cluster with circuit breakers.
+func forwardOwnLimited(tb testing.TB, observed bool, limits proxy.Limits) func() {
+	tb.Helper()
 	canned, r, w := ownExchange(tb)
 	var m *health.Monitor
-	s := setup{}
+	s := setup{limits: limits}
+	if limits != (proxy.Limits{}) {
+		s.stats = new(proxy.Stats)
+	}
 	if observed {
 		m = health.New(health.Options{})
 		tb.Cleanup(func() { m.Close() })
@@ -253,6 +262,16 @@ func forwardOwn(tb testing.TB, observed bool) func() {
 // canned RoundTripper and a ResponseWriter that does nothing.
 func BenchmarkForwardOwn(b *testing.B) {
 	f := forwardOwn(b, false)
+	b.ReportAllocs()
+	for b.Loop() {
+		f()
+	}
+}
+
+// BenchmarkForwardOwnLimited is BenchmarkForwardOwn on a cluster with
+// circuit breakers: the in-flight admission is two atomic adds.
+func BenchmarkForwardOwnLimited(b *testing.B) {
+	f := forwardOwnLimited(b, false, proxy.Limits{MaxInFlight: 1000, MaxRetriesInFlight: 10})
 	b.ReportAllocs()
 	for b.Loop() {
 		f()
@@ -298,5 +317,10 @@ func TestForwardOwnAllocations(t *testing.T) {
 		if n := testing.AllocsPerRun(200, f); n > limit {
 			t.Errorf("Route.Forward (observed %v) allocates %.1f times per request, want at most %v", observed, n, limit)
 		}
+	}
+	f := forwardOwnLimited(t, false, proxy.Limits{MaxInFlight: 1000, MaxRetriesInFlight: 10})
+	f()
+	if n := testing.AllocsPerRun(200, f); n > limit {
+		t.Errorf("Route.Forward with limits allocates %.1f times per request, want at most %v", n, limit)
 	}
 }

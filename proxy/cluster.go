@@ -37,6 +37,10 @@ type Cluster struct {
 	// upgraded connection) when no data moved either way for this long;
 	// 0 means [DefaultIdleTimeout], a negative value never.
 	IdleTimeout time.Duration
+
+	// Limits are the cluster's circuit breakers; the zero value sets
+	// none. They are counted in Stats, which they need.
+	Limits Limits
 }
 
 // idle returns the effective idle timeout; 0 means never.

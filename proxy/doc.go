@@ -132,6 +132,19 @@
 // never an upgrade; within a budget that is a share of the route's live
 // requests.
 //
+// # Circuit breakers
+//
+// Off by default. A cluster's [Limits] bound its requests in flight and
+// its retries in flight; its transport's [ClientConfig] bounds the
+// connections per destination and the requests waiting for a connection
+// of the direct client. Past a threshold a request is answered 503 at
+// once with Retry-After ([OverloadRetryAfter]) and the error kind
+// "overloaded" (a retry past its bound is not sent, and the failure is
+// answered as without it); each trip is counted by [Limit] in the
+// cluster's [Stats]. Nothing queues beyond the bounds, and no trip is an
+// observation: a flood of clients is not the destination's failure. The
+// counts are atomics; a cluster without limits pays one comparison.
+//
 // # Compression
 //
 // Off by default, per host ([Compression]). gzip (klauspost/compress, level

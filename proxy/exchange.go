@@ -41,6 +41,8 @@ type exchange struct {
 	// writer until it wrote the request (WroteRequest) and the reader
 	// until the round trip returned the response head.
 	lent atomic.Int32
+
+	admitted *Cluster // the cluster whose MaxInFlight admitted the forward (limits.go), or nil
 }
 
 // gotConn is the ClientTrace callback for the connection net/http takes
@@ -90,6 +92,10 @@ var exchangePool = sync.Pool{New: func() any {
 // connection or the client's body. The URL is prepare's to set whole, and
 // the direct client's request points at the exchange's own URL and map.
 func (o *exchange) finish() {
+	if c := o.admitted; c != nil {
+		o.admitted = nil
+		c.leave()
+	}
 	o.info.done()
 	o.idle.stop()
 	o.dl.stop()

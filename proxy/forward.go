@@ -36,6 +36,13 @@ func (rt *Route) Forward(w http.ResponseWriter, r *http.Request, rq *gate.Reques
 	}
 	o := exchangePool.Get().(*exchange)
 	defer o.finish()
+	if rt.cluster.Limits.MaxInFlight > 0 && !o.admit(rt.cluster) {
+		// No defer of its own: one more would make Forward's defers
+		// stack-allocated instead of open-coded (about 10 % of
+		// BenchmarkForwardOwn). finish releases the admission.
+		rt.overloaded(w, r, rq, LimitInFlight)
+		return
+	}
 	f := forward{o: o, rt: rt, w: w, r: r, rq: rq, rid: rid}
 	d, status := f.pick()
 	if status != 0 {
@@ -84,6 +91,7 @@ type forward struct {
 	replayable  bool   // the body can be sent again: none, or replay
 	replay      []byte // the body, buffered to be replayed
 	body        *reqBody
+	retryHeld   bool // a retry counted against Limits.MaxRetriesInFlight
 }
 
 // requestID returns the request ID the route's site sends and sets on
@@ -211,8 +219,15 @@ func (f *forward) attempts(d *upstream.Destination) (*http.Response, *upstream.D
 			f.rt.retry.release()
 			token = false
 		}
+		f.endRetry()
 		if err == nil {
 			return res, d
+		}
+		if l := overload(err, f.r.Context().Err() != nil); l != numLimits {
+			f.o.stop()
+			f.body.count(&f.rq.Record)
+			f.rt.overloaded(f.w, f.r, f.rq, l)
+			return nil, nil
 		}
 		out, answered := f.failed(d, err)
 		if answered {
@@ -317,7 +332,7 @@ func (f *forward) retryTarget(n int, out upstream.Outcome, err error) (*upstream
 		return nil, false
 	}
 	next := f.policy.Pick(f.in, exclude(f.members.Available, f.tried[:f.ntried]))
-	if next == nil {
+	if next == nil || !f.beginRetry() {
 		if !free {
 			rr.release()
 		}

@@ -83,6 +83,8 @@ type ValidationError = problem.Error
 //	proxy.client.cas.empty               cas                                CAs holding no PEM certificate
 //	proxy.client.certificates.missing    certificates                       a ClientCertificate without Certificates to look it up in
 //	proxy.client.proxyProtocol.unknown   proxyProtocol                      not one of ProxyProtocolNames
+//	proxy.limit.invalid                  maxInFlight, maxPending, ...       a circuit breaker's threshold not 0 (none) to MaxLimit
+//	proxy.limits.stats.missing           cluster.stats                      a cluster with Limits but no Stats to count them in
 const (
 	CodeRouteClusterMissing                = "proxy.route.cluster.missing"
 	CodeRouteHostHeaderUnknown             = "proxy.route.hostHeader.unknown"
@@ -151,4 +153,11 @@ const (
 	CodeClientCAsEmpty             = "proxy.client.cas.empty"
 	CodeClientCertificatesMissing  = "proxy.client.certificates.missing"
 	CodeClientProxyProtocolUnknown = "proxy.client.proxyProtocol.unknown"
+)
+
+// Codes of the circuit breakers ([Limits], [ClientConfig.MaxPending],
+// [ClientConfig.MaxConnsPerDestination]).
+const (
+	CodeLimitInvalid       = "proxy.limit.invalid"
+	CodeLimitsStatsMissing = "proxy.limits.stats.missing"
 )

@@ -59,6 +59,7 @@ type setup struct {
 	h2c      bool           // the gateway also serves h2c
 	policy   balance.Policy // default FirstAlphabetical
 	bare     bool           // serve the route itself, with no gate before it
+	limits   proxy.Limits   // of the cluster
 }
 
 func (s setup) start(t testing.TB, addrs ...string) (string, *proxy.Cluster) {
@@ -87,6 +88,7 @@ func (s setup) start(t testing.TB, addrs ...string) (string, *proxy.Cluster) {
 		Affinity:    s.affinity,
 		Stats:       s.stats,
 		Policy:      s.policy,
+		Limits:      s.limits,
 	}
 	rc := s.route
 	rc.Cluster = cl

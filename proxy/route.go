@@ -95,6 +95,7 @@ func NewRoute(cfg RouteConfig) (*Route, error) {
 	rt := &Route{cluster: cfg.Cluster, site: cfg.Site, hostMode: cfg.HostHeader}
 	var errs problem.List
 	checkCluster(&errs, cfg.Cluster)
+	checkLimits(&errs, cfg.Cluster)
 	switch cfg.HostHeader {
 	case HostClient, HostDestination:
 		if cfg.HostName != "" {
@@ -186,6 +187,7 @@ func (rt *Route) Mirror() *Mirror { return rt.mirror }
 func (rt *Route) CheckTarget() error {
 	var errs problem.List
 	checkCluster(&errs, rt.cluster)
+	checkLimits(&errs, rt.cluster)
 	return errs.Err()
 }
 

@@ -13,6 +13,8 @@ type Stats struct {
 	outcomes  [upstream.NumOutcomes]atomic.Uint64 // one per outcome
 	retries   atomic.Uint64
 	fallbacks [numFallbacks]atomic.Uint64 // one per HTTP1Fallback
+
+	limits limitCounters // the circuit breakers' counts (limits.go)
 }
 
 // Count returns how many exchanges ended with o: [upstream.Success] when a

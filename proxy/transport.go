@@ -145,6 +145,23 @@ type ClientConfig struct {
 	// ProxyProtocol, when not ProxyProtocolOff, starts every connection
 	// with a PROXY header (see [ProxyProtocol]).
 	ProxyProtocol ProxyProtocol
+
+	// MaxConnsPerDestination bounds the connections open to one
+	// destination address (idle or busy), 0 to MaxLimit; 0 means no
+	// limit. On the direct client a request past it waits for one to go
+	// idle or close, within the route's timeouts, and a wait that ends
+	// with them is answered 503 as [LimitConnections]; on net/http's
+	// (HTTP/2, and the HTTP/1.1 fallbacks) it is MaxConnsPerHost, per
+	// server name pool, where requests wait in net/http.
+	MaxConnsPerDestination int
+	// MaxPending bounds the requests waiting for a connection of the
+	// direct client at once (dialing one, or waiting at
+	// MaxConnsPerDestination), 0 to MaxLimit; 0 means no limit. Past it
+	// a request is answered 503 at once ([LimitPending]). A request that
+	// takes an idle connection never waits. net/http's clients keep
+	// their waiting to themselves: requests through them are bounded by
+	// [Limits.MaxInFlight] instead.
+	MaxPending int
 }
 
 // DefaultConnectTimeout is the connect timeout when none is configured;
@@ -198,6 +215,7 @@ func (c ClientConfig) Validate() error {
 		errs.Add(CodeClientServerNameInvalid, "serverName", quote(n)+" is not a host name or IP literal")
 	}
 	c.validateIdentity(&errs)
+	c.checkClientLimits(&errs)
 	return errs.Err()
 }
 
@@ -264,10 +282,12 @@ func NewTransport(cfg ClientConfig) *Transport {
 	}
 	if c == HTTP1Direct && cfg.PlainTextVersion() == HTTP11 {
 		hc := h1client.Config{
-			ConnectTimeout:        connectTimeout(cfg),
-			ResponseHeaderTimeout: cfg.ResponseHeaderTimeout,
-			MaxIdle:               MaxIdleConnsPerDestination,
-			IdleTimeout:           idleConnTimeout,
+			ConnectTimeout:         connectTimeout(cfg),
+			ResponseHeaderTimeout:  cfg.ResponseHeaderTimeout,
+			MaxIdle:                MaxIdleConnsPerDestination,
+			IdleTimeout:            idleConnTimeout,
+			MaxConnsPerDestination: cfg.MaxConnsPerDestination,
+			MaxPending:             cfg.MaxPending,
 		}
 		if t.h1TLS = cfg.Version == HTTP11; t.h1TLS {
 			hc.TLS = h1TLSConfig(cfg)
@@ -362,6 +382,7 @@ func newHTTPTransport(cfg ClientConfig) *http.Transport {
 		DisableCompression:     true,
 		MaxIdleConns:           0,
 		MaxIdleConnsPerHost:    MaxIdleConnsPerDestination,
+		MaxConnsPerHost:        cfg.MaxConnsPerDestination,
 		IdleConnTimeout:        idleConnTimeout,
 		ExpectContinueTimeout:  time.Second,
 		ResponseHeaderTimeout:  cfg.ResponseHeaderTimeout,

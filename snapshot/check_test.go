@@ -392,6 +392,15 @@ func codeCases() []codeCase {
 			d.Upstreams[1].HTTP.TLS = config.UpstreamTLS{Trust: "caFile", CAFile: "testdata/tls/key.pem"}
 		}},
 		{code: proxy.CodeClientProxyProtocolUnknown, path: "upstreams[0].http.proxyProtocol", change: func(d *config.Document) { d.Upstreams[0].HTTP.ProxyProtocol = "v3" }},
+		// Circuit breakers.
+		{code: proxy.CodeLimitInvalid, path: "upstreams[0].limits.maxInFlight", change: func(d *config.Document) { d.Upstreams[0].Limits.MaxInFlight = -1 }},
+		{code: proxy.CodeLimitInvalid, path: "upstreams[0].limits.maxRetriesInFlight", change: func(d *config.Document) {
+			d.Upstreams[0].Limits.MaxRetriesInFlight = proxy.MaxLimit + 1
+		}},
+		{code: proxy.CodeLimitInvalid, path: "upstreams[0].limits.maxPending", change: func(d *config.Document) { d.Upstreams[0].Limits.MaxPending = -1 }},
+		{code: proxy.CodeLimitInvalid, path: "upstreams[0].limits.maxConnectionsPerDestination", change: func(d *config.Document) {
+			d.Upstreams[0].Limits.MaxConnectionsPerDestination = -1
+		}},
 		{code: health.CodeActivePathInvalid, path: "upstreams[0].health.active.path", change: func(d *config.Document) {
 			d.Upstreams[0].Health.Active.Path = "/healthz?deep=1"
 		}},

@@ -33,6 +33,7 @@ type compiledUpstream struct {
 	affinity *balance.Affinity
 	idle     time.Duration
 	cluster  *proxy.Cluster // set once the runtime state is planned
+	limits   proxy.Limits   // the cluster's circuit breakers
 }
 
 // upstreams compiles (or reuses) every upstream into s and plans their
@@ -96,6 +97,7 @@ func (r *run) upstream(i int, u *config.Upstream) *compiledUpstream {
 	}
 
 	cu.client, cu.idle = r.clientConfig(i, &u.HTTP)
+	r.limits(i, &u.Limits, cu)
 	if cu.client.Version == proxy.HTTP2 && plain && cu.client.PlainTextVersion() != proxy.HTTP2 {
 		msg := "version \"2\" reaches http:// destinations only with versionPolicy \"exact\" (h2c); without it they are spoken to in HTTP/1.1"
 		if secure {
@@ -148,7 +150,7 @@ func (r *run) destinations(i int, ds []config.Destination) (out []upstream.Desti
 			continue
 		}
 		scheme, host, _ := config.ParseAddress(d.Address)
-		dc := upstream.DestinationConfig{ID: d.ID, Scheme: scheme, Host: host, Metadata: d.Metadata}
+		dc := upstream.DestinationConfig{ID: d.ID, Scheme: scheme, Host: host, Metadata: d.Metadata, Drain: d.Drain}
 		if d.Health != "" {
 			_, dc.HealthHost, _ = config.ParseAddress(d.Health)
 		}
@@ -291,7 +293,7 @@ func (c *Compiler) cluster(id string, cu *compiledUpstream, rc *upstream.Cluster
 		st = new(proxy.Stats)
 		c.stats[id] = st
 	}
-	cl := &proxy.Cluster{Upstream: rc, Transport: tr, Policy: cu.policy, Affinity: cu.affinity, IdleTimeout: cu.idle, Stats: st}
+	cl := &proxy.Cluster{Upstream: rc, Transport: tr, Policy: cu.policy, Affinity: cu.affinity, IdleTimeout: cu.idle, Stats: st, Limits: cu.limits}
 	if c.Health != nil && cu.observe {
 		cl.Observer = c.Health
 	}

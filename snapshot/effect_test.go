@@ -434,7 +434,16 @@ func effects() map[string]effect {
 			set: func(d *config.Document) { d.Upstreams[1].HTTP.TLS.CAFile = "testdata/tls/cert2.pem" }},
 		"upstreams[].http.tls.clientCertificate": {base: withCertificate,
 			set: func(d *config.Document) { d.Upstreams[1].HTTP.TLS.ClientCertificate = "main" }},
-		"upstreams[].http.proxyProtocol":     {set: func(d *config.Document) { u0(d).HTTP.ProxyProtocol = "v2" }},
+		"upstreams[].http.proxyProtocol": {set: func(d *config.Document) { u0(d).HTTP.ProxyProtocol = "v2" }},
+		// Drain.
+		"upstreams[].destinations[].drain": {set: func(d *config.Document) { u0(d).Destinations[0].Drain = true }},
+		// Circuit breakers.
+		"upstreams[].limits.maxInFlight":        {set: func(d *config.Document) { u0(d).Limits.MaxInFlight = 100 }},
+		"upstreams[].limits.maxPending":         {set: func(d *config.Document) { u0(d).Limits.MaxPending = 10 }},
+		"upstreams[].limits.maxRetriesInFlight": {set: func(d *config.Document) { u0(d).Limits.MaxRetriesInFlight = 3 }},
+		"upstreams[].limits.maxConnectionsPerDestination": {set: func(d *config.Document) {
+			u0(d).Limits.MaxConnectionsPerDestination = 8
+		}},
 		"upstreams[].health.active.enabled":  {set: active},
 		"upstreams[].health.active.interval": {base: active, set: func(d *config.Document) { u0(d).Health.Active.Interval = "1m" }},
 		"upstreams[].health.active.timeout":  {base: active, set: func(d *config.Document) { u0(d).Health.Active.Timeout = "1s" }},

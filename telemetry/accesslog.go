@@ -35,7 +35,8 @@ type AccessLogConfig struct {
 // A record's attributes are client, method, host, path, proto, tls and
 // sni (over TLS), status, bytesIn, bytesOut, duration (seconds), then,
 // when not empty, route, upstream, destination, error (an
-// upstream.Outcome name, or noDestination, affinityFailed, dropped),
+// upstream.Outcome name, or noDestination, affinityFailed, dropped,
+// overloaded),
 // requestId, retries and ttfb (seconds); its time is the end of the
 // answer.
 //

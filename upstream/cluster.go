@@ -162,7 +162,7 @@ func (c *Cluster) install(all []*Destination) {
 		avail = *f
 	}
 	m := &Members{All: all}
-	m.Available, m.Panic = avail(make([]*Destination, 0, len(all)), all)
+	m.Available, m.Panic = avail(make([]*Destination, 0, len(all)), undrained(all))
 	c.members.Store(m)
 	if f := c.onRefresh.Load(); f != nil {
 		(*f)(m)

@@ -46,6 +46,10 @@ type DestinationConfig struct {
 	// Metadata is free-form; "zone" is read by zone-aware balancing. It is
 	// not copied: the caller must not change it afterwards.
 	Metadata map[string]string
+	// Drain, when set, takes the destination out of rotation (see
+	// [Destination.Draining]): the document's drain. A publish that
+	// changes only it keeps the destination's state.
+	Drain bool
 }
 
 // Destination is the runtime state of one destination. Its identity and
@@ -67,6 +71,8 @@ type Destination struct {
 	// attached is state another package keeps with the destination (the
 	// health package's passive window); see Attached.
 	attached atomic.Pointer[attachment]
+	// docDrain and adminDrain are the two ways to drain (drain.go).
+	docDrain, adminDrain atomic.Bool
 
 	metrics Metrics
 
@@ -88,6 +94,7 @@ type attachment struct{ v any }
 func newDestination(c *Cluster, cfg DestinationConfig, initial HealthState) *Destination {
 	d := &Destination{cluster: c, cfg: cfg}
 	d.active.Store(uint32(initial))
+	d.docDrain.Store(cfg.Drain)
 	d.cfg.Metadata = nil
 	d.setMetadata(cfg.Metadata)
 	return d

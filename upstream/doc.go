@@ -32,6 +32,11 @@
 // that no verdict marks unhealthy and, when that leaves none, falls back to all
 // of them. The health package provides the others.
 //
+// A draining destination ([Destination.Draining]: the document's
+// [DestinationConfig.Drain] or the operator's [Destination.SetDrain]) is
+// never available, not even in panic mode, while it stays a member: its
+// in-flight requests finish and its count shows them going.
+//
 // A destination created by a plan starts with its cluster's
 // [ClusterConfig.InitialActiveHealth]: Unknown (routable) by default, or
 // Unhealthy to keep a new or readdressed destination out of rotation until a

@@ -45,6 +45,7 @@ type Plan struct {
 	clusters map[string]*Cluster
 	members  map[*Cluster][]*Destination
 	metadata map[*Destination]map[string]string
+	drains   map[*Destination]bool // the document's drain of kept destinations, set at Commit
 }
 
 // Plan prepares the runtime state for a config generation holding exactly
@@ -79,10 +80,13 @@ func (r *Registry) Plan(cfgs []ClusterConfig) *Plan {
 			d := findDestination(old, dc.ID)
 			if d == nil || !sameAddress(d.cfg, dc) {
 				d = newDestination(c, dc, cc.InitialActiveHealth)
-			} else if !sameMetadata(d.meta.Load().m, dc.Metadata) {
-				// Same address, other metadata: the state is kept and the
-				// metadata changes at Commit.
-				p.metadata[d] = dc.Metadata
+			} else {
+				if !sameMetadata(d.meta.Load().m, dc.Metadata) {
+					// Same address, other metadata: the state is kept and
+					// the metadata changes at Commit.
+					p.metadata[d] = dc.Metadata
+				}
+				p.planDrain(d, dc)
 			}
 			all = append(all, d)
 		}
@@ -106,6 +110,7 @@ func (p *Plan) Commit() {
 	for d, m := range p.metadata {
 		d.setMetadata(m)
 	}
+	p.commitDrains()
 	for c, all := range p.members {
 		c.mu.Lock()
 		for _, d := range c.members.Load().All {
@@ -137,7 +142,7 @@ func unchanged(old []*Destination, cfgs []DestinationConfig) bool {
 		if d.cfg.ID != dc.ID {
 			d = findDestination(old, dc.ID)
 		}
-		if d == nil || !sameAddress(d.cfg, dc) || !sameMetadata(d.meta.Load().m, dc.Metadata) {
+		if d == nil || !sameAddress(d.cfg, dc) || !sameMetadata(d.meta.Load().m, dc.Metadata) || d.docDrain.Load() != dc.Drain {
 			return false
 		}
 	}

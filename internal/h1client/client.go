@@ -39,6 +39,15 @@ type Config struct {
 	// would each hold an upstream connection. Past it a connection is
 	// closed when its exchange ends. 0 means DefaultMaxIdleProxied.
 	MaxIdleProxied int
+	// MaxConnsPerDestination bounds the connections open to one address
+	// (idle or carrying an exchange, whatever their server name or PROXY
+	// header); a request past it waits for one to go idle or close, as
+	// long as its context allows (see [WaitError]). 0 means no bound.
+	MaxConnsPerDestination int
+	// MaxPending bounds the requests waiting for a connection at once
+	// (dialing, or waiting at MaxConnsPerDestination); past it a request
+	// is refused at once with [ErrPending]. 0 means no bound.
+	MaxPending int
 }
 
 // Defaults of [Config].
@@ -83,6 +92,10 @@ type Client struct {
 	armed   bool        // sweep will run
 
 	dials atomic.Uint64
+
+	slots     map[string]*connSlots // per address, with MaxConnsPerDestination; under mu
+	pending   atomic.Int64          // requests waiting for a connection
+	connWaits atomic.Uint64
 }
 
 // New returns a client for cfg.
@@ -100,12 +113,44 @@ func New(cfg Config) *Client {
 		cfg:    cfg,
 		dialer: net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second},
 		idle:   make(map[Destination][]*conn),
+		slots:  make(map[string]*connSlots),
 	}
 }
 
 // get returns an idle connection to d, or a new one; check skips idle
-// connections the upstream closed.
+// connections the upstream closed. A request that finds no idle one
+// waits for its connection (see limits.go).
 func (cl *Client) get(ctx context.Context, d Destination, check bool) (*conn, error) {
+	if c := cl.idleConn(d, check); c != nil {
+		return c, nil
+	}
+	if err := cl.beginWait(); err != nil {
+		return nil, err
+	}
+	defer cl.pending.Add(-1)
+	if cl.cfg.MaxConnsPerDestination > 0 {
+		c, err := cl.reserve(ctx, d, check)
+		if c != nil || err != nil {
+			return c, err
+		}
+	}
+	cl.dials.Add(1)
+	nc, err := cl.dial(ctx, d)
+	if err != nil {
+		if cl.cfg.MaxConnsPerDestination > 0 {
+			cl.release(d.Addr)
+		}
+		return nil, err
+	}
+	if cl.cfg.MaxConnsPerDestination > 0 {
+		nc = &slotConn{Conn: nc, cl: cl, addr: d.Addr}
+	}
+	return newConn(nc, cl, d), nil
+}
+
+// idleConn returns an idle connection to d, or nil; check skips idle
+// connections the upstream closed.
+func (cl *Client) idleConn(d Destination, check bool) *conn {
 	now := time.Now()
 	cl.mu.Lock()
 	list := cl.idle[d]
@@ -114,14 +159,18 @@ func (cl *Client) get(ctx context.Context, d Destination, check bool) (*conn, er
 		list[len(list)-1] = nil
 		list = list[:len(list)-1]
 		if now.Sub(c.idle) >= cl.cfg.IdleTimeout {
+			cl.keep(d, list)
+			cl.mu.Unlock()
 			c.nc.Close()
+			cl.mu.Lock()
+			list = cl.idle[d]
 			continue
 		}
 		if check {
 			cl.keep(d, list)
 			cl.mu.Unlock()
 			if !closedWhileIdle(c.nc) {
-				return c, nil
+				return c
 			}
 			c.nc.Close()
 			cl.mu.Lock()
@@ -130,18 +179,13 @@ func (cl *Client) get(ctx context.Context, d Destination, check bool) (*conn, er
 		}
 		cl.keep(d, list)
 		cl.mu.Unlock()
-		return c, nil
+		return c
 	}
 	if list != nil {
 		cl.keep(d, list)
 	}
 	cl.mu.Unlock()
-	cl.dials.Add(1)
-	nc, err := cl.dial(ctx, d)
-	if err != nil {
-		return nil, err
-	}
-	return newConn(nc, cl, d), nil
+	return nil
 }
 
 // Dials returns how many connections the client dialed (or tried to).
@@ -277,6 +321,7 @@ func (cl *Client) put(c *conn) {
 			cl.proxied++
 		}
 		cl.idle[c.key] = append(list, c)
+		cl.idled(c.key.Addr)
 		c = nil
 		if !cl.armed {
 			cl.armed = true

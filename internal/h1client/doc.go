@@ -25,6 +25,16 @@
 // connection that fails before any answer is replaced for a request that
 // can be sent again.
 //
+// Connections are bounded per address when [Config.MaxConnsPerDestination]
+// is set: a request that finds no idle connection and the address at its
+// bound waits for one to go idle or close (an idle one kept for another
+// server name or PROXY header gives its place up), as long as its context
+// allows ([WaitError]). [Config.MaxPending] bounds the requests waiting
+// for a connection, dialing one included; past it a request is refused
+// at once with [ErrPending], so a flood never builds a queue. Each
+// connection of a bounded address gives its place back on its first
+// close, whichever path closes it.
+//
 // What it does not carry is its caller's to send with another client
 // ([Carries]): an upgrade, Expect: 100-continue (the body waits for the
 // upstream), and uploads of unknown length or with trailers, which may

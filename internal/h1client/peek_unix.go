@@ -13,6 +13,9 @@ import (
 // an idle connection has none. It is one system call, spent only on an
 // exchange that could not be sent again after such a failure.
 func closedWhileIdle(nc net.Conn) bool {
+	if sc, ok := nc.(*slotConn); ok {
+		nc = sc.Conn
+	}
 	if tc, ok := nc.(*tls.Conn); ok {
 		// A close_notify or any record on an idle connection is bytes on
 		// the socket below.
