@@ -19,6 +19,10 @@ type Metrics struct {
 	// verdict (active or passive).
 	Probe                        telemetry.Histogram
 	ProbeFailures, HealthChanges telemetry.Counter
+	// Ejections counts the destination's ejections by [EjectReason],
+	// Returns its returns to rotation from an ejection.
+	Ejections [NumEjectReasons]telemetry.Counter
+	Returns   telemetry.Counter
 }
 
 // Count counts one exchange that ended with out.

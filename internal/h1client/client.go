@@ -139,10 +139,27 @@ func (cl *Client) get(ctx context.Context, d Destination, check bool) (*conn, er
 	cl.dials.Add(1)
 	nc, err := cl.dial(ctx, d)
 	if err != nil {
-		return nil, err
+		if err == ErrNoTLS {
+			return nil, err // the client's configuration, not the upstream
+		}
+		return nil, &DialError{Err: err}
 	}
 	return newConn(nc, cl, d), nil
 }
+
+// DialError is a failure to make a connection to the upstream: the TCP
+// connect (refused, reset, timed out), the PROXY header or the TLS
+// handshake. Nothing of the request was written on the connection that
+// failed, so the request may go elsewhere whatever its method; one that
+// had first failed on a stale idle connection is sent again only when it
+// could be, as [Client.Do] says. Err is the dial's own error, which
+// Unwrap returns for errors.Is and errors.As.
+type DialError struct{ Err error }
+
+func (e *DialError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the dial's error.
+func (e *DialError) Unwrap() error { return e.Err }
 
 // Dials returns how many connections the client dialed (or tried to).
 func (cl *Client) Dials() uint64 { return cl.dials.Load() }
