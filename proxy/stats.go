@@ -12,7 +12,7 @@ import (
 type Stats struct {
 	outcomes  [upstream.NumOutcomes]atomic.Uint64 // one per outcome
 	retries   atomic.Uint64
-	unsent    atomic.Uint64 // retries of requests that never left
+	unsent    atomic.Uint64               // retries of requests that never left
 	fallbacks [numFallbacks]atomic.Uint64 // one per HTTP1Fallback
 }
 
