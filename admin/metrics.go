@@ -119,6 +119,9 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range allDescs {
 		ch <- d
 	}
+	for _, d := range ejectionDescs {
+		ch <- d
+	}
 }
 
 // Collect reads every counter once.
@@ -244,6 +247,7 @@ func (c collector) clusters(s *snapshot.Snapshot) {
 				c.counter(dUpRequests, st.Count(upstream.Outcome(i)), up, name)
 			}
 			c.counter(dUpRetries, st.Retries(), up)
+			c.connectRetries(st, up)
 			for i, reason := range proxy.HTTP1FallbackNames() {
 				c.counter(dFallbacks, st.HTTP1Fallbacks(proxy.HTTP1Fallback(i)), up, reason)
 			}
@@ -275,6 +279,7 @@ func (c collector) clusters(s *snapshot.Snapshot) {
 			c.counter(dChanges, dm.HealthChanges.Load(), up, id)
 			c.histogram(dProbe, &dm.Probe, up, id)
 			c.counter(dProbeFail, dm.ProbeFailures.Load(), up, id)
+			c.ejections(d, up, id)
 		}
 	}
 }
