@@ -2,10 +2,12 @@ package proxy_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,6 +63,27 @@ func TestRefusedConnectionIsRetriedForAnyMethod(t *testing.T) {
 	}
 }
 
+// TestRefusedConnectionIsRetriedOverHTTP2: toward an h2c upstream,
+// net/http's HTTP/2 client took no connection for the refused attempt,
+// so the PUT never left and goes to the next destination.
+func TestRefusedConnectionIsRetriedOverHTTP2(t *testing.T) {
+	obs, stats := new(recorder), new(proxy.Stats)
+	h2 := listenH2C(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		io.WriteString(w, r.Proto+" "+r.Method+" "+string(b))
+	}))
+	addr, _ := setup{observer: obs, stats: stats, client: proxy.ClientConfig{Version: proxy.HTTP2, VersionPolicy: proxy.VersionExact}}.
+		start(t, refusedAddr(t), h2)
+	req := mustReq("PUT", "/")
+	req.Body = io.NopCloser(strings.NewReader("v=2"))
+	req.ContentLength = 3
+	res, body := do(t, addr, req)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "HTTP/2.0 PUT v=2", body)
+	assert.Equal(t, []bool{true, false}, obs.notSent())
+	assert.Equal(t, uint64(1), stats.ConnectRetries())
+}
+
 // TestFailedUpstreamHandshakeIsRetried: a TLS handshake that fails (the
 // destination speaks plain HTTP) never sent the request either.
 func TestFailedUpstreamHandshakeIsRetried(t *testing.T) {
@@ -97,6 +120,28 @@ func TestConnectFailuresOff(t *testing.T) {
 		assert.Equal(t, []bool{false}, obs.notSent())
 		assert.Zero(t, stats.Retries())
 	})
+}
+
+// TestTimeoutAfterTheRequestLeftIsNotRetried: a POST that reached a
+// destination which never answers times out (504) and is not sent
+// elsewhere: its connection was taken and the request written, on both
+// clients (a chunked body goes through net/http's).
+func TestTimeoutAfterTheRequestLeftIsNotRetried(t *testing.T) {
+	for _, length := range []int64{5, -1} {
+		t.Run(fmt.Sprint("length ", length), func(t *testing.T) {
+			obs, stats := new(recorder), new(proxy.Stats)
+			addr, _ := setup{observer: obs, stats: stats, client: proxy.ClientConfig{ResponseHeaderTimeout: 200 * time.Millisecond}}.
+				start(t, silentListener(t), echoUpstream(t))
+			req := mustReq("POST", "/")
+			req.Body = io.NopCloser(strings.NewReader("hello"))
+			req.ContentLength = length
+			res, _ := do(t, addr, req)
+			assert.Equal(t, http.StatusGatewayTimeout, res.StatusCode)
+			assert.Equal(t, []upstream.Outcome{upstream.Timeout}, obs.outcomes())
+			assert.Equal(t, []bool{false}, obs.notSent())
+			assert.Zero(t, stats.Retries())
+		})
+	}
 }
 
 // TestConnectRetriesAreBounded: a cluster that refuses everything costs a
