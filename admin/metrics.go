@@ -82,7 +82,7 @@ var (
 	dDestFlight = desc("destination_in_flight", "Requests in flight to a destination.", "upstream", "destination")
 	dAvailable  = desc("destination_available", "1 when the destination takes new requests, else 0.", "upstream", "destination")
 	dHealth     = desc("destination_health", "1 for the destination's current verdict (unknown, healthy, unhealthy) of each check, else 0.", "upstream", "destination", "check", "state")
-	dChanges    = desc("destination_health_changes_total", "Changes of either health verdict.", "upstream", "destination")
+	dChanges    = desc("destination_health_changes_total", "Changes of either health verdict, ejections and returns included.", "upstream", "destination")
 	dProbe      = desc("destination_probe_duration_seconds", "Duration of the active health probes.", "upstream", "destination")
 	dProbeFail  = desc("destination_probe_failures_total", "Active health probes that failed.", "upstream", "destination")
 	dPanic      = desc("upstream_panic", "1 when no destination is healthy and the availability policy sends to all of them.", "upstream")

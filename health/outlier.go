@@ -158,7 +158,7 @@ func (m *Monitor) refused(d *upstream.Destination, o upstream.Observation) {
 	if st == nil {
 		return
 	}
-	m.eject(d, st, upstream.EjectConnectFailure, nil,
+	m.eject(d, st, upstream.EjectConnectFailure, nil, false,
 		o.Outcome.String()+" before the request was written")
 }
 
@@ -186,13 +186,13 @@ func (m *Monitor) observeOutlier(d *upstream.Destination, st *destState, s *sett
 	so := &s.outlier
 	if gw && so.gateway > 0 {
 		if n := st.gwRun.Add(1); n >= so.gateway {
-			m.eject(d, st, upstream.EjectGatewayErrors, so, fmt.Sprintf("%d gateway errors in a row (%s)", n, describeObservation(o)))
+			m.eject(d, st, upstream.EjectGatewayErrors, so, n == so.gateway, fmt.Sprintf("%d gateway errors in a row (%s)", n, describeObservation(o)))
 			return
 		}
 	}
 	if so.five > 0 {
 		if n := st.fiveRun.Add(1); n >= so.five {
-			m.eject(d, st, upstream.Eject5xx, so, fmt.Sprintf("%d 5xx in a row (%s)", n, describeObservation(o)))
+			m.eject(d, st, upstream.Eject5xx, so, n == so.five, fmt.Sprintf("%d 5xx in a row (%s)", n, describeObservation(o)))
 		}
 	}
 }
@@ -206,8 +206,10 @@ func describeObservation(o upstream.Observation) string {
 
 // eject takes d out of rotation for reason: an outlier's (so not nil)
 // within the cluster's share, for its grown time; a refused connection's
-// (so nil) for ConnectFailureEjectionTime.
-func (m *Monitor) eject(d *upstream.Destination, st *destState, reason upstream.EjectReason, so *outlierSettings, why string) {
+// (so nil) for ConnectFailureEjectionTime. An outlier the share keeps in
+// rotation stays a candidate at each failure of its run; logDenied logs
+// the refusal, once per run.
+func (m *Monitor) eject(d *upstream.Destination, st *destState, reason upstream.EjectReason, so *outlierSettings, logDenied bool, why string) {
 	m.mu.Lock()
 	if m.state == closed || d.Ejected() {
 		m.mu.Unlock()
@@ -219,6 +221,9 @@ func (m *Monitor) eject(d *upstream.Destination, st *destState, reason upstream.
 	if so != nil {
 		if !shareAllows(d, so.percent) {
 			m.mu.Unlock()
+			if !logDenied {
+				return
+			}
 			m.log.Warn("health: outlier not ejected: the cluster's share of ejected destinations is reached",
 				"cluster", d.ClusterID(), "destination", d.ID(), "maxEjectionPercent", so.percent, "reason", why)
 			return

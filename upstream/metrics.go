@@ -16,7 +16,7 @@ type Metrics struct {
 	TTFB     telemetry.Histogram
 	// Probe is the duration of the active health probes, ProbeFailures
 	// counts the probes that failed, HealthChanges the changes of either
-	// verdict (active or passive).
+	// verdict (active or passive) and the ejections and returns.
 	Probe                        telemetry.Histogram
 	ProbeFailures, HealthChanges telemetry.Counter
 	// Ejections counts the destination's ejections by [EjectReason],
