@@ -194,3 +194,36 @@ func TestRefusingDestinationLeavesRotation(t *testing.T) {
 	}
 	assert.Equal(t, uint64(1), stats.ConnectRetries(), "only the first request met the refusal")
 }
+
+// TestConnectTimeoutsStopAtPanic: a connect that timed out is retried
+// elsewhere while the cluster has destinations in rotation, never once
+// every one is out (panic mode), where each retry would cost the client
+// another connect timeout.
+func TestConnectTimeoutsStopAtPanic(t *testing.T) {
+	m := health.New(health.Options{})
+	t.Cleanup(func() { m.Close() })
+	obs := &fanOut{m, new(recorder)}
+	addr, cl := setup{observer: obs, client: proxy.ClientConfig{ConnectTimeout: 150 * time.Millisecond}}.
+		start(t, blackholeAddr(t), blackholeAddr(t))
+	res, _ := do(t, addr, mustReq("GET", "/"))
+	assert.Equal(t, http.StatusGatewayTimeout, res.StatusCode)
+	assert.Equal(t, []upstream.Outcome{upstream.Timeout, upstream.Timeout}, obs.r.outcomes(), "the second destination was still in rotation")
+	assert.Equal(t, []bool{true, true}, obs.r.notSent())
+	require.True(t, cl.Upstream.Members().Panic)
+
+	res, _ = do(t, addr, mustReq("GET", "/"))
+	assert.Equal(t, http.StatusGatewayTimeout, res.StatusCode)
+	assert.Len(t, obs.r.outcomes(), 3, "in panic mode, one connect timeout and no retry")
+}
+
+// fanOut tells a monitor and a recorder.
+type fanOut struct {
+	m *health.Monitor
+	r *recorder
+}
+
+func (f *fanOut) Observe(o upstream.Observation) {
+	f.m.Observe(o)
+	f.r.Observe(o)
+}
+

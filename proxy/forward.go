@@ -323,13 +323,16 @@ func (f *forward) refusal(d *upstream.Destination, out upstream.Outcome, err err
 // failed with out, and whether that retry holds a budget token; nil when
 // the route's Retry allows no other attempt or no destination is left.
 // An attempt that never left (unsent) is retried under ConnectFailures
-// while it has retries left, else as Attempts allows.
+// while it has retries left, else as Attempts allows; a connect that
+// timed out is not, once every destination is out of rotation (panic):
+// each retry would cost the client another connect timeout.
 func (f *forward) retryTarget(n int, out upstream.Outcome, err error, unsent bool) (*upstream.Destination, bool) {
 	rr := &f.rt.retry
 	if f.o.dl.requestPassed() {
 		return nil, false
 	}
-	if unsent && rr.connect && f.nunsent < MaxConnectRetries {
+	if unsent && rr.connect && f.nunsent < MaxConnectRetries &&
+		(out != upstream.Timeout || !f.rt.cluster.Upstream.Members().Panic) {
 		return f.unsentTarget()
 	}
 	touched := f.body != nil && f.body.touched.Load()
