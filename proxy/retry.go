@@ -61,12 +61,14 @@ type Retry struct {
 // it, and whatever [Retry.Attempts] says: Attempts governs requests that
 // did leave. At most [MaxConnectRetries] such retries are made per
 // request, never twice to one destination; the first costs no budget,
-// the next ones take a token of the route's budget, counted against the
-// requests in flight to the cluster, so that a cluster that refuses
-// everything costs at most about twice its traffic in connection
-// attempts. The destination that refused is reported to the cluster's
-// observer as [upstream.Observation.NotSent]: the health package takes
-// it out of rotation at once.
+// the second takes a token of the route's budget (a share of the
+// requests in flight to the cluster), so a cluster that refuses
+// everything costs at most three connection attempts per request, each
+// refused at once. A connect that timed out is not retried once every
+// destination is out of rotation (panic mode): each retry would cost the
+// client another connect timeout. The destination that refused is
+// reported to the cluster's observer as [upstream.Observation.NotSent]:
+// the health package takes it out of rotation at once.
 type ConnectFailures uint8
 
 const (
