@@ -226,4 +226,3 @@ func (f *fanOut) Observe(o upstream.Observation) {
 	f.m.Observe(o)
 	f.r.Observe(o)
 }
-
