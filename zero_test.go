@@ -475,7 +475,25 @@ func zeroCases() map[string]func(t *testing.T) {
 			assert.ErrorIs(t, err, health.ErrNotNew)
 			refused(t, err)
 			m.Observe(upstream.Observation{Destination: cluster(t).Destination("a"), Outcome: upstream.ConnectError})
+			d := cluster(t).Destination("a")
+			m.Observe(upstream.Observation{Destination: d, Outcome: upstream.ConnectError, NotSent: true})
+			assert.False(t, d.Ejected(), "the zero Monitor ejects nothing")
+			_, ejected := m.Ejection(d)
+			assert.False(t, ejected)
 			assert.NoError(t, m.Close())
+		},
+		"health.OutlierConfig": func(t *testing.T) {
+			errs, warns := health.Config{Outlier: health.OutlierConfig{}}.Validate()
+			assert.Empty(t, errs)
+			assert.Empty(t, warns)
+			m := health.New(health.Options{})
+			defer m.Close()
+			c := cluster(t)
+			require.NoError(t, m.Update(health.ClusterHealth{Cluster: c}))
+			for range 10 {
+				m.Observe(upstream.Observation{Destination: c.Destination("a"), Outcome: upstream.Success, Status: 503})
+			}
+			assert.False(t, c.Destination("a").Ejected(), "off: nothing is ejected")
 		},
 
 		// listenlimits

@@ -98,11 +98,26 @@ type Destination struct {
 	// LastChange is the latest verdict change; absent when health never
 	// changed one.
 	LastChange *Change `json:"lastChange,omitempty"`
+	// Ejection is the destination's current ejection; absent while it
+	// is in rotation. Ejections counts its ejections by reason, absent
+	// when there was none.
+	Ejection  *Ejection         `json:"ejection,omitempty"`
+	Ejections map[string]uint64 `json:"ejections,omitempty"`
+}
+
+// Ejection is a destination's current ejection: why, since and until
+// when, and its multiplier (the outlier ejections in a row it counts; 0
+// for a refused connection, whose time does not grow).
+type Ejection struct {
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since"`
+	Until  time.Time `json:"until"`
+	Count  int       `json:"count"`
 }
 
 // Change is a health verdict change.
 type Change struct {
-	Check  string    `json:"check"` // "active" or "passive"
+	Check  string    `json:"check"` // "active", "passive" or "ejection"
 	From   string    `json:"from"`
 	To     string    `json:"to"`
 	Reason string    `json:"reason"`

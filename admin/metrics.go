@@ -82,7 +82,7 @@ var (
 	dDestFlight = desc("destination_in_flight", "Requests in flight to a destination.", "upstream", "destination")
 	dAvailable  = desc("destination_available", "1 when the destination takes new requests, else 0.", "upstream", "destination")
 	dHealth     = desc("destination_health", "1 for the destination's current verdict (unknown, healthy, unhealthy) of each check, else 0.", "upstream", "destination", "check", "state")
-	dChanges    = desc("destination_health_changes_total", "Changes of either health verdict.", "upstream", "destination")
+	dChanges    = desc("destination_health_changes_total", "Changes of either health verdict, ejections and returns included.", "upstream", "destination")
 	dProbe      = desc("destination_probe_duration_seconds", "Duration of the active health probes.", "upstream", "destination")
 	dProbeFail  = desc("destination_probe_failures_total", "Active health probes that failed.", "upstream", "destination")
 	dPanic      = desc("upstream_panic", "1 when no destination is healthy and the availability policy sends to all of them.", "upstream")
@@ -118,6 +118,9 @@ var allDescs = []*prometheus.Desc{
 // Describe sends every series' description.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range allDescs {
+		ch <- d
+	}
+	for _, d := range ejectionDescs {
 		ch <- d
 	}
 }
@@ -245,6 +248,7 @@ func (c collector) clusters(s *snapshot.Snapshot) {
 				c.counter(dUpRequests, st.Count(upstream.Outcome(i)), up, name)
 			}
 			c.counter(dUpRetries, st.Retries(), up)
+			c.connectRetries(st, up)
 			for i, reason := range proxy.HTTP1FallbackNames() {
 				c.counter(dFallbacks, st.HTTP1Fallbacks(proxy.HTTP1Fallback(i)), up, reason)
 			}
@@ -277,6 +281,7 @@ func (c collector) clusters(s *snapshot.Snapshot) {
 			c.counter(dChanges, dm.HealthChanges.Load(), up, id)
 			c.histogram(dProbe, &dm.Probe, up, id)
 			c.counter(dProbeFail, dm.ProbeFailures.Load(), up, id)
+			c.ejections(d, up, id)
 		}
 	}
 }

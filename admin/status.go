@@ -3,6 +3,7 @@ package admin
 import (
 	"net/http"
 
+	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
@@ -66,6 +67,7 @@ func (h *Handler) cluster(c *upstream.Cluster) Cluster {
 				dst.LastChange = &Change{Check: ch.Check.String(), From: ch.Old.String(), To: ch.New.String(), Reason: ch.Reason, Time: ch.Time}
 			}
 		}
+		ejection(mon, d, &dst)
 		out.Destinations = append(out.Destinations, dst)
 	}
 	return out
@@ -79,4 +81,23 @@ func (h *Handler) getHealthz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, Healthz{Status: "serving", Serving: cur.Revision})
+}
+
+// ejection fills in dst's current ejection and its counts by reason;
+// mon may be nil.
+func ejection(mon *health.Monitor, d *upstream.Destination, dst *Destination) {
+	if mon != nil {
+		if e, ok := mon.Ejection(d); ok {
+			dst.Ejection = &Ejection{Reason: e.Reason.String(), Since: e.Since, Until: e.Until, Count: e.Count}
+		}
+	}
+	dm := d.Metrics()
+	for i, reason := range upstream.EjectReasonNames() {
+		if n := dm.Ejections[i].Load(); n > 0 {
+			if dst.Ejections == nil {
+				dst.Ejections = map[string]uint64{}
+			}
+			dst.Ejections[reason] = n
+		}
+	}
 }

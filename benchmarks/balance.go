@@ -55,7 +55,8 @@ func (s *suite) balance(ctx context.Context) {
 	health := section{title: "Health: a backend killed under load, and all backends down",
 		intro: fmt.Sprintf("Round robin over three backends, 16 clients each sending a request every 5 ms. One backend is killed, "+
 			"restarted 3 s later, and watched for up to %s until it serves again; then all three are killed (10 requests over 2 s) "+
-			"and restarted. No retries; a destination leaves after one failed request where the peer allows it; active checks "+
+			"and restarted. No retries (the daemon keeps its default, which sends a request that never left, its connection refused, "+
+			"to another destination); a destination leaves after one failed request where the peer allows it; active checks "+
 			"every 1 s where the peer has them (nginx open source has none); passive exclusion 10 s.", s.opt.healthCap),
 		head: []string{"peer", "client errors after the kill", "back after restart", "answers with all down", "back after all restart"}}
 	for i, p := range eligible {

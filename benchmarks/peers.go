@@ -104,7 +104,9 @@ var poolDirective = map[string]map[string]string{
 
 // healthPool is each peer's closest spelling of: round robin, no retries,
 // a destination out after one failed request, active checks every second
-// where the peer has them, back after 10 s of passive exclusion.
+// where the peer has them, back after 10 s of passive exclusion. The
+// daemon keeps its default retry of requests that never left (no retry
+// block), which is what the row measures for it.
 var healthPool = map[string]pool{
 	kindNginx: {Directive: "", Extra: "proxy_next_upstream off;"},
 	kindHAProxy: {Directive: "balance roundrobin", Extra: "retries 0\n    option httpchk GET /health",

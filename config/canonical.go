@@ -489,6 +489,7 @@ func (e *canonEnc) routeForwarding(r *Route) {
 	e.integer("attempts", r.Retry.Attempts, 0)
 	e.integer("bodyLimit", r.Retry.BodyLimit, proxy.DefaultRetryBodyLimit)
 	e.float("budget", r.Retry.Budget, proxy.DefaultRetryBudget)
+	e.retryConnectFailures(&r.Retry)
 	e.close(m, false)
 	e.routeAnswers(r)
 }
@@ -711,6 +712,7 @@ func (e *canonEnc) health(hc *HealthCheck, metadata map[string]string) {
 	window := health.Config{Passive: health.PassiveConfig{Window: DurationOf(p.Window)}}.Resolve()
 	e.durationOr("reactivationPeriod", p.ReactivationPeriod, window.Passive.ReactivationPeriod)
 	e.close(mp, false)
+	e.outlier(&hc.Outlier, def.Outlier)
 	e.strDefault("availability", hc.Availability, def.Availability)
 	e.boolean("probeFirst", hc.ProbeFirst)
 	e.durationOr("slowStart", hc.SlowStart, 0) // 0 is off, like empty

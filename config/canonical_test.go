@@ -77,6 +77,9 @@ func TestCanonicalSameConfig(t *testing.T) {
 		{"limits",
 			`{"upstreams":[{"id":"u","limits":{"maxConnectionsPerDestination":8,"maxInFlight":100,"maxPending":0}}]}`,
 			`{"upstreams":[{"id":"u","limits":{"maxInFlight":100,"maxConnectionsPerDestination":8}}]}`},
+		{"connectFailures on and the outlier block's defaults",
+			`{"hosts":[{"names":["a.com"],"routes":[{"upstream":"u","retry":{"connectFailures":"on"}}]}],"upstreams":[{"id":"u","health":{"outlier":{"consecutive5xx":0,"baseEjectionTime":"30s","maxEjectionTime":"5m","maxEjectionPercent":50}}}]}`,
+			`{"hosts":[{"names":["a.com"],"routes":[{"upstream":"u"}]}],"upstreams":[{"id":"u"}]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -277,4 +280,20 @@ func TestCanonicalHealthDefaults(t *testing.T) {
 		"the reactivation period defaults to the window")
 	assert.NotEqual(t, up(`{"passive":{"window":"30s"}}`, `{}`), up(`{"passive":{"window":"30s","reactivationPeriod":"60s"}}`, `{}`))
 	assert.Equal(t, up(`{}`, `{}`), up(`{"passive":{"reactivationPeriod":"1m"}}`, `{}`), "the default window is the default period")
+}
+
+// TestCanonicalResilienceFields: what differs from the defaults of
+// retry.connectFailures and the outlier block stays in the canonical
+// form, so it changes the document's identity.
+func TestCanonicalResilienceFields(t *testing.T) {
+	base := `{"hosts":[{"names":["a.com"],"routes":[{"upstream":"u"}]}],"upstreams":[{"id":"u"}]}`
+	for _, doc := range []string{
+		`{"hosts":[{"names":["a.com"],"routes":[{"upstream":"u","retry":{"connectFailures":"off"}}]}],"upstreams":[{"id":"u"}]}`,
+		`{"hosts":[{"names":["a.com"],"routes":[{"upstream":"u"}]}],"upstreams":[{"id":"u","health":{"outlier":{"consecutiveGatewayErrors":5}}}]}`,
+		`{"hosts":[{"names":["a.com"],"routes":[{"upstream":"u"}]}],"upstreams":[{"id":"u","health":{"outlier":{"consecutive5xx":3,"baseEjectionTime":"10s","maxEjectionTime":"1m","maxEjectionPercent":20}}}]}`,
+	} {
+		c := canonicalOf(t, doc)
+		assert.NotEqual(t, canonicalOf(t, base), c)
+		assert.Equal(t, c, canonicalOf(t, c), "the canonical form is its own")
+	}
 }

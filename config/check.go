@@ -173,6 +173,8 @@ func (c *Checker) UpstreamValues(i int) {
 	c.duration(at(".health.active.timeout"), h.Active.Timeout)
 	c.duration(at(".health.passive.window"), h.Passive.Window)
 	c.duration(at(".health.passive.reactivationPeriod"), h.Passive.ReactivationPeriod)
+	c.duration(at(".health.outlier.baseEjectionTime"), h.Outlier.BaseEjectionTime)
+	c.duration(at(".health.outlier.maxEjectionTime"), h.Outlier.MaxEjectionTime)
 	c.duration(at(".affinity.cookie.maxAge"), u.Affinity.Cookie.MaxAge)
 }
 

@@ -616,7 +616,8 @@ type RewriteQuery struct {
 	Remove []string `json:"remove,omitempty"`
 }
 
-// RouteRetry is a route's retry policy; absent means no retries.
+// RouteRetry is a route's retry policy; absent means no retries but of
+// the requests that never left (see ConnectFailures).
 type RouteRetry struct {
 	// Attempts is the most retries on other destinations, 0 to 5.
 	Attempts int `json:"attempts,omitempty"`
@@ -626,6 +627,12 @@ type RouteRetry struct {
 	// Budget is the share of live requests that may be retrying, in
 	// (0, 1]; default 0.2.
 	Budget float64 `json:"budget,omitempty"`
+	// ConnectFailures is a proxy.ConnectFailuresNames name: "on" (the
+	// default, also without a retry block) sends a request that never
+	// left (connection refused or reset, connect timeout, failed TLS
+	// handshake) to another destination, whatever its method; "off"
+	// leaves it to attempts.
+	ConnectFailures string `json:"connectFailures,omitempty"`
 }
 
 // Upstream is a cluster of destinations that routes send requests to.
@@ -753,6 +760,7 @@ type UpstreamTLS struct {
 type HealthCheck struct {
 	Active  ActiveHealth  `json:"active,omitzero"`
 	Passive PassiveHealth `json:"passive,omitzero"`
+	Outlier OutlierHealth `json:"outlier,omitzero"`
 	// Availability is a health.AvailabilityNames name, "HealthyOrPanic"
 	// (default) or "HealthyAndUnknown", or one registered on the monitor.
 	Availability string `json:"availability,omitempty"`

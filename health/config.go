@@ -75,6 +75,7 @@ type Config struct {
 	Availability string
 	Active       ActiveConfig
 	Passive      PassiveConfig
+	Outlier      OutlierConfig
 	// ProbeFirst keeps a new destination (or one whose address changed) out
 	// of rotation until its first probe passes, instead of routing to it at
 	// once; it needs active checks. It takes effect through
@@ -181,6 +182,7 @@ type settings struct {
 		reactivation time.Duration
 		keep         bool
 	}
+	outlier   outlierSettings
 	metadata  map[string]string
 	transport http.RoundTripper
 }
@@ -295,6 +297,7 @@ func resolve(c Config, o *Options) (*settings, []error, []error) {
 			fmt.Sprintf("reactivation period %v is shorter than the %v detection window: destinations return after %v; shorten passive.window to return sooner",
 				p.ReactivationPeriod, sp.window, sp.window))
 	}
+	resolveOutlier(c.Outlier, &s.outlier, &errs, &warns)
 	return s, errorList(errs), errorList(warns)
 }
 
@@ -348,6 +351,16 @@ func (c Config) Resolve() Config {
 	}
 	if p.ReactivationPeriod >= 0 {
 		p.ReactivationPeriod = reactivationPeriod(p.ReactivationPeriod, p.Window)
+	}
+	o := &r.Outlier
+	if o.BaseEjectionTime == 0 {
+		o.BaseEjectionTime = DefaultBaseEjectionTime
+	}
+	if o.MaxEjectionTime == 0 {
+		o.MaxEjectionTime = DefaultMaxEjectionTime
+	}
+	if o.MaxEjectionPercent == 0 {
+		o.MaxEjectionPercent = DefaultMaxEjectionPercent
 	}
 	return r
 }

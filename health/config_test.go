@@ -105,7 +105,9 @@ func TestResolve(t *testing.T) {
 	assert.Equal(t, Config{Availability: AvailabilityHealthyOrPanic,
 		Active: ActiveConfig{Policy: ActiveConsecutiveFailures, Interval: DefaultInterval, Timeout: DefaultTimeout, Path: DefaultPath, Threshold: DefaultThreshold},
 		Passive: PassiveConfig{Policy: PassiveTransportFailureRate, Window: DefaultWindow, MinRequests: DefaultMinRequests,
-			FailureRate: DefaultFailureRate, ReactivationPeriod: DefaultWindow}}, def)
+			FailureRate: DefaultFailureRate, ReactivationPeriod: DefaultWindow},
+		Outlier: OutlierConfig{BaseEjectionTime: DefaultBaseEjectionTime, MaxEjectionTime: DefaultMaxEjectionTime,
+			MaxEjectionPercent: DefaultMaxEjectionPercent}}, def)
 
 	for _, tc := range []struct {
 		name string
@@ -147,6 +149,9 @@ func TestResolve(t *testing.T) {
 			assert.Equal(t, s.active.path, got.Active.Path)
 			assert.Equal(t, s.active.query, got.Active.Query)
 			assert.Equal(t, s.passive.minRequests, int64(got.Passive.MinRequests))
+			assert.Equal(t, s.outlier.base, got.Outlier.BaseEjectionTime)
+			assert.Equal(t, s.outlier.max, got.Outlier.MaxEjectionTime)
+			assert.Equal(t, s.outlier.percent, got.Outlier.MaxEjectionPercent)
 		})
 	}
 }

@@ -41,6 +41,26 @@
 //     outcome (the client went away, or its request body failed) never
 //     counts, in any policy: it is not even counted as a request. After
 //     ReactivationPeriod the verdict returns to Unknown.
+//   - Ejection: a destination a request to which never left (the
+//     forwarder's [upstream.Observation.NotSent]: connection refused or
+//     reset, connect timeout, failed TLS handshake or PROXY header) is
+//     ejected at once, in every cluster the monitor observes, with or
+//     without a health config, for [ConnectFailureEjectionTime] (2 s):
+//     without probes, it takes requests again after that, and a request
+//     that finds it still refusing goes elsewhere and ejects it again.
+//     With [OutlierConfig] (off by default), ConsecutiveGatewayErrors
+//     (502, 503, 504 and transport failures) or Consecutive5xx in a row
+//     eject a destination for BaseEjectionTime (30 s) times the number of
+//     its ejections in a row, capped at MaxEjectionTime (300 s); the count
+//     falls by one for each base time spent in rotation. An outlier is
+//     ejected only while the cluster's ejected share stays within
+//     MaxEjectionPercent (50), one always may be (Envoy's
+//     always_eject_one_host); refusals are not held to the share. A
+//     passing probe ends any ejection that began before it; ejections
+//     and returns are [Change] events with Check [CheckEjection] and an
+//     [upstream.EjectReason], counted per destination
+//     ([upstream.Metrics.Ejections]), and [Monitor.Ejection] tells the
+//     current one.
 //   - Probes are classified as the forwarder's round trips are, by
 //     [upstream.ClassifyRoundTrip] ([ProbeResult.Outcome]).
 //   - New destinations start Unknown and take traffic at once, unless

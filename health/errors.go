@@ -41,6 +41,10 @@ type ValidationError = problem.Error
 //	health.passive.failureRate.invalid          passive.failureRate, metadata[…] not in [0, 1); metadata not a decimal in (0, 1)
 //	health.passive.reactivationPeriod.invalid   passive.reactivationPeriod     negative
 //	health.passive.reactivationPeriod.raised    passive.reactivationPeriod     warning: shorter than the window, which it is raised to
+//	health.outlier.threshold.invalid            outlier.consecutive…           negative
+//	health.outlier.ejectionTime.invalid         outlier.*EjectionTime          negative; the maximum shorter than the base
+//	health.outlier.maxEjectionPercent.invalid   outlier.maxEjectionPercent     not 0 to 100
+//	health.outlier.off                          outlier                        warning: times or share set, but no threshold: nothing is ejected
 const (
 	CodeAvailabilityUnknown          = "health.availability.unknown"
 	CodeActiveIntervalInvalid        = "health.active.interval.invalid"
@@ -57,4 +61,8 @@ const (
 	CodePassiveFailureRateInvalid    = "health.passive.failureRate.invalid"
 	CodePassiveReactivationInvalid   = "health.passive.reactivationPeriod.invalid"
 	CodePassiveReactivationRaised    = "health.passive.reactivationPeriod.raised"
+	CodeOutlierThresholdInvalid      = "health.outlier.threshold.invalid"
+	CodeOutlierEjectionTimeInvalid   = "health.outlier.ejectionTime.invalid"
+	CodeOutlierPercentInvalid        = "health.outlier.maxEjectionPercent.invalid"
+	CodeOutlierOff                   = "health.outlier.off"
 )

@@ -14,15 +14,20 @@ type CheckKind uint8
 const (
 	CheckActive CheckKind = iota + 1
 	CheckPassive
+	// CheckEjection is an ejection (New is Unhealthy) or a return from
+	// one (New is Unknown): see [Change.EjectReason].
+	CheckEjection
 )
 
-// String returns "active" or "passive".
+// String returns "active", "passive" or "ejection".
 func (k CheckKind) String() string {
 	switch k {
 	case CheckActive:
 		return "active"
 	case CheckPassive:
 		return "passive"
+	case CheckEjection:
+		return "ejection"
 	}
 	return "CheckKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -35,7 +40,12 @@ type Change struct {
 	Check         CheckKind
 	Old, New      upstream.HealthState
 	Reason        string
-	Time          time.Time
+	// EjectReason is why the destination was ejected, for a Check of
+	// CheckEjection (an ejection or a return from it); EjectedFor is the
+	// ejection's time, 0 on a return.
+	EjectReason upstream.EjectReason
+	EjectedFor  time.Duration
+	Time        time.Time
 }
 
 type subscriber struct{ f func(Change) }

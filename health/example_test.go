@@ -125,3 +125,42 @@ func ExampleMonitor_Start() {
 	// catalog-2 active: unknown -> unhealthy (1 consecutive probes failed, last: status 503)
 	// available: catalog-1
 }
+
+// Outlier ejection: three 503 answers in a row eject a destination for
+// the base time (the next ejection in a row lasts twice as long); a
+// refused connection (a request that never left) ejects one at once,
+// without any health config. Both are events with a reason.
+func ExampleOutlierConfig() {
+	var reg upstream.Registry
+	reg.Plan([]upstream.ClusterConfig{{ID: "api", Destinations: []upstream.DestinationConfig{
+		{ID: "api-1", Scheme: "http", Host: "127.0.0.1:5401"},
+		{ID: "api-2", Scheme: "http", Host: "127.0.0.1:5402"},
+		{ID: "api-3", Scheme: "http", Host: "127.0.0.1:5403"},
+		{ID: "api-4", Scheme: "http", Host: "127.0.0.1:5404"},
+	}}}).Commit()
+	c := reg.Cluster("api")
+
+	m := health.New(health.Options{})
+	defer m.Close()
+	m.Subscribe(func(ch health.Change) {
+		fmt.Printf("%s %s: %s for %v\n", ch.DestinationID, ch.Check, ch.EjectReason, ch.EjectedFor)
+	})
+	err := m.Update(health.ClusterHealth{Cluster: c, Config: health.Config{
+		Outlier: health.OutlierConfig{ConsecutiveGatewayErrors: 3, BaseEjectionTime: 10 * time.Second},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	for range 3 {
+		m.Observe(upstream.Observation{Destination: c.Destination("api-1"), Outcome: upstream.Success, Status: 503})
+	}
+	m.Observe(upstream.Observation{Destination: c.Destination("api-4"), Outcome: upstream.ConnectError, NotSent: true})
+	for _, d := range c.Members().Available {
+		fmt.Println("available:", d.ID())
+	}
+	// Output:
+	// api-1 ejection: consecutiveGatewayErrors for 10s
+	// api-4 ejection: connectFailure for 2s
+	// available: api-2
+	// available: api-3
+}

@@ -71,6 +71,7 @@ type Monitor struct {
 	mu       sync.Mutex
 	clusters map[*upstream.Cluster]*clusterState
 	timers   map[*destState]reactivation
+	ejected  map[*destState]struct{} // destinations with an ejection timer
 	state    lifecycle
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -139,6 +140,11 @@ type destState struct {
 	passiveAt  atomic.Int64 // unix ns of the last passive Unhealthy verdict
 	passiveGen atomic.Uint64
 	last       atomic.Pointer[Change] // the latest change, for LastChange
+	gwRun      atomic.Int64           // gateway errors in a row (outlier)
+	fiveRun    atomic.Int64           // 5xx in a row (outlier)
+
+	// Guarded by Monitor.mu.
+	ej ejection
 
 	// Guarded by the cluster's refresh lock.
 	avail bool
@@ -160,6 +166,7 @@ func New(o Options) *Monitor {
 		probes:   o.ProbeRequests,
 		clusters: map[*upstream.Cluster]*clusterState{},
 		timers:   map[*destState]reactivation{},
+		ejected:  map[*destState]struct{}{},
 		wake:     make(chan struct{}, 1),
 		jobs:     make(chan probeJob, o.Workers),
 	}
@@ -212,6 +219,13 @@ func (m *Monitor) Close() error {
 	for st, r := range m.timers {
 		r.t.Stop()
 		delete(m.timers, st)
+	}
+	for st := range m.ejected {
+		if st.ej.t != nil {
+			st.ej.t.Stop()
+			st.ej.t = nil
+		}
+		delete(m.ejected, st)
 	}
 	m.mu.Unlock()
 	m.wg.Wait()
@@ -289,7 +303,7 @@ func (m *Monitor) Update(clusters ...ClusterHealth) error {
 	}
 	for i, cs := range states {
 		s := prepared[i]
-		if !s.active.enabled || !s.passive.enabled {
+		if !s.active.enabled || !s.passive.enabled || !s.outlier.enabled {
 			m.resetDisabled(cs, s)
 		}
 		cs.c.OnRefresh(seam.Open(), cs.refresh)
@@ -315,6 +329,11 @@ func (m *Monitor) resetDisabled(cs *clusterState, s *settings) {
 		if !s.passive.enabled && d.PassiveHealth() != upstream.Unknown {
 			if st := stateOf(d); st != nil {
 				m.endPassive(d, st, "passive checks turned off")
+			}
+		}
+		if !s.outlier.enabled && d.Ejected() {
+			if st, _ := d.Attached(seam.Open()).(*destState); st != nil {
+				m.endOutlier(d, st)
 			}
 		}
 	}

@@ -141,13 +141,22 @@ var _ upstream.Observer = (*Monitor)(nil)
 // marks the destination unhealthy when its cluster's passive policy says
 // so. The forwarder calls it once per exchange that reached the round
 // trip. It takes no lock and allocates nothing, except on the exchange
-// that changes the verdict. Client-side outcomes, observations without a
-// destination, and destinations whose cluster has passive checks off (or
-// that the monitor does not watch) are ignored.
+// that changes the verdict. Client-side outcomes and observations
+// without a destination are ignored.
+//
+// An observation whose request never left ([upstream.Observation.NotSent])
+// ejects its destination at once, for [ConnectFailureEjectionTime], in
+// any cluster, with or without a health config: the forwarder reports it
+// only to the observer of the destination's cluster. Outlier runs and
+// the passive window count only in the clusters the monitor checks, with
+// those checks on.
 func (m *Monitor) Observe(o upstream.Observation) {
 	d := o.Destination
-	if o.Outcome.ClientSide() || d == nil {
+	if o.Outcome.ClientSide() || d == nil || m.timers == nil {
 		return
+	}
+	if o.NotSent {
+		m.refused(d, o)
 	}
 	st, _ := d.Attached(seam.Open()).(*destState)
 	if st == nil {
@@ -158,6 +167,9 @@ func (m *Monitor) Observe(o upstream.Observation) {
 		return
 	}
 	s := cs.s.Load()
+	if s.outlier.enabled {
+		m.observeOutlier(d, st, s, o)
+	}
 	r := st.ring.Load()
 	if !s.passive.enabled || r == nil {
 		return

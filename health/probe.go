@@ -118,6 +118,9 @@ func (m *Monitor) probe(ctx context.Context, j probeJob) {
 	if res.OK && !s.passive.keep && d.PassiveHealth() == upstream.Unhealthy && st.passiveAt.Load() < start.UnixNano() {
 		m.endPassive(d, st, "active probe passed")
 	}
+	if res.OK {
+		m.probePassed(d, st, start)
+	}
 }
 
 // unbuilt reports a probe whose request could not even be built (a URL

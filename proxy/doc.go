@@ -124,13 +124,26 @@
 //
 // # Retries
 //
-// Off by default. A route's [Retry] resends a failed attempt to another
-// destination only when nothing of the request reached the upstream, or
-// when the method is idempotent and the body is replayable (none, or at
-// most BodyLimit bytes buffered before the first attempt: the only case
-// where a body is not streamed); never once a response header arrived,
-// never an upgrade; within a budget that is a share of the route's live
-// requests.
+// A request that never left is retried by default: when an attempt failed
+// before any byte of the request was written (the connection was refused
+// or reset while it was made, the connect timed out, the upstream's TLS
+// handshake or the PROXY header failed), the request goes to another
+// destination, whatever its method and body, up to [MaxConnectRetries]
+// times, never twice to one destination, the first such retry outside the
+// budget ([ConnectFailures]; a route turns it off with
+// ConnectFailuresOff). The direct client says so with its dial error; for
+// net/http's client, the attempt took no connection (no GotConn), on
+// which alone it writes. The refusal is reported to the cluster's
+// observer with [upstream.Observation.NotSent], and a health.Monitor
+// ejects the destination at once.
+//
+// Other retries are off by default. A route's [Retry] resends a failed
+// attempt to another destination only when nothing of the request reached
+// the upstream, or when the method is idempotent and the body is
+// replayable (none, or at most BodyLimit bytes buffered before the first
+// attempt: the only case where a body is not streamed); never once a
+// response header arrived, never an upgrade; within a budget that is a
+// share of the route's live requests.
 //
 // # Circuit breakers
 //

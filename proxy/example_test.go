@@ -58,9 +58,11 @@ func Example() {
 	// Output: 200 OK Paduraksa: upstream saw /users, prefix /api, client 127.0.0.1
 }
 
-// A hand-built gateway gets passive health by making a health.Monitor the
-// cluster's Observer: a destination that refuses every connection leaves
-// the rotation after ten failed requests.
+// A hand-built gateway gets health from real traffic by making a
+// health.Monitor the cluster's Observer: a destination that refuses a
+// connection leaves the rotation at once, and the request that found it
+// refusing is sent to another destination, as every request that never
+// left is.
 func ExampleCluster_passiveHealth() {
 	up, _ := net.Listen("tcp", "127.0.0.1:0")
 	defer up.Close()
@@ -124,7 +126,7 @@ func ExampleCluster_passiveHealth() {
 	status, body := get()
 	fmt.Println("then:", status, body)
 	// Output:
-	// first ten: [502 502 502 502 502 502 502 502 502 502]
+	// first ten: [200 200 200 200 200 200 200 200 200 200]
 	// available: b
 	// then: 200 b
 }

@@ -233,6 +233,7 @@ func (f *forward) send(d *upstream.Destination) (*http.Response, error) {
 	if t.h1 != nil && (!secure || t.h1TLS) {
 		why, fallback := http1Fallback(&o.req)
 		if !fallback {
+			f.direct = true
 			return o.direct(t, h1client.Destination{Addr: d.Host(), TLS: secure, ServerName: name, Proxy: ph})
 		}
 		f.rt.cluster.Stats.addFallback(why)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/paduraksa/paduraksa/balance"
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/h1client"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
@@ -84,8 +85,11 @@ type forward struct {
 	policy      balance.Policy
 	in          balance.Input
 	setAffinity bool // the affinity's cookie is to be set on the answer
-	tried       [MaxRetryAttempts + 1]*upstream.Destination
+	tried       [MaxRetryAttempts + MaxConnectRetries + 1]*upstream.Destination
 	ntried      int
+	nunsent     int    // retries of attempts that never left
+	conns       int    // net/http's connections taken before the attempt
+	direct      bool   // the attempt went through the direct client
 	retrying    bool   // the route retries, and this is no upgrade
 	idem        bool   // the method is idempotent
 	replayable  bool   // the body can be sent again: none, or replay
@@ -229,12 +233,12 @@ func (f *forward) attempts(d *upstream.Destination) (*http.Response, *upstream.D
 			f.rt.overloaded(f.w, f.r, f.rq, l)
 			return nil, nil
 		}
-		out, answered := f.failed(d, err)
+		out, unsent, answered := f.failed(d, err)
 		if answered {
 			return nil, nil
 		}
 		var next *upstream.Destination
-		if next, token = f.retryTarget(n, out, err); next == nil {
+		if next, token = f.retryTarget(n, out, err, unsent); next == nil {
 			f.answerFailure(out)
 			return nil, nil
 		}
@@ -260,6 +264,7 @@ func (f *forward) attempt(d *upstream.Destination, n int) (*http.Response, error
 		rec.Gate = sent
 	}
 	rec.Destination, rec.Retries = d.ID(), n
+	f.conns, f.direct = f.o.conns, false
 	err := f.armTry()
 	var res *http.Response
 	if err == nil {
@@ -275,16 +280,17 @@ func (f *forward) attempt(d *upstream.Destination, n int) (*http.Response, error
 }
 
 // failed classifies an attempt at d that failed with err, counts it and,
-// unless it is the client's, reports it to the cluster's observer. A
-// failure of the client's body, or a refusal of what the request holds,
-// is answered here (answered reports it): the destination did nothing
-// wrong, and no other would do better.
-func (f *forward) failed(d *upstream.Destination, err error) (out upstream.Outcome, answered bool) {
+// unless it is the client's, reports it to the cluster's observer;
+// unsent reports that nothing of the request was written. A failure of
+// the client's body, or a refusal of what the request holds, is answered
+// here (answered reports it): the destination did nothing wrong, and no
+// other would do better.
+func (f *forward) failed(d *upstream.Destination, err error) (out upstream.Outcome, unsent, answered bool) {
 	rt, w, r, rq := f.rt, f.w, f.r, f.rq
 	if berr := f.clientBodyError(); berr != nil {
 		f.o.stop()
 		rt.clientBodyFailed(w, r, rq, berr)
-		return upstream.ClientBodyError, true
+		return upstream.ClientBodyError, false, true
 	}
 	out = upstream.ClassifyRoundTrip(r.Context(), err)
 	if f.o.dl.hasFired() {
@@ -294,18 +300,47 @@ func (f *forward) failed(d *upstream.Destination, err error) (out upstream.Outco
 		f.o.stop()
 		f.body.count(&rq.Record)
 		rt.requestRefused(w, r, rq, status)
-		return upstream.RequestInvalid, true
+		return upstream.RequestInvalid, false, true
 	}
 	if f.o.idle.hasFired() {
 		out = upstream.Timeout
 	}
+	if !out.ClientSide() {
+		if unsent = f.unsent(out, err); unsent && out == upstream.ResponseHeaderError {
+			out = upstream.TLSError // the handshake broke off
+		}
+	}
 	d.Metrics().Count(out)
 	if !out.ClientSide() {
-		rt.cluster.observe(d, out, 0)
+		rt.cluster.observe(upstream.Observation{Destination: d, Outcome: out, NotSent: unsent})
 	}
 	f.tried[f.ntried] = d
 	f.ntried++
-	return out, false
+	return out, unsent, false
+}
+
+// unsent reports whether an attempt that failed with out and err never
+// wrote a byte of the request: the direct client could not connect, or
+// net/http's client (or the cluster's own round tripper) failed to
+// connect, to time out connecting or to shake hands without taking a
+// connection for the request (no GotConn), which it writes on nothing
+// else. A connection net/http took and lost counts as written, even when
+// it then failed to dial another one.
+func (f *forward) unsent(out upstream.Outcome, err error) bool {
+	if f.direct {
+		var de *h1client.DialError
+		return errors.As(err, &de)
+	}
+	switch out {
+	case upstream.ConnectError, upstream.Timeout:
+	case upstream.TLSError:
+		if errors.Is(err, errTooManyNames) {
+			return false // no handshake was tried: the cluster's limit
+		}
+	default:
+		return false
+	}
+	return f.o.conns == f.conns && (f.body == nil || !f.body.touched.Load())
 }
 
 // refusal returns the status of a failure that is the outgoing client's
@@ -321,10 +356,21 @@ func (f *forward) refusal(d *upstream.Destination, out upstream.Outcome, err err
 // retryTarget returns the destination to try after the n-th attempt
 // failed with out, and whether that retry holds a budget token; nil when
 // the route's Retry allows no other attempt or no destination is left.
-func (f *forward) retryTarget(n int, out upstream.Outcome, err error) (*upstream.Destination, bool) {
+// An attempt that never left (unsent) is retried under ConnectFailures
+// while it has retries left, else as Attempts allows; a connect that
+// timed out is not, once every destination is out of rotation (panic):
+// each retry would cost the client another connect timeout.
+func (f *forward) retryTarget(n int, out upstream.Outcome, err error, unsent bool) (*upstream.Destination, bool) {
 	rr := &f.rt.retry
+	if f.o.dl.requestPassed() {
+		return nil, false
+	}
+	if unsent && rr.connect && f.nunsent < MaxConnectRetries &&
+		(out != upstream.Timeout || !f.rt.cluster.Upstream.Members().Panic) {
+		return f.unsentTarget()
+	}
 	touched := f.body != nil && f.body.touched.Load()
-	if !f.retrying || n >= rr.attempts || !retryable(out, touched, f.replayable, f.idem) || f.o.dl.requestPassed() {
+	if !f.retrying || n-f.nunsent >= rr.attempts || !retryable(out, touched, f.replayable, f.idem) {
 		return nil, false
 	}
 	free := n == 0 && dropped(out, err) // outside the budget
@@ -342,6 +388,32 @@ func (f *forward) retryTarget(n int, out upstream.Outcome, err error) (*upstream
 		st.retries.Add(1)
 	}
 	return next, !free
+}
+
+// unsentTarget returns the destination to send a request that never
+// left to, and whether the retry holds a budget token: the first such
+// retry of a request holds none.
+func (f *forward) unsentTarget() (*upstream.Destination, bool) {
+	rr := &f.rt.retry
+	token := f.nunsent > 0
+	if token && !rr.acquireConnect(f.members) {
+		return nil, false
+	}
+	// The members now, without the destinations that refused: health
+	// took them out of the available set at once.
+	next := f.policy.Pick(f.in, exclude(f.rt.cluster.Upstream.Members().Available, f.tried[:f.ntried]))
+	if next == nil || !f.beginRetry() { // maxRetriesInFlight counts these too
+		if token {
+			rr.release()
+		}
+		return nil, false
+	}
+	f.nunsent++
+	if st := f.rt.cluster.Stats; st != nil {
+		st.retries.Add(1)
+		st.unsent.Add(1)
+	}
+	return next, token
 }
 
 // answerFailure answers the last failed attempt: 502, 504 for a timeout,
@@ -378,7 +450,7 @@ func (f *forward) relay(res *http.Response, d *upstream.Destination) {
 			tr.OnStep(gate.Step{Kind: gate.StepAnswer, Status: 499, Reason: out.String()})
 		}
 	} else {
-		c.observe(d, out, res.StatusCode)
+		c.observe(upstream.Observation{Destination: d, Outcome: out, Status: res.StatusCode})
 	}
 	c.Stats.add(out)
 	if cut {
@@ -399,11 +471,10 @@ func (f *forward) complete(res *http.Response, d *upstream.Destination) (out ups
 	return out, cut
 }
 
-// observe reports an exchange to the cluster's observer; status is 0 when
-// no response header arrived.
-func (c *Cluster) observe(d *upstream.Destination, out upstream.Outcome, status int) {
+// observe reports an exchange to the cluster's observer.
+func (c *Cluster) observe(o upstream.Observation) {
 	if c.Observer != nil {
-		c.Observer.Observe(upstream.Observation{Destination: d, Outcome: out, Status: status})
+		c.Observer.Observe(o)
 	}
 }
 

@@ -410,7 +410,7 @@ func (c *mirrorCopy) send(body []byte) {
 		out = upstream.Timeout
 	}
 	d.Metrics().Count(out)
-	cl.observe(d, out, status)
+	cl.observe(upstream.Observation{Destination: d, Outcome: out, Status: status})
 	cl.Stats.add(out)
 	m.stats.outcomes[out].Add(1)
 }

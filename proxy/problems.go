@@ -108,6 +108,7 @@ const (
 	CodeRetryAttemptsInvalid               = "proxy.retry.attempts.invalid"
 	CodeRetryBodyLimitInvalid              = "proxy.retry.bodyLimit.invalid"
 	CodeRetryBudgetInvalid                 = "proxy.retry.budget.invalid"
+	CodeRetryConnectFailuresUnknown        = "proxy.retry.connectFailures.unknown"
 	CodeHeadersTooMany                     = "proxy.headers.tooMany"
 	CodeHeaderNameInvalid                  = "proxy.header.name.invalid"
 	CodeHeaderNameReserved                 = "proxy.header.name.reserved"

@@ -9,12 +9,14 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/paduraksa/paduraksa/internal/enum"
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/telemetry"
 	"github.com/paduraksa/paduraksa/upstream"
 )
 
-// Retry is a route's retry policy. The zero value never retries.
+// Retry is a route's retry policy. The zero value retries only requests
+// that never left (see [ConnectFailures]).
 //
 // A failed attempt is retried on another destination only when nothing of
 // the request reached the upstream (the connection was refused, or the TLS
@@ -44,7 +46,57 @@ type Retry struct {
 	// retrying at once, in (0, 1]; 0 means 0.2. At least 3 retries may
 	// always run.
 	Budget float64
+	// ConnectFailures says whether a request that failed before any byte
+	// of it was written is sent to another destination; the zero value,
+	// ConnectFailuresOn, does.
+	ConnectFailures ConnectFailures
 }
+
+// ConnectFailures says whether a route retries the requests that never
+// left: the attempt failed before any byte of the request was written
+// (the connection was refused or reset while it was made, the connect
+// timed out, the TLS handshake with the upstream or the PROXY header
+// failed). Such a request is sent to another destination of the
+// cluster, whatever its method and body, since no upstream saw any of
+// it, and whatever [Retry.Attempts] says: Attempts governs requests that
+// did leave. At most [MaxConnectRetries] such retries are made per
+// request, never twice to one destination; the first costs no budget,
+// the second takes a token of the route's budget (a share of the
+// requests in flight to the cluster), so a cluster that refuses
+// everything costs at most three connection attempts per request, each
+// refused at once. A connect that timed out is not retried once every
+// destination is out of rotation (panic mode): each retry would cost the
+// client another connect timeout. The destination that refused is
+// reported to the cluster's observer as [upstream.Observation.NotSent]:
+// the health package takes it out of rotation at once.
+type ConnectFailures uint8
+
+const (
+	// ConnectFailuresOn retries requests that never left (the zero
+	// value).
+	ConnectFailuresOn ConnectFailures = iota
+	// ConnectFailuresOff leaves them to [Retry.Attempts] (with it 0,
+	// such a request is answered 502).
+	ConnectFailuresOff
+)
+
+var connectFailuresNames = enum.Names[ConnectFailures]{"on", "off"}
+
+// String returns "on" or "off".
+func (c ConnectFailures) String() string { return connectFailuresNames.Name(c) }
+
+// ParseConnectFailures returns the setting a name stands for.
+func ParseConnectFailures(name string) (ConnectFailures, bool) {
+	return connectFailuresNames.Parse(name)
+}
+
+// ConnectFailuresNames returns the names of the settings, the default
+// first: the names a config document uses.
+func ConnectFailuresNames() []string { return connectFailuresNames }
+
+// MaxConnectRetries is the most retries of a request that never left:
+// with the first attempt, three destinations are tried at most.
+const MaxConnectRetries = 2
 
 // MaxRetryAttempts bounds [Retry.Attempts].
 const MaxRetryAttempts = 5
@@ -69,12 +121,16 @@ func CheckRetry(r Retry) error {
 	if !(r.Budget >= 0 && r.Budget <= 1) {
 		errs.Add(CodeRetryBudgetInvalid, "budget", fmt.Sprintf("%v is not a share between 0 and 1", r.Budget))
 	}
+	if int(r.ConnectFailures) >= len(connectFailuresNames) {
+		errs.Add(CodeRetryConnectFailuresUnknown, "connectFailures", "unknown setting "+r.ConnectFailures.String()+" (want "+connectFailuresNames.List()+")")
+	}
 	return errs.Err()
 }
 
 // retrier is a compiled Retry with its budget counters.
 type retrier struct {
 	attempts  int
+	connect   bool // requests that never left are retried
 	bodyLimit int64
 	budget    float64
 	live      atomic.Int64 // requests in flight on the route
@@ -83,6 +139,7 @@ type retrier struct {
 
 func (rr *retrier) init(r Retry) {
 	rr.attempts, rr.bodyLimit, rr.budget = r.Attempts, r.BodyLimit, r.Budget
+	rr.connect = r.ConnectFailures == ConnectFailuresOn
 	if rr.bodyLimit == 0 {
 		rr.bodyLimit = DefaultRetryBodyLimit
 	}
@@ -103,6 +160,24 @@ func (rr *retrier) acquire() bool {
 }
 
 func (rr *retrier) release() { rr.retrying.Add(-1) }
+
+// acquireConnect takes a retry of a request that never left from the
+// budget, reporting false when spent. Its share is of the requests in
+// flight to the cluster (the route counts its own only when it retries
+// others), read on this failure path only.
+func (rr *retrier) acquireConnect(m *upstream.Members) bool {
+	live := rr.live.Load()
+	var inFlight int64
+	for _, d := range m.All {
+		inFlight += d.InFlight()
+	}
+	n := rr.retrying.Add(1)
+	if n > max(int64(float64(max(live, inFlight))*rr.budget), minRetriesInFlight) {
+		rr.retrying.Add(-1)
+		return false
+	}
+	return true
+}
 
 func idempotent(method string) bool {
 	switch method {

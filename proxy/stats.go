@@ -12,6 +12,7 @@ import (
 type Stats struct {
 	outcomes  [upstream.NumOutcomes]atomic.Uint64 // one per outcome
 	retries   atomic.Uint64
+	unsent    atomic.Uint64               // retries of requests that never left
 	fallbacks [numFallbacks]atomic.Uint64 // one per HTTP1Fallback
 
 	limits limitCounters // the circuit breakers' counts (limits.go)
@@ -29,8 +30,14 @@ func (s *Stats) Count(o upstream.Outcome) uint64 {
 	return s.outcomes[o].Load()
 }
 
-// Retries returns how many retries were sent.
+// Retries returns how many retries were sent, those of
+// [Stats.ConnectRetries] included.
 func (s *Stats) Retries() uint64 { return s.retries.Load() }
+
+// ConnectRetries returns how many retries were sent because the attempt
+// before failed before any of the request was written (see
+// [ConnectFailures]).
+func (s *Stats) ConnectRetries() uint64 { return s.unsent.Load() }
 
 func (s *Stats) add(o upstream.Outcome) {
 	if s != nil && int(o) < len(s.outcomes) {

@@ -401,6 +401,11 @@ func codeCases() []codeCase {
 		{code: proxy.CodeLimitInvalid, path: "upstreams[0].limits.maxConnectionsPerDestination", change: func(d *config.Document) {
 			d.Upstreams[0].Limits.MaxConnectionsPerDestination = -1
 		}},
+		{code: proxy.CodeRetryConnectFailuresUnknown, path: "hosts[0].routes[0].retry.connectFailures", change: func(d *config.Document) { d.Hosts[0].Routes[0].Retry.ConnectFailures = "sometimes" }},
+		{code: health.CodeOutlierPercentInvalid, path: "upstreams[0].health.outlier.maxEjectionPercent", change: func(d *config.Document) { d.Upstreams[0].Health.Outlier.MaxEjectionPercent = 101 }},
+		{code: health.CodeOutlierEjectionTimeInvalid, path: "upstreams[0].health.outlier.maxEjectionTime", change: func(d *config.Document) {
+			d.Upstreams[0].Health.Outlier.BaseEjectionTime, d.Upstreams[0].Health.Outlier.MaxEjectionTime = "1m", "10s"
+		}},
 		{code: health.CodeActivePathInvalid, path: "upstreams[0].health.active.path", change: func(d *config.Document) {
 			d.Upstreams[0].Health.Active.Path = "/healthz?deep=1"
 		}},

@@ -160,7 +160,8 @@ func (r *run) route(i, j int, rt *config.Route, s *Snapshot, site *proxy.Site, p
 		HostName:        rt.HostName,
 		RequestHeaders:  r.headerRules(rt.Headers.Request, func(k int) string { return at(index(".headers.request", k)) }),
 		ResponseHeaders: r.headerRules(rt.Headers.Response, func(k int) string { return at(index(".headers.response", k)) }),
-		Retry:           proxy.Retry{Attempts: rt.Retry.Attempts, BodyLimit: int64(rt.Retry.BodyLimit), Budget: rt.Retry.Budget},
+		Retry: proxy.Retry{Attempts: rt.Retry.Attempts, BodyLimit: int64(rt.Retry.BodyLimit), Budget: rt.Retry.Budget,
+			ConnectFailures: r.connectFailures(func() string { return at(".retry.connectFailures") }, rt.Retry.ConnectFailures)},
 		Rewrite: proxy.Rewrite{
 			AddPrefix:    rt.Rewrite.AddPrefix,
 			KeepLocation: rt.Rewrite.RewriteLocation != nil && !*rt.Rewrite.RewriteLocation,

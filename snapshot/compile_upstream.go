@@ -126,7 +126,7 @@ func (r *run) upstream(i int, u *config.Upstream) *compiledUpstream {
 	cu.observe = cu.health.Passive.Enabled
 	hc := &cu.health
 	cu.monitor = slow > 0 || hc.Active != (health.ActiveConfig{}) || hc.Passive != (health.PassiveConfig{}) ||
-		hc.Availability != "" || hc.ProbeFirst
+		hc.Outlier != (health.OutlierConfig{}) || hc.Availability != "" || hc.ProbeFirst
 
 	ac := r.affinityConfig(&u.Affinity)
 	if err := ac.Validate(); err != nil {
@@ -203,6 +203,7 @@ func (r *run) healthConfig(u *config.Upstream) health.Config {
 			FailureRate:        h.Passive.FailureRate,
 			ReactivationPeriod: duration(h.Passive.ReactivationPeriod),
 		},
+		Outlier:    outlierConfig(&h.Outlier),
 		ProbeFirst: h.ProbeFirst,
 		Metadata:   u.Metadata,
 	}
@@ -294,7 +295,9 @@ func (c *Compiler) cluster(id string, cu *compiledUpstream, rc *upstream.Cluster
 		c.stats[id] = st
 	}
 	cl := &proxy.Cluster{Upstream: rc, Transport: tr, Policy: cu.policy, Affinity: cu.affinity, IdleTimeout: cu.idle, Stats: st, Limits: cu.limits}
-	if c.Health != nil && cu.observe {
+	if c.Health != nil {
+		// Every cluster: a destination that refuses a connection is
+		// ejected with or without a health block (see health.Monitor.Observe).
 		cl.Observer = c.Health
 	}
 	return cl

@@ -247,6 +247,7 @@ func effects() map[string]effect {
 	withQueryMatch := func(d *config.Document) { r0(d).Match.Query = []config.QueryMatch{{Name: "a", Value: "1"}} }
 	active := func(d *config.Document) { u0(d).Health.Active.Enabled = true }
 	passive := func(d *config.Document) { u0(d).Health.Passive.Enabled = true }
+	outlier := func(d *config.Document) { u0(d).Health.Outlier.ConsecutiveGatewayErrors = 5 }
 	affinity := func(d *config.Document) { u0(d).Affinity.Enabled = true }
 	respond := func(d *config.Document) {
 		d.RuleSets[0].Rules = append(d.RuleSets[0].Rules, config.Rule{PathExact: "/x", Action: "respond", Respond: &config.FixedAnswer{Status: 410}})
@@ -524,6 +525,14 @@ func effects() map[string]effect {
 		"forwardAuths[].timeout":         {set: func(d *config.Document) { d.ForwardAuths[0].Timeout = "1s" }},
 		"forwardAuths[].requestHeaders":  {set: func(d *config.Document) { d.ForwardAuths[0].RequestHeaders = []string{"Authorization"} }},
 		"forwardAuths[].identityHeaders": {set: func(d *config.Document) { d.ForwardAuths[0].IdentityHeaders = []string{"X-User"} }},
+
+		// Failures: connect-failure retries and outlier ejection.
+		"hosts[].routes[].retry.connectFailures":              {set: func(d *config.Document) { r0(d).Retry.ConnectFailures = "off" }},
+		"upstreams[].health.outlier.consecutiveGatewayErrors": {set: func(d *config.Document) { u0(d).Health.Outlier.ConsecutiveGatewayErrors = 3 }},
+		"upstreams[].health.outlier.consecutive5xx":           {set: func(d *config.Document) { u0(d).Health.Outlier.Consecutive5xx = 3 }},
+		"upstreams[].health.outlier.baseEjectionTime":         {base: outlier, set: func(d *config.Document) { u0(d).Health.Outlier.BaseEjectionTime = "10s" }},
+		"upstreams[].health.outlier.maxEjectionTime":          {base: outlier, set: func(d *config.Document) { u0(d).Health.Outlier.MaxEjectionTime = "60s" }},
+		"upstreams[].health.outlier.maxEjectionPercent":       {base: outlier, set: func(d *config.Document) { u0(d).Health.Outlier.MaxEjectionPercent = 20 }},
 	}
 }
 

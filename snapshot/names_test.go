@@ -188,6 +188,9 @@ func builtinNames() map[string]struct {
 			}
 			return 0
 		}}},
+		"proxy.ConnectFailuresNames": {proxy.ConnectFailuresNames(), builtin{set: func(d *config.Document, n string) {
+			d.Hosts[0].Routes[0].Retry.ConnectFailures = n
+		}}},
 	}
 }
 

@@ -3,6 +3,7 @@ package upstream
 import (
 	"sync/atomic"
 
+	"github.com/paduraksa/paduraksa/internal/enum"
 	"github.com/paduraksa/paduraksa/internal/seam"
 )
 
@@ -64,6 +65,7 @@ type Destination struct {
 
 	active  atomic.Uint32
 	passive atomic.Uint32
+	ejected atomic.Bool // out of rotation by the health package's ejection
 	removed atomic.Bool
 	// availableSince is the unix nanosecond time at which the destination
 	// last became available (set by the health package, read by slow start).
@@ -158,11 +160,12 @@ func (d *Destination) ActiveHealth() HealthState { return HealthState(d.active.L
 func (d *Destination) PassiveHealth() HealthState { return HealthState(d.passive.Load()) }
 
 // Health returns the combined verdict: Unhealthy if either verdict is,
-// else Healthy if either is, else Unknown.
+// or the destination is ejected ([Destination.Ejected]), else Healthy if
+// either verdict is, else Unknown.
 func (d *Destination) Health() HealthState {
 	a, p := d.ActiveHealth(), d.PassiveHealth()
 	switch {
-	case a == Unhealthy || p == Unhealthy:
+	case a == Unhealthy || p == Unhealthy || d.ejected.Load():
 		return Unhealthy
 	case a == Healthy || p == Healthy:
 		return Healthy
@@ -185,6 +188,29 @@ func (d *Destination) SetActiveHealth(s HealthState) HealthState {
 func (d *Destination) SetPassiveHealth(s HealthState) HealthState {
 	old := HealthState(d.passive.Swap(uint32(s)))
 	if old != s {
+		d.cluster.refresh()
+	}
+	return old
+}
+
+// Ejected reports whether the destination is out of rotation for a
+// while: it refused a connection, or its answers made it an outlier (see
+// the health package). An ejected destination's Health is Unhealthy,
+// whatever its active and passive verdicts say.
+func (d *Destination) Ejected() bool { return d.ejected.Load() }
+
+// SetEjected ejects the destination (true) or returns it to rotation
+// (false) and reports whether it was ejected before; a change recomputes
+// the cluster's available set. It is plumbing of the health package,
+// which owns the rules of ejection and its timers: k is a key only the
+// library's own packages hold (see internal/seam), and with any other
+// SetEjected does nothing and reports the current state.
+func (d *Destination) SetEjected(k seam.Key, v bool) bool {
+	if !k.Opens() {
+		return d.ejected.Load()
+	}
+	old := d.ejected.Swap(v)
+	if old != v {
 		d.cluster.refresh()
 	}
 	return old
@@ -250,3 +276,32 @@ func (d *Destination) Attach(k seam.Key, old, v any) bool {
 		}
 	}
 }
+
+// EjectReason is why a destination was ejected ([Destination.SetEjected]):
+// the health package's rules, named here so that the per-destination
+// counters ([Metrics.Ejections]) can be kept by reason.
+type EjectReason uint8
+
+const (
+	// EjectConnectFailure: a request to it never left (the connection
+	// was refused or reset while it was made, the connect timed out, the
+	// TLS handshake or the PROXY header failed).
+	EjectConnectFailure EjectReason = iota
+	// EjectGatewayErrors: consecutive gateway errors (502, 503 and 504
+	// answers, and transport failures).
+	EjectGatewayErrors
+	// Eject5xx: consecutive 5xx answers (and transport failures).
+	Eject5xx
+
+	// NumEjectReasons is the number of EjectReason values.
+	NumEjectReasons = iota
+)
+
+var ejectReasonNames = enum.Names[EjectReason]{"connectFailure", "consecutiveGatewayErrors", "consecutive5xx"}
+
+// String returns the reason's name, one of [EjectReasonNames].
+func (r EjectReason) String() string { return ejectReasonNames.Name(r) }
+
+// EjectReasonNames returns the names of the reasons, in order: the
+// reason label of the ejection metrics.
+func EjectReasonNames() []string { return ejectReasonNames }

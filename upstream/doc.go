@@ -27,7 +27,9 @@
 // # Availability
 //
 // A cluster's available set is recomputed whenever a destination's verdict
-// changes and whenever its members change. The computation is the cluster's
+// or ejection ([Destination.Ejected], the health package's: a refused
+// connection, an outlier) changes and whenever its members change. An
+// ejected destination's Health is Unhealthy. The computation is the cluster's
 // [AvailabilityFunc]; the default, [HealthyOrPanic], keeps every destination
 // that no verdict marks unhealthy and, when that leaves none, falls back to all
 // of them. The health package provides the others.

@@ -16,9 +16,13 @@ type Metrics struct {
 	TTFB     telemetry.Histogram
 	// Probe is the duration of the active health probes, ProbeFailures
 	// counts the probes that failed, HealthChanges the changes of either
-	// verdict (active or passive).
+	// verdict (active or passive) and the ejections and returns.
 	Probe                        telemetry.Histogram
 	ProbeFailures, HealthChanges telemetry.Counter
+	// Ejections counts the destination's ejections by [EjectReason],
+	// Returns its returns to rotation from an ejection.
+	Ejections [NumEjectReasons]telemetry.Counter
+	Returns   telemetry.Counter
 }
 
 // Count counts one exchange that ended with out.

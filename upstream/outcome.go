@@ -88,6 +88,13 @@ type Observation struct {
 	// arrived, else 0. A Success with a Status of 500 or more is a 5xx
 	// answer.
 	Status int
+	// NotSent reports that the exchange failed before any byte of the
+	// request was written: the connection was refused or reset while it
+	// was made, the connect timed out, the TLS handshake or the PROXY
+	// header failed. The outcome is then ConnectError, TLSError or
+	// Timeout. The destination is the one to blame, and the request may
+	// go to another, whatever its method.
+	NotSent bool
 }
 
 // Observer is told the outcome of exchanges with destinations, for

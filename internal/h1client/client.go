@@ -140,7 +140,10 @@ func (cl *Client) get(ctx context.Context, d Destination, check bool) (*conn, er
 		if cl.cfg.MaxConnsPerDestination > 0 {
 			cl.release(d.Addr)
 		}
-		return nil, err
+		if err == ErrNoTLS {
+			return nil, err // the client's configuration, not the upstream
+		}
+		return nil, &DialError{Err: err}
 	}
 	if cl.cfg.MaxConnsPerDestination > 0 {
 		nc = &slotConn{Conn: nc, cl: cl, addr: d.Addr}
@@ -187,6 +190,20 @@ func (cl *Client) idleConn(d Destination, check bool) *conn {
 	cl.mu.Unlock()
 	return nil
 }
+
+// DialError is a failure to make a connection to the upstream: the TCP
+// connect (refused, reset, timed out), the PROXY header or the TLS
+// handshake. Nothing of the request was written on the connection that
+// failed, so the request may go elsewhere whatever its method; one that
+// had first failed on a stale idle connection is sent again only when it
+// could be, as [Client.Do] says. Err is the dial's own error, which
+// Unwrap returns for errors.Is and errors.As.
+type DialError struct{ Err error }
+
+func (e *DialError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the dial's error.
+func (e *DialError) Unwrap() error { return e.Err }
 
 // Dials returns how many connections the client dialed (or tried to).
 func (cl *Client) Dials() uint64 { return cl.dials.Load() }

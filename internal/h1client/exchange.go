@@ -66,7 +66,8 @@ var errTooMany1xx = &ResponseError{"more than " + strconv.Itoa(Max1xx) + " infor
 // response head into ex. It fails with a *[RequestError] when it refuses
 // req before writing any of it, a *[LengthError] when req's body failed
 // or ended early, a *[ResponseError] for an answer the rules refuse, the
-// context's error when it ended, or the dial's or the connection's.
+// context's error when it ended, a *[DialError] when no connection could
+// be made, or the connection's.
 // Requests that [Carries] refuses are refused, and a body needs its
 // length. A request that may be sent again as it is (no body, and an
 // idempotent method or nothing of it written) is sent again on another
