@@ -233,3 +233,28 @@ func BenchmarkForwardOwnTimeouts(b *testing.B) {
 		f()
 	}
 }
+
+// An event stream's head reaches the client as the upstream sent it, not
+// with the first event: a client (EventSource's open, a readiness check)
+// waits for it, and the first event may be long in coming.
+func TestEventStreamHeadIsNotHeldForTheFirstEvent(t *testing.T) {
+	first := make(chan struct{})
+	t.Cleanup(func() { close(first) })
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		select {
+		case <-first:
+		case <-r.Context().Done():
+		}
+	}))
+	addr, _ := setup{}.start(t, up)
+	req := mustReq("GET", "/")
+	req.URL.Host, req.URL.Scheme, req.Host = addr, "http", "app.test"
+	res, err := roundTrip(t, clientTransport(t), req)
+	require.NoError(t, err, "the head arrives while the upstream holds the first event")
+	defer res.Body.Close()
+	assert.Equal(t, 200, res.StatusCode)
+	assert.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
+}

@@ -98,6 +98,13 @@ func (f *forward) respond(res *http.Response, d *upstream.Destination) (out upst
 	f.o.idle.setBody(res.Body)
 
 	stream := res.ContentLength < 0 || isEventStream(h)
+	if isEventStream(h) {
+		// The head goes now, not with the first event: a client waits
+		// for it (EventSource's open), and an event may be long in coming.
+		if err := http.NewResponseController(w).Flush(); err != nil {
+			return upstream.ClientAbort, true
+		}
+	}
 	var rerr, werr error
 	if enc == codingNone {
 		rerr, werr = copyBody(w, w, res.Body, stream, nil, &f.o.idle)
