@@ -75,7 +75,12 @@
 // In a binary upgrade the new process starts a Server on duplicates of
 // the old one's sockets (os.File and net.FileListener, net.FilePacketConn;
 // the reference daemon passes them with tableflip), and once it serves,
-// the old one calls [Server.CloseHTTP3] and then Shutdown. Both accept on
+// the old one calls [Server.CloseHTTP3] and then [Server.Drain], which
+// stops accepting and answers each keep-alive connection's next request
+// with Connection: close before it shuts down (Shutdown alone closes idle
+// connections under clients that may be sending on them: wrk counted 11
+// read errors in 190 000 requests over one upgrade, and none with Drain,
+// in six runs of about 230 000). Both accept on
 // the same TCP sockets for a moment, which costs nothing: a connection is
 // whole in the process that accepted it, and the backlog belongs to the
 // socket, not to a process. UDP is different: a QUIC connection lives in

@@ -150,6 +150,11 @@ type Server struct {
 	draining atomic.Bool
 	idle     chan struct{}
 	h3Once   sync.Once
+
+	// Drain's first phase: HTTP/1.x answers carry Connection: close,
+	// and connClosed tells of each TCP connection that ends.
+	closing    atomic.Bool
+	connClosed chan struct{}
 }
 
 // Errors of Start.
@@ -185,7 +190,7 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{log: log, limiter: limiter, onFailure: cfg.OnHandshakeFailure, addrs: map[string]net.Addr{}, err: make(chan error, 1), idle: make(chan struct{}, 1)}
+	s := &Server{log: log, limiter: limiter, onFailure: cfg.OnHandshakeFailure, addrs: map[string]net.Addr{}, err: make(chan error, 1), idle: make(chan struct{}, 1), connClosed: make(chan struct{}, 1)}
 	if err := s.build(&cfg, sk); err != nil {
 		s.abandon(sk)
 		return nil, err
@@ -484,6 +489,9 @@ func (s *Server) track(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.inflight.Add(1)
 		defer s.untrack()
+		if r.ProtoMajor == 1 && s.closing.Load() {
+			w.Header().Set("Connection", "close") // Drain: this connection's last answer
+		}
 		h.ServeHTTP(w, r)
 	})
 }
@@ -540,6 +548,36 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = errors.Join(errs...)
 	})
 	return err
+}
+
+// Drain is Shutdown for a server that hands its sockets to another
+// process or leaves a load balancer's rotation. Shutdown closes idle
+// HTTP/1.x connections at once, and a client that sent a request on one
+// as it closed sees a reset (wrk, a keep-alive loop: a client only
+// retries such a request when it knows it idempotent). Drain first stops
+// accepting on the TCP listeners and answers the next request on every
+// HTTP/1.x connection with Connection: close, so the client closes it
+// knowing, until no TCP connection is left or linger has passed (HTTP/2
+// connections stay until Shutdown, which sends them GOAWAY); then it is
+// Shutdown(ctx). A connection that sends nothing within linger is closed
+// by Shutdown as before.
+func (s *Server) Drain(ctx context.Context, linger time.Duration) error {
+	s.closing.Store(true)
+	for _, ln := range s.lns {
+		ln.Close()
+	}
+	t := time.NewTimer(linger)
+	defer t.Stop()
+	for s.counts.open[kindHTTP].Load()+s.counts.open[kindHTTPS].Load() > 0 {
+		select {
+		case <-s.connClosed:
+		case <-t.C:
+			return s.Shutdown(ctx)
+		case <-ctx.Done():
+			return s.Shutdown(ctx)
+		}
+	}
+	return s.Shutdown(ctx)
 }
 
 // CloseHTTP3 closes the HTTP/3 listener and its connections at once

@@ -86,6 +86,12 @@ func (s *Server) connState(i int) func(net.Conn, http.ConnState) {
 			s.counts.open[i].Add(1)
 		case http.StateClosed, http.StateHijacked:
 			s.counts.open[i].Add(-1)
+			if s.closing.Load() {
+				select {
+				case s.connClosed <- struct{}{}:
+				default:
+				}
+			}
 		}
 	}
 }

@@ -304,7 +304,8 @@ func (a *app) upgrade() {
 
 // handOver is the end of a process that was replaced: its HTTP/3 side
 // closes at once (see edge.Server.CloseHTTP3), the admin API and the TCP
-// listeners stop accepting, and requests, streams and upgrades in flight
+// listeners stop accepting (edge.Server.Drain: keep-alive connections get
+// Connection: close on their next answer), and requests, streams and upgrades in flight
 // have -upgrade-grace to finish; SIGINT or SIGTERM (ctx) ends the drain
 // at once.
 func (a *app) handOver(ctx context.Context) error {
@@ -314,7 +315,11 @@ func (a *app) handOver(ctx context.Context) error {
 	a.adm.close()
 	ctx, cancel := context.WithTimeout(ctx, a.f.upgradeGrace)
 	defer cancel()
-	err := a.srv.Shutdown(ctx)
+	// Each idle keep-alive connection's next request is answered with
+	// Connection: close (the new process takes the client's next
+	// connection), for up to a second: past it, Shutdown closes the
+	// connections that stayed idle.
+	err := a.srv.Drain(ctx, min(time.Second, a.f.upgradeGrace))
 	a.pub.Flush()
 	if err != nil {
 		a.log.Warn("drain cut short by -upgrade-grace", "err", err)
