@@ -21,6 +21,9 @@
 //     destinations (in-flight counts, health verdicts, available set, their
 //     counters), the registry that keeps it across config publishes, and the
 //     one outcome vocabulary of an exchange the forwarder and health speak.
+//   - [github.com/paduraksa/paduraksa/secrets]: the affinity key and the TLS
+//     ticket secret kept in a file, so restarts and upgrades keep sticky
+//     sessions and resumption.
 //   - [github.com/paduraksa/paduraksa/balance]: load-balancing policies.
 //   - [github.com/paduraksa/paduraksa/health]: active and passive health.
 //   - [github.com/paduraksa/paduraksa/gate]: the per-request decision pipeline:
@@ -43,7 +46,13 @@
 //     why, over the real connection stage, TLS selection and gate, for the
 //     live, a kept or a draft config; what-if diffs; a test helper.
 //   - [github.com/paduraksa/paduraksa/admin]: the admin API (config push with
-//     compare-and-swap, revisions, health) and the Prometheus collector.
+//     compare-and-swap, revisions, health, drain) and the Prometheus
+//     collector.
+//
+// In modules of their own, so that an importer of the packages above pulls
+// none of their dependencies: github.com/paduraksa/paduraksa/gatewayapi
+// (Kubernetes Gateway API objects translated into a document) and the
+// examples (the daemon, with its process hand-over).
 //
 // The reference daemon is examples/paduraksad; beside it, examples/ holds one
 // small program per way the library is used (the edge with TLS and HTTP/3,
