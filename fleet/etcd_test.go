@@ -19,7 +19,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/paduraksa/paduraksa/fleet"
-	"github.com/paduraksa/paduraksa/fleet/internal/etcdtest"
+	"github.com/paduraksa/paduraksa/fleet/etcdtest"
 	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/paduraksa/paduraksa/source"
 )
