@@ -286,3 +286,29 @@ func TestNewEtcdProblems(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestEtcdReloadAndDelete: a reload publishes what the key holds,
+// unchanged or not; a deleted key is logged and the document keeps
+// serving, until a new one is put.
+func TestEtcdReloadAndDelete(t *testing.T) {
+	e := etcdtest.Start(t)
+	c := e.Client()
+	rev := put(t, c, fixed("one"))
+	in := newInstance(t, e.Endpoint)
+	in.src.Reload()
+	waitFor(t, "the reload logged", func() bool {
+		return strings.Contains(in.logs.String(), "version="+itoa(rev)+" why=reload revision=1 status=unchanged")
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := c.Delete(ctx, key)
+	require.NoError(t, err)
+	waitFor(t, "the deletion logged", func() bool {
+		return strings.Contains(in.logs.String(), `msg="config key deleted in etcd; the previous config keeps serving"`)
+	})
+	assert.Equal(t, "one", in.body(t))
+	assert.Len(t, in.pub.History(), 1, "the deletion published nothing")
+	put(t, c, fixed("two"))
+	in.waitServes(t, "two")
+}
