@@ -37,29 +37,25 @@
 // atomically (write, fsync, rename, directory fsync) and taken as
 // published, so the polls that read it publish nothing.
 //
-// # etcd, to come
+// # etcd
 //
 // A fleet's instances read one document from etcd, at PREFIX/config. Its
-// source will live in a nested package (source/etcd), so that etcd's
-// client reaches only the programs that import it, and fill the
-// interface this way:
+// source, fleet.Etcd, lives in the nested module
+// github.com/paduraksa/paduraksa/fleet, so that etcd's client reaches
+// only the programs that import it, and fills the interface this way:
 //
 //   - Load gets PREFIX/config; the Document's Version is the key's mod
 //     revision.
 //   - Run watches the key from that revision on and publishes each new
-//     value with its mod revision as Version. The Publish the wiring
-//     gives it records, with each outcome, the version this instance
-//     serves and its last refusal under a lease of the instance's own
-//     (PREFIX/instances/ID), which GET /cluster lists.
+//     value with its mod revision as Version; while etcd is unreachable
+//     the last applied document keeps serving, and once it answers again
+//     the key is read again and published if it moved on.
 //   - Save is a transaction: put Data at PREFIX/config if the key's mod
 //     revision is still IfVersion (ErrStale when it is not), returning
 //     the new mod revision. Every instance, this one included, then
 //     publishes the document from its watch. A push with If-Match thus
 //     becomes a compare-and-swap on the key's revision for the whole
-//     fleet, with the Version as the entity tag. Today's admin API
-//     publishes a push first and hands it to Persist after; with etcd it
-//     hands the push to Save first and answers the outcome of the version
-//     Save returned, as this instance's Run publishes it.
+//     fleet, with the Version as the entity tag.
 //
 // # Concurrency
 //

@@ -22,7 +22,7 @@ import (
 //
 // Load comes before Run; Run is called once at a time; Save is safe to
 // call while Run runs. See the package documentation for the sources
-// there are and the one to come.
+// there are.
 type Source interface {
 	// Load reads the source's document now; its Why is [Start]. An
 	// error means the source holds no readable document.

@@ -80,18 +80,19 @@ type adminServer struct {
 }
 
 // startAdmin serves the admin API for pub on s.addr, and returns nil when
-// s.addr is empty. With a config file, applied pushes are saved to it
-// (file.Save); without one, they are applied in memory only. It tells
-// opt.readyAdmin the address.
-func startAdmin(s adminSettings, pub *snapshot.Publisher, file *source.File, configPath string, log *slog.Logger, opt options, listen func(name, addr string) (net.Listener, error)) (*adminServer, error) {
+// s.addr is empty. With a source that keeps documents (the config file,
+// etcd), applied pushes are saved there (its Save), as saved says;
+// without one, they are applied in memory only. It tells opt.readyAdmin
+// the address.
+func startAdmin(s adminSettings, pub *snapshot.Publisher, saver source.Source, saved string, log *slog.Logger, opt options, listen func(name, addr string) (net.Listener, error)) (*adminServer, error) {
 	if s.addr == "" {
 		return nil, nil
 	}
 	a := &adminServer{}
 	cfg := admin.Config{Publisher: pub, Token: s.token, Logger: log, Metrics: s.metrics, Simulate: s.simulate}
-	if file != nil {
+	if saver != nil {
 		cfg.Persist = func(ctx context.Context, data []byte) error {
-			_, err := file.Save(ctx, source.Push{Data: data})
+			_, err := saver.Save(ctx, source.Push{Data: data})
 			return err
 		}
 	}
@@ -111,8 +112,7 @@ func startAdmin(s adminSettings, pub *snapshot.Publisher, file *source.File, con
 	}()
 	addr := a.ln.Addr().String()
 	fmt.Fprintf(opt.stdout, "paduraksad admin API on http://%s\n", addr)
-	saved := "pushed configs are written to " + configPath
-	if file == nil {
+	if saver == nil {
 		saved = "pushed configs apply in memory only (no -config file)"
 	}
 	log.Info("admin API serving", "addr", addr, "token", s.token != "", "persist", saved)

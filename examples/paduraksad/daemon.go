@@ -22,6 +22,7 @@ import (
 	"github.com/paduraksa/paduraksa/admin"
 	"github.com/paduraksa/paduraksa/connlimit"
 	"github.com/paduraksa/paduraksa/edge"
+	"github.com/paduraksa/paduraksa/fleet"
 	"github.com/paduraksa/paduraksa/gate"
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/internal/ipaddr"
@@ -83,10 +84,11 @@ type flags struct {
 	secretsPath                           string
 	pidFile                               string
 	upgradeGrace, upgradeTimeout          time.Duration
+	etcd, etcdPrefix, instance            string
 }
 
 // demo reports whether the daemon serves the embedded demo config.
-func (f *flags) demo() bool { return f.configPath == "" && f.gatewayPath == "" }
+func (f *flags) demo() bool { return f.configPath == "" && f.gatewayPath == "" && f.etcd == "" }
 
 func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	var f flags
@@ -115,8 +117,14 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.DurationVar(&f.upgradeGrace, "upgrade-grace", 30*time.Second, "after SIGUSR2 handed the sockets to a new process: how long requests, streams and upgrades in flight have to finish (SIGTERM ends it)")
 	fs.DurationVar(&f.upgradeTimeout, "upgrade-timeout", time.Minute, "after SIGUSR2: how long the new process has to serve before it is killed and this one keeps serving")
 	fs.StringVar(&f.secretsPath, "secrets", "", "file keeping the affinity key and the TLS session ticket secret across restarts, created (mode 0600) when absent; empty: both random at every start")
+	fs.StringVar(&f.etcd, "etcd", "", "comma-separated etcd client URLs: the config document is the key -etcd-prefix+\"config\" there, watched, instead of -config's file; pushes are saved there")
+	fs.StringVar(&f.etcdPrefix, "etcd-prefix", fleet.DefaultPrefix, "prefix of the fleet's keys in etcd")
+	fs.StringVar(&f.instance, "instance", hostname(), "name of this instance in the fleet, in its logs")
 	if err := fs.Parse(args); err != nil {
 		return f, err
+	}
+	if f.etcd != "" && (f.configPath != "" || f.gatewayPath != "") {
+		return f, errors.New("-etcd takes the place of -config and -gateway-api: the document is the one in etcd")
 	}
 	var err error
 	if f.admin, err = adminFlags.settings(); err != nil {
@@ -152,9 +160,11 @@ type app struct {
 	pub        *snapshot.Publisher
 	ec         edge.Config
 	srv        *edge.Server
-	file       *source.File // the -config file; nil for the embedded demo config and with -gateway-api
-	// watches are the files Run publishes the changes of: the -config
-	// file, or with -gateway-api its file and -config's.
+	file       *source.File  // the -config file; nil for the embedded demo config and with -gateway-api or -etcd
+	saver      source.Source // where pushes are saved: file, or the -etcd source; nil: nowhere
+	saved      string        // where saver saves, as the admin API's log says
+	// watches are the sources Run publishes the changes of: the -config
+	// file, with -gateway-api its file and -config's, or the -etcd key.
 	watches []watch
 	reload  func()       // what SIGHUP does
 	adm     *adminServer // nil when off
@@ -333,6 +343,16 @@ func (a *app) loadSource(ctx context.Context) error {
 			a.whatIf(doc)
 			a.pub.PublishData(doc)
 		}
+	} else if a.f.etcd != "" {
+		src, err := a.startEtcd()
+		if err != nil {
+			return err
+		}
+		if first, err = src.Load(ctx); err != nil {
+			return fmt.Errorf("-etcd: %s: %w", src.Key(), err)
+		}
+		a.saver, a.saved, a.reload = src, "pushed configs are saved in etcd at "+src.Key(), src.Reload
+		a.watches = []watch{{src, a.publishChange}}
 	} else if a.f.gatewayPath != "" {
 		period := a.f.watch
 		if period <= 0 {
@@ -362,6 +382,7 @@ func (a *app) loadSource(ctx context.Context) error {
 			return err
 		}
 		a.file, a.reload = file, file.Reload
+		a.saver, a.saved = file, "pushed configs are written to "+a.f.configPath
 		a.watches = []watch{{file, a.publishChange}}
 	}
 	o, err := source.To(a.pub)(ctx, first)
@@ -415,7 +436,7 @@ func (a *app) serveAdmin(context.Context) error {
 		},
 		Listener: simulate.Listener{ProxyProtocol: a.ec.ProxyProtocol, Connections: a.ec.Connections, Limits: a.ec.Limits},
 	})
-	adm, err := startAdmin(s, a.pub, a.file, a.f.configPath, a.log, a.opt, a.sk.listen)
+	adm, err := startAdmin(s, a.pub, a.saver, a.saved, a.log, a.opt, a.sk.listen)
 	if err != nil {
 		return err
 	}
@@ -435,7 +456,7 @@ func (a *app) announce() {
 		tlsAddr = l.String()
 		fmt.Fprintf(a.opt.stdout, "paduraksad listening on https://%s (HTTP/1.1, HTTP/2, HTTP/3)\n", tlsAddr)
 	}
-	a.log.Info("serving", "http", addr, "https", tlsAddr, "config", cmpOr(a.f.configPath, cmpOr(a.f.gatewayPath, "embedded demo")), "gatewayApi", a.f.gatewayPath)
+	a.log.Info("serving", "http", addr, "https", tlsAddr, "config", a.configName(), "gatewayApi", a.f.gatewayPath, "instance", a.f.instance)
 	if a.f.demo() {
 		if addr != "" {
 			fmt.Fprintf(a.opt.stdout, "try: curl -i http://%s/hello\n", addr)
@@ -460,11 +481,11 @@ func (a *app) serve(ctx context.Context) error {
 	for _, w := range a.watches {
 		watchCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
-		go func() { done <- w.file.Run(watchCtx, w.publish) }()
+		go func() { done <- w.src.Run(watchCtx, w.publish) }()
 		defer func() {
 			stop()
 			if err := <-done; !errors.Is(err, context.Canceled) {
-				a.log.Error("config file watch stopped", "err", err)
+				a.log.Error("config watch stopped", "err", err)
 			}
 		}()
 	}
@@ -489,9 +510,9 @@ func (a *app) serve(ctx context.Context) error {
 	}
 }
 
-// watch is a file whose changes are published, and how.
+// watch is a source whose changes are published, and how.
 type watch struct {
-	file    *source.File
+	src     source.Source
 	publish source.Publish
 }
 
