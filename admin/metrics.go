@@ -198,6 +198,7 @@ func (c collector) gate(g *gate.Gate) {
 	c.counter(dGateCounter, gc.HeaderFallback.Load(), "headerFallback")
 	c.counter(dGateCounter, gc.CloudflarePlainHTTP.Load(), "cloudflarePlainHTTP")
 	c.counter(dGateCounter, gc.RateLimitTableFull.Load(), "rateLimitTableFull")
+	c.counter(dGateCounter, gc.RateLimitStoreFallback.Load(), "rateLimitStoreFallback")
 	c.counter(dGateCounter, gc.Dropped.Load(), "dropped")
 	c.counter(dGateCounter, gc.PasswordChecksRefused.Load(), "passwordChecksRefused")
 }
