@@ -4,7 +4,7 @@ STATICCHECK = $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 3s
 RACE ?= -race
 # Every module of the workspace (go.work): the library at the root and
-# the nested modules (gatewayapi, examples), each with requirements of
+# the nested modules (gatewayapi, fleet, examples), each with requirements of
 # its own; `go test ./...` at the root covers the root module only.
 MODULES := $(shell $(GO) list -m -f '{{.Dir}}')
 # each runs its command in every module's directory, stopping at the
@@ -15,10 +15,13 @@ each = set -e; for d in $(MODULES); do echo "== $$d"; (cd "$$d" && $(1)); done
 
 test: deps fmt vet staticcheck unit allocs benchonce fuzz
 
-# The ACME tests run against Debian's pebble (an RFC 8555 test server).
+# The ACME tests run against Debian's pebble (an RFC 8555 test server),
+# the cluster rate limits' against Debian's redis-server.
 deps:
 	@command -v pebble >/dev/null || { echo "installing Debian's pebble for the ACME tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pebble; }
+	@command -v redis-server >/dev/null || { echo "installing Debian's redis-server for the cluster rate-limit tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server; }
 
 fmt:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

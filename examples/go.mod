@@ -5,9 +5,11 @@ go 1.26.0
 require (
 	github.com/cloudflare/tableflip v1.2.3
 	github.com/paduraksa/paduraksa v0.0.0-00010101000000-000000000000
+	github.com/paduraksa/paduraksa/fleet v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/quic-go/quic-go v0.65.0
+	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -18,6 +20,7 @@ require (
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/x448/float16 v0.8.4 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	k8s.io/api v0.36.1 // indirect
 	k8s.io/apimachinery v0.36.1 // indirect
@@ -54,3 +57,5 @@ require (
 replace github.com/paduraksa/paduraksa => ../
 
 replace github.com/paduraksa/paduraksa/gatewayapi => ../gatewayapi
+
+replace github.com/paduraksa/paduraksa/fleet => ../fleet

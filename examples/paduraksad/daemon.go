@@ -83,6 +83,8 @@ type flags struct {
 	secretsPath                           string
 	pidFile                               string
 	upgradeGrace, upgradeTimeout          time.Duration
+	redis, redisPrefix                    string
+	redisTimeout                          time.Duration
 }
 
 // demo reports whether the daemon serves the embedded demo config.
@@ -115,6 +117,9 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.DurationVar(&f.upgradeGrace, "upgrade-grace", 30*time.Second, "after SIGUSR2 handed the sockets to a new process: how long requests, streams and upgrades in flight have to finish (SIGTERM ends it)")
 	fs.DurationVar(&f.upgradeTimeout, "upgrade-timeout", time.Minute, "after SIGUSR2: how long the new process has to serve before it is killed and this one keeps serving")
 	fs.StringVar(&f.secretsPath, "secrets", "", "file keeping the affinity key and the TLS session ticket secret across restarts, created (mode 0600) when absent; empty: both random at every start")
+	fs.StringVar(&f.redis, "redis", "", "Redis URL (redis://[user:password@]host:port[/db], rediss:// for TLS) keeping the buckets of the document's cluster rate limits (buckets: cluster), shared by every instance using it; empty: such a limit is refused")
+	fs.DurationVar(&f.redisTimeout, "redis-timeout", gate.DefaultRateLimitStoreTimeout, "each cluster rate-limit decision's deadline in Redis; past it, or when Redis fails, the instance's local bucket decides")
+	fs.StringVar(&f.redisPrefix, "redis-prefix", "paduraksa:rl:", "prefix of the keys of the cluster rate limits' buckets in Redis")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -198,6 +203,9 @@ func (a *app) startCompiler(ctx context.Context) error {
 		a.accessLog, a.compiler.AccessLog = al, al
 	}
 	if err := a.loadSecrets(); err != nil {
+		return err
+	}
+	if err := a.startRateLimitStore(ctx); err != nil {
 		return err
 	}
 	if !a.f.demo() {
