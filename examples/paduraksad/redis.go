@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/redis/go-redis/v9/logging"
 
 	"github.com/paduraksa/paduraksa/fleet/redislimit"
 	"github.com/paduraksa/paduraksa/gate"
 )
+
+// pingTimeout bounds the start's check that Redis answers.
+const pingTimeout = 2 * time.Second
 
 // startRateLimitStore attaches -redis, when given, as the store of the
 // document's cluster rate limits. A Redis that does not answer at start
@@ -38,7 +42,9 @@ func (a *app) startRateLimitStore(ctx context.Context) error {
 	if u, err := url.Parse(a.f.redis); err == nil {
 		shown = u.Redacted()
 	}
-	if err := store.Ping(ctx); err != nil {
+	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	if err := store.Ping(pctx); err != nil {
 		a.log.Warn("redis not answering: cluster rate limits decide locally until it does", "redis", shown, "error", err.Error())
 		return nil
 	}

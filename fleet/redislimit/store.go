@@ -97,12 +97,10 @@ func (s *Store) Allow(ctx context.Context, key string, interval time.Duration, b
 	return n == 1, nil
 }
 
-// Ping asks Redis for PONG under the store's deadline.
-func (s *Store) Ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	return s.client.Ping(ctx).Err()
-}
+// Ping asks Redis for PONG within ctx's deadline (not the decisions'
+// [Config.Timeout]: the first connection's handshake takes more), which
+// also leaves a pooled connection ready for the first decision.
+func (s *Store) Ping(ctx context.Context) error { return s.client.Ping(ctx).Err() }
 
 // Close closes the pooled connections.
 func (s *Store) Close() error { return s.client.Close() }
