@@ -16,7 +16,8 @@ import (
 )
 
 // scriptedStore answers with allow, or fails with err, or (block) waits
-// for ctx's deadline; it records the keys it was asked.
+// for ctx's deadline (two seconds at most); it records the keys it was
+// asked.
 type scriptedStore struct {
 	mu    sync.Mutex
 	allow bool
@@ -31,8 +32,12 @@ func (s *scriptedStore) Allow(ctx context.Context, key string, interval time.Dur
 	allow, err, block := s.allow, s.err, s.block
 	s.mu.Unlock()
 	if block {
-		<-ctx.Done()
-		return false, ctx.Err()
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(2 * time.Second):
+			return false, errors.New("scriptedStore: the call had no deadline")
+		}
 	}
 	return allow, err
 }
@@ -112,4 +117,6 @@ func TestRateLimitClusterKeys(t *testing.T) {
 	state.SetRateLimitStore(RateLimitStoreConfig{})
 	assert.Equal(t, Continue, shared.Evaluate(nil, &Request{Client: netip.MustParseAddr("192.0.2.1")}).Verdict, "a detached store: local")
 	assert.EqualValues(t, 1, state.Counters().RateLimitStoreFallback.Load())
+	_, err = state.RateLimit(shared.Config())
+	assert.Equal(t, []string{CodeRateLimitStoreMissing + " buckets"}, codePaths(err), "an unchanged cluster limit after the store was detached")
 }

@@ -101,12 +101,16 @@ func TestDaemonClusterRateLimit(t *testing.T) {
 func TestDaemonClusterRateLimitNeedsRedis(t *testing.T) {
 	doc := clusterLimitDoc(t, "127.0.0.1:9")
 	var out, logs syncBuffer
-	err := run(context.Background(), []string{"-config", doc, "-listen", "127.0.0.1:0", "-https", "off", "-admin", ""}, options{stdout: &out, stderr: &logs})
+	// A daemon that wrongly starts serves until this deadline, then
+	// returns no error.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := run(ctx, []string{"-config", doc, "-listen", "127.0.0.1:0", "-https", "off", "-admin", ""}, options{stdout: &out, stderr: &logs})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "rateLimits[0].buckets")
 	assert.Contains(t, err.Error(), "gate.rateLimit.store.missing")
 
-	err = run(context.Background(), []string{"-config", doc, "-listen", "127.0.0.1:0", "-redis", "http://x"}, options{stdout: &out, stderr: &logs})
+	err = run(ctx, []string{"-config", doc, "-listen", "127.0.0.1:0", "-redis", "http://x"}, options{stdout: &out, stderr: &logs})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "redislimit.url.invalid")
 }

@@ -202,10 +202,14 @@ func TestRedisStoppedFallsBackAndComesBack(t *testing.T) {
 	since := func(i int) string { return fleet[i].logs.String()[logged[i]:] }
 
 	var worst time.Duration
+	waited := 0 // decisions that waited for the deadline
 	decideAll := func(client netip.Addr, n int) (allowed int) {
 		for i := range n {
 			d, took := fleet[i%len(fleet)].decide(client)
 			worst = max(worst, took)
+			if took >= timeout {
+				waited++
+			}
 			assert.LessOrEqual(t, took, timeout+slack, "a decision waited past the deadline: %s", d.Reason)
 			if d.Verdict == gate.Continue {
 				allowed++
@@ -225,6 +229,9 @@ func TestRedisStoppedFallsBackAndComesBack(t *testing.T) {
 	}
 	t.Logf("slowest decision with Redis frozen: %v (deadline %v)", worst, timeout)
 	assert.GreaterOrEqual(t, worst, timeout, "a decision waited for the frozen Redis, up to the deadline")
+	// Once per instance, then its retry pause; twice on a machine so
+	// slow that the pause passed within these 60 decisions.
+	assert.LessOrEqual(t, waited, 2*len(fleet), "decisions waited for a store known to fail")
 	redis.Resume()
 	waitShared(t, fleet, netip.MustParseAddr("192.0.2.6"))
 	for i, in := range fleet {
@@ -298,6 +305,21 @@ func TestStoreAllowIsGCRA(t *testing.T) {
 	assert.True(t, ok, "one token came back")
 	ok, _ = store.Allow(ctx, "k", interval, 3)
 	assert.False(t, ok, "only one")
+
+	// Idle for far longer than a refill: the bucket holds its burst, no
+	// more.
+	const short = 20 * time.Millisecond
+	for range 2 {
+		store.Allow(ctx, "idle", short, 2)
+	}
+	time.Sleep(10 * short) // the bucket refills with time: nothing else to wait for
+	allowed := 0
+	for range 5 {
+		if ok, _ := store.Allow(ctx, "idle", short, 2); ok {
+			allowed++
+		}
+	}
+	assert.Equal(t, 2, allowed, "a full bucket is burst tokens")
 }
 
 func TestMain(m *testing.M) {
