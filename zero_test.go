@@ -413,6 +413,14 @@ func zeroCases() map[string]func(t *testing.T) {
 			refused(t, err)
 		},
 		"gate.RateLimit": zeroPolicy(&gate.RateLimit{}),
+		"gate.RateLimitStoreConfig": func(t *testing.T) {
+			// No store: a detached one, so a cluster limit is refused.
+			var s gate.State
+			s.SetRateLimitStore(gate.RateLimitStoreConfig{})
+			assert.False(t, s.RateLimitStoreFailing())
+			_, err := s.RateLimit(gate.RateLimitConfig{ID: "rl", Requests: 1, Period: time.Second, Buckets: gate.RateLimitCluster})
+			refused(t, err)
+		},
 		"gate.ForwardAuthConfig": func(t *testing.T) {
 			_, err := gate.NewForwardAuth(gate.ForwardAuthConfig{})
 			refused(t, err)

@@ -72,7 +72,7 @@ var (
 	dBytesOut    = desc("response_body_bytes_total", "Response body bytes written.", "host", "route")
 	dInFlight    = desc("requests_in_flight", "Requests handed to a route's target and not finished.", "host", "route")
 	dPolicy      = desc("policy_decisions_total", "Policy decisions by policy ID: allowed, blocked, or wouldBlock (a shadowed use).", "policy", "decision")
-	dGateCounter = desc("gate_events_total", "The gate's own events: headerFallback, cloudflarePlainHTTP, rateLimitTableFull, dropped, passwordChecksRefused.", "event")
+	dGateCounter = desc("gate_events_total", "The gate's own events: headerFallback, cloudflarePlainHTTP, rateLimitTableFull, rateLimitStoreFallback, dropped, passwordChecksRefused.", "event")
 
 	dUpRequests = desc("upstream_requests_total", "Forwarded requests by upstream and how they ended (client-side ends included).", "upstream", "outcome")
 	dUpRetries  = desc("upstream_retries_total", "Retried attempts by upstream.", "upstream")
@@ -198,6 +198,7 @@ func (c collector) gate(g *gate.Gate) {
 	c.counter(dGateCounter, gc.HeaderFallback.Load(), "headerFallback")
 	c.counter(dGateCounter, gc.CloudflarePlainHTTP.Load(), "cloudflarePlainHTTP")
 	c.counter(dGateCounter, gc.RateLimitTableFull.Load(), "rateLimitTableFull")
+	c.counter(dGateCounter, gc.RateLimitStoreFallback.Load(), "rateLimitStoreFallback")
 	c.counter(dGateCounter, gc.Dropped.Load(), "dropped")
 	c.counter(dGateCounter, gc.PasswordChecksRefused.Load(), "passwordChecksRefused")
 }

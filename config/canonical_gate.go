@@ -73,6 +73,7 @@ func (e *canonEnc) gatePolicies(d *Document) {
 		e.duration("period", rl.Period)
 		e.integer("burst", rl.Burst, 0)
 		e.str("scope", rl.Scope)
+		e.strDefault("buckets", rl.Buckets, gate.RateLimitBucketsNames()[0])
 		e.boolean("exemptProbes", rl.ExemptProbes)
 	})
 	e.objects("forwardAuths", len(d.ForwardAuths), nil, func(i int) {

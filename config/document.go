@@ -288,6 +288,13 @@ type RateLimit struct {
 	// bucket per client for every host and route naming the limit) or
 	// "route" (one per client and route).
 	Scope string `json:"scope,omitempty"`
+	// Buckets is a gate.RateLimitBucketsNames name: "local" (the default:
+	// each instance counts alone, so N instances let N times the rate
+	// through) or "cluster" (the instances share buckets in the store the
+	// daemon's -redis names; a store that fails or misses its deadline
+	// leaves the decision to the local bucket). Scope says what a bucket
+	// counts, Buckets where it lives.
+	Buckets string `json:"buckets,omitempty"`
 	// ExemptProbes lets Global.ProbeSources through.
 	ExemptProbes bool `json:"exemptProbes,omitempty"`
 }

@@ -104,6 +104,24 @@
 // shared or per route, fail-open when full, probe sources exemptable, 429
 // with Retry-After), [ForwardAuth] and [Fixed] (maintenance answers).
 //
+// # Cluster rate limits
+//
+// A rate limit's buckets are the instance's own table unless its
+// [RateLimitConfig.Buckets] is [RateLimitCluster]: then each decision is
+// asked of the [RateLimitStore] attached to the [State]
+// ([State.SetRateLimitStore]; the fleet module's redislimit keeps the
+// buckets in Redis), so gateways sharing a store share the limit. The
+// store answers within a deadline ([RateLimitStoreConfig.Timeout], 5 ms
+// by default) or the instance's local bucket decides instead: fail-open
+// with a local limit, never a longer wait. Such a decision is counted
+// ([Counters.RateLimitStoreFallback]); the store starting to fail and
+// answering again are logged once each, and while it fails it is asked
+// again at most every 100 ms, the local bucket deciding in between. A
+// dry run (a simulation) looks at the local bucket only. The local path
+// is unchanged and allocates nothing; a cluster decision allocates its
+// key and whatever the store does. A [State] without a store refuses a
+// cluster limit (gate.rateLimit.store.missing at buckets).
+//
 // # State across publishes
 //
 // Long-lived state lives outside the immutable Gate, in a [State] that the

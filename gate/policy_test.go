@@ -167,7 +167,7 @@ func TestRateLimitDryRunAndScope(t *testing.T) {
 
 func TestRateLimitProbesAndFullTable(t *testing.T) {
 	counters := new(Counters)
-	rl, err := newRateLimit(RateLimitConfig{ID: "rl", Requests: 1, Period: time.Hour, TableSize: 8, ExemptProbes: true}, counters, clock.Clock{})
+	rl, err := newRateLimit(RateLimitConfig{ID: "rl", Requests: 1, Period: time.Hour, TableSize: 8, ExemptProbes: true}, counters, clock.Clock{}, nil)
 	require.NoError(t, err)
 	probe := &Request{Client: netip.MustParseAddr("10.0.0.1"), Probe: true}
 	for range 5 {

@@ -88,6 +88,8 @@ type ValidationError = problem.Error
 //	gate.rateLimit.burst.invalid          burst                                 negative
 //	gate.rateLimit.scope.unknown          scope                                 not one of RateLimitScopeNames
 //	gate.rateLimit.tableSize.invalid      tableSize                             negative
+//	gate.rateLimit.buckets.unknown        buckets                               not one of RateLimitBucketsNames
+//	gate.rateLimit.store.missing          buckets                               cluster buckets on a State without a RateLimitStore
 //	gate.forwardAuth.url.invalid          url                                   not an absolute http(s) URL without user info or fragment
 //	gate.forwardAuth.timeout.invalid      timeout                               negative
 //	gate.forwardAuth.header.invalid       requestHeaders[k], identityHeaders[k] not a header name (identity headers: none with "_")
@@ -160,6 +162,8 @@ const (
 	CodeRateLimitBurstInvalid          = "gate.rateLimit.burst.invalid"
 	CodeRateLimitScopeUnknown          = "gate.rateLimit.scope.unknown"
 	CodeRateLimitTableSizeInvalid      = "gate.rateLimit.tableSize.invalid"
+	CodeRateLimitBucketsUnknown        = "gate.rateLimit.buckets.unknown"
+	CodeRateLimitStoreMissing          = "gate.rateLimit.store.missing"
 	CodeForwardAuthURLInvalid          = "gate.forwardAuth.url.invalid"
 	CodeForwardAuthTimeoutInvalid      = "gate.forwardAuth.timeout.invalid"
 	CodeForwardAuthHeaderInvalid       = "gate.forwardAuth.header.invalid"
@@ -170,10 +174,11 @@ const (
 const MaxAnswerBody = 64 << 10
 
 var (
-	hostKindNames       = enum.Names[HostKind]{"proxy", "redirect", "fixed"}
-	modeNames           = enum.Names[Mode]{"enforce", "shadow", "off"}
-	ruleActionNames     = enum.Names[RuleAction]{"deny", "allow", "respond"}
-	rateLimitScopeNames = enum.Names[RateLimitScope]{"shared", "route"}
+	hostKindNames         = enum.Names[HostKind]{"proxy", "redirect", "fixed"}
+	modeNames             = enum.Names[Mode]{"enforce", "shadow", "off"}
+	ruleActionNames       = enum.Names[RuleAction]{"deny", "allow", "respond"}
+	rateLimitScopeNames   = enum.Names[RateLimitScope]{"shared", "route"}
+	rateLimitBucketsNames = enum.Names[RateLimitBuckets]{"local", "cluster"}
 )
 
 // String returns the kind's name: "proxy", "redirect" or "fixed".
@@ -215,6 +220,18 @@ func ParseRateLimitScope(name string) (RateLimitScope, bool) { return rateLimitS
 // RateLimitScopeNames returns the names of the rate-limit scopes, the
 // default first: the names a config document uses.
 func RateLimitScopeNames() []string { return rateLimitScopeNames }
+
+// String returns the buckets' name: "local" or "cluster".
+func (b RateLimitBuckets) String() string { return rateLimitBucketsNames.Name(b) }
+
+// ParseRateLimitBuckets returns the buckets a name stands for.
+func ParseRateLimitBuckets(name string) (RateLimitBuckets, bool) {
+	return rateLimitBucketsNames.Parse(name)
+}
+
+// RateLimitBucketsNames returns the names of where rate-limit buckets
+// live, the default first: the names a config document uses.
+func RateLimitBucketsNames() []string { return rateLimitBucketsNames }
 
 var tlsVersions = [...]struct {
 	name string

@@ -150,14 +150,20 @@ func TestPolicyConfigProblems(t *testing.T) {
 		CodeRuleSetRuleActionUnknown + " rules[2].action",
 	}, codePaths(err))
 
-	_, err = NewRateLimit(RateLimitConfig{Burst: -1, Scope: 4, TableSize: -1})
+	_, err = NewRateLimit(RateLimitConfig{Burst: -1, Scope: 4, Buckets: 3, TableSize: -1})
 	assert.Equal(t, []string{
 		CodeRateLimitRateInvalid + " requests",
 		CodeRateLimitRateInvalid + " period",
 		CodeRateLimitBurstInvalid + " burst",
 		CodeRateLimitScopeUnknown + " scope",
+		CodeRateLimitBucketsUnknown + " buckets",
 		CodeRateLimitTableSizeInvalid + " tableSize",
 	}, codePaths(err))
+	cluster := RateLimitConfig{ID: "rl", Requests: 1, Period: time.Second, Buckets: RateLimitCluster}
+	_, err = NewRateLimit(cluster)
+	assert.Equal(t, []string{CodeRateLimitStoreMissing + " buckets"}, codePaths(err), "a private limit has no store")
+	_, err = new(State).RateLimit(cluster)
+	assert.Equal(t, []string{CodeRateLimitStoreMissing + " buckets"}, codePaths(err), "a state without a store")
 
 	_, err = NewForwardAuth(ForwardAuthConfig{URL: "https://u@auth/x", Timeout: -1, RequestHeaders: []string{"X Y"}, IdentityHeaders: []string{"X_User"}})
 	assert.Equal(t, []string{
@@ -191,12 +197,16 @@ func TestNames(t *testing.T) {
 		v, ok := ParseRateLimitScope(n)
 		assert.True(t, ok && v.String() == n, n)
 	}
+	for _, n := range RateLimitBucketsNames() {
+		v, ok := ParseRateLimitBuckets(n)
+		assert.True(t, ok && v.String() == n, n)
+	}
 	for _, n := range TLSVersionNames() {
 		v, ok := ParseTLSVersion(n)
 		assert.True(t, ok && knownTLSVersion(v), n)
 	}
-	assert.Equal(t, []string{"proxy", "enforce", "deny", "shared"},
-		[]string{HostProxy.String(), Enforce.String(), RuleDeny.String(), RateLimitShared.String()})
+	assert.Equal(t, []string{"proxy", "enforce", "deny", "shared", "local"},
+		[]string{HostProxy.String(), Enforce.String(), RuleDeny.String(), RateLimitShared.String(), RateLimitLocal.String()})
 	_, ok := ParseMode("Enforce")
 	assert.False(t, ok, "names are case-sensitive")
 }

@@ -39,6 +39,9 @@ type RateLimitConfig struct {
 	Burst int
 	// Scope says whether routes share buckets.
 	Scope RateLimitScope
+	// Buckets says where the buckets live: this instance's table (the
+	// zero value) or the [State]'s [RateLimitStore], shared by the fleet.
+	Buckets RateLimitBuckets
 	// ExemptProbes lets the configured probe sources ([Config.ProbeSources])
 	// through without counting.
 	ExemptProbes bool
@@ -64,6 +67,9 @@ func (c *RateLimitConfig) check() error {
 	}
 	if !rateLimitScopeNames.Known(c.Scope) {
 		errs.Add(CodeRateLimitScopeUnknown, "scope", "unknown scope "+c.Scope.String()+" (want "+rateLimitScopeNames.List()+")")
+	}
+	if !rateLimitBucketsNames.Known(c.Buckets) {
+		errs.Add(CodeRateLimitBucketsUnknown, "buckets", "unknown buckets "+c.Buckets.String()+" (want "+rateLimitBucketsNames.List()+")")
 	}
 	if c.TableSize < 0 {
 		errs.Add(CodeRateLimitTableSizeInvalid, "tableSize", "negative (0 means 65536)")
@@ -98,6 +104,8 @@ type RateLimit struct {
 	seed      ipaddr.Seed
 	page      *Page
 	counters  *Counters
+	// state holds the store of a RateLimitCluster limit.
+	state *State
 }
 
 type bucket struct {
@@ -110,9 +118,11 @@ const bucketWindow = 8
 
 var _ Policy = (*RateLimit)(nil)
 
-// NewRateLimit builds a rate limit with its own buckets and counters.
+// NewRateLimit builds a rate limit with its own buckets and counters. It
+// refuses [RateLimitCluster] buckets, which need a [State]'s store: build
+// those with [State.RateLimit].
 func NewRateLimit(cfg RateLimitConfig) (*RateLimit, error) {
-	return newRateLimit(cfg, new(Counters), clock.Clock{})
+	return newRateLimit(cfg, new(Counters), clock.Clock{}, nil)
 }
 
 func (l *RateLimit) checkBuilt(errs *problem.List, at string) {
@@ -121,8 +131,11 @@ func (l *RateLimit) checkBuilt(errs *problem.List, at string) {
 	}
 }
 
-func newRateLimit(cfg RateLimitConfig, counters *Counters, clk clock.Clock) (*RateLimit, error) {
+func newRateLimit(cfg RateLimitConfig, counters *Counters, clk clock.Clock, st *State) (*RateLimit, error) {
 	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if err := st.checkStore(&cfg); err != nil {
 		return nil, err
 	}
 	burst := cfg.Burst
@@ -156,6 +169,7 @@ func newRateLimit(cfg RateLimitConfig, counters *Counters, clk clock.Clock) (*Ra
 		seed:      ipaddr.NewSeed(),
 		page:      statusPage(http.StatusTooManyRequests, http.Header{"Retry-After": {strconv.FormatUint(retry, 10)}}),
 		counters:  counters,
+		state:     st,
 	}, nil
 }
 
@@ -166,10 +180,18 @@ func (l *RateLimit) ID() string { return l.cfg.ID }
 func (l *RateLimit) Config() RateLimitConfig { return l.cfg }
 
 // Evaluate takes a token from the client's bucket (with rq.DryRun, only
-// looks) and answers 429 with Retry-After when there is none.
+// looks) and answers 429 with Retry-After when there is none. A
+// [RateLimitCluster] limit asks the store, and the local bucket when the
+// store does not answer in time; a dry run (a simulation) only looks at
+// the local bucket, since a store has no look that takes nothing.
 func (l *RateLimit) Evaluate(r *http.Request, rq *Request) Decision {
 	if l.cfg.ExemptProbes && rq.Probe {
 		return Decision{Reason: "probe source"}
+	}
+	if l.cfg.Buckets == RateLimitCluster && !rq.DryRun {
+		if d, done := l.evaluateCluster(rq); done {
+			return d
+		}
 	}
 	ok, left, res := l.take(rq.Client, l.scope(rq.Host, rq.Route), l.nowFor(rq), rq.DryRun)
 	switch {

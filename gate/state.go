@@ -25,6 +25,8 @@ type State struct {
 
 	passwordChecks atomic.Int64 // bcrypt checks running
 
+	store atomic.Pointer[storeLink] // the cluster limits' store; nil: none
+
 	clock clock.Clock // the rate limits' clock; zero: the real one
 
 	counters Counters
@@ -49,6 +51,11 @@ type Counters struct {
 	// RateLimitTableFull counts requests a rate limit let through because
 	// its table had no room for the client (fail-open).
 	RateLimitTableFull atomic.Uint64
+	// RateLimitStoreFallback counts decisions of cluster rate limits
+	// ([RateLimitCluster]) taken by the local bucket because the store
+	// failed, missed its deadline, was left alone after a failure, or was
+	// detached.
+	RateLimitStoreFallback atomic.Uint64
 	// Dropped counts requests closed without an answer.
 	Dropped atomic.Uint64
 	// PasswordChecksRefused counts requests answered 503 because the
@@ -87,12 +94,15 @@ func (s *State) Counters() *Counters { return &s.counters }
 // (with its buckets) when its config is unchanged, else a new one that
 // replaces it.
 func (s *State) RateLimit(cfg RateLimitConfig) (*RateLimit, error) {
+	if err := s.checkStore(&cfg); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p := s.limits[cfg.ID]; p != nil && p.cfg.equal(&cfg) {
 		return p, nil
 	}
-	p, err := newRateLimit(cfg, &s.counters, s.clock)
+	p, err := newRateLimit(cfg, &s.counters, s.clock, s)
 	if err != nil {
 		return nil, err
 	}

@@ -584,6 +584,14 @@ func codeCases() []codeCase {
 			addPolicies(d)
 			d.RateLimits[0].Scope = "host"
 		}},
+		{code: gate.CodeRateLimitBucketsUnknown, path: "rateLimits[0].buckets", change: func(d *config.Document) {
+			addPolicies(d)
+			d.RateLimits[0].Buckets = "fleet"
+		}},
+		{code: gate.CodeRateLimitStoreMissing, path: "rateLimits[0].buckets", change: func(d *config.Document) {
+			addPolicies(d)
+			d.RateLimits[0].Buckets = "cluster"
+		}},
 		{code: gate.CodeForwardAuthURLInvalid, path: "forwardAuths[0].url", change: func(d *config.Document) {
 			addPolicies(d)
 			d.ForwardAuths[0].URL = "auth.internal/check"

@@ -66,6 +66,7 @@ func (r *run) policies() map[string]policy {
 			cfg := gate.RateLimitConfig{ID: rl.ID, Requests: rl.Requests, Burst: rl.Burst, ExemptProbes: rl.ExemptProbes,
 				Period: duration(rl.Period)}
 			cfg.Scope = name(r, func() string { return at + ".scope" }, rl.Scope, gate.ParseRateLimitScope, gate.RateLimitScopeNames(), gate.CodeRateLimitScopeUnknown)
+			cfg.Buckets = name(r, func() string { return at + ".buckets" }, rl.Buckets, gate.ParseRateLimitBuckets, gate.RateLimitBucketsNames(), gate.CodeRateLimitBucketsUnknown)
 			return c.GateState.RateLimit(cfg)
 		}, nil, false)
 	}

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/netip"
@@ -518,6 +519,12 @@ func effects() map[string]effect {
 		"rateLimits[].burst":        {set: func(d *config.Document) { d.RateLimits[0].Burst = 5 }},
 		"rateLimits[].scope":        {set: func(d *config.Document) { d.RateLimits[0].Scope = "route" }},
 		"rateLimits[].exemptProbes": {set: func(d *config.Document) { d.RateLimits[0].ExemptProbes = true }},
+		"rateLimits[].buckets": {set: func(d *config.Document) { d.RateLimits[0].Buckets = "cluster" }, compiler: func(c *Compiler) {
+			if c.GateState == nil {
+				c.GateState = new(gate.State)
+			}
+			c.GateState.SetRateLimitStore(gate.RateLimitStoreConfig{Store: allowAll{}})
+		}},
 
 		"forwardAuths[].id":              {set: func(d *config.Document) { d.ForwardAuths[0].ID, h0(d).Policies[2] = "auth", "auth" }},
 		"forwardAuths[].mode":            {set: func(d *config.Document) { d.ForwardAuths[0].Mode = "off" }},
@@ -535,6 +542,11 @@ func effects() map[string]effect {
 		"upstreams[].health.outlier.maxEjectionPercent":       {base: outlier, set: func(d *config.Document) { u0(d).Health.Outlier.MaxEjectionPercent = 20 }},
 	}
 }
+
+// allowAll is a rate-limit store that allows everything.
+type allowAll struct{}
+
+func (allowAll) Allow(context.Context, string, time.Duration, int) (bool, error) { return true, nil }
 
 // testBcrypt2 is another well-formed bcrypt hash (cost 4).
 const testBcrypt2 = "$2a$04$Tj0l7dyXcLk4SQZtJrMKj.QT7vUm9D8iGvAvJQnWmkR4oK5G1uQ2W"

@@ -85,6 +85,8 @@ type flags struct {
 	pidFile                               string
 	upgradeGrace, upgradeTimeout          time.Duration
 	etcd, etcdPrefix, instance            string
+	redis, redisPrefix                    string
+	redisTimeout                          time.Duration
 }
 
 // demo reports whether the daemon serves the embedded demo config.
@@ -120,6 +122,9 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.etcd, "etcd", "", "comma-separated etcd client URLs: the config document is the key -etcd-prefix+\"config\" there, watched, instead of -config's file; pushes are saved there")
 	fs.StringVar(&f.etcdPrefix, "etcd-prefix", fleet.DefaultPrefix, "prefix of the fleet's keys in etcd")
 	fs.StringVar(&f.instance, "instance", hostname(), "name of this instance in the fleet, in its logs")
+	fs.StringVar(&f.redis, "redis", "", "Redis URL (redis://[user:password@]host:port[/db], rediss:// for TLS) keeping the buckets of the document's cluster rate limits (buckets: cluster), shared by every instance using it; empty: such a limit is refused")
+	fs.DurationVar(&f.redisTimeout, "redis-timeout", gate.DefaultRateLimitStoreTimeout, "each cluster rate-limit decision's deadline in Redis; past it, or when Redis fails, the instance's local bucket decides")
+	fs.StringVar(&f.redisPrefix, "redis-prefix", "paduraksa:rl:", "prefix of the keys of the cluster rate limits' buckets in Redis")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -208,6 +213,9 @@ func (a *app) startCompiler(ctx context.Context) error {
 		a.accessLog, a.compiler.AccessLog = al, al
 	}
 	if err := a.loadSecrets(); err != nil {
+		return err
+	}
+	if err := a.startRateLimitStore(ctx); err != nil {
 		return err
 	}
 	if !a.f.demo() {
