@@ -63,6 +63,9 @@ func refSelect(names []string, sni string) (int, Match, Reason) {
 		return -1, MatchDefault, ReasonNoSNI
 	}
 	n := strings.TrimSuffix(sni, ".")
+	if len(n) > hostname.MaxLen { // longer than any host name: no host has it
+		return -1, MatchDefault, ReasonUnknownSNI
+	}
 	for i, c := range names {
 		if asciiEqualFold(n, c) {
 			return i, MatchExact, ReasonNone

@@ -299,8 +299,10 @@ func (t *Table) Warnings() []*ValidationError { return slices.Clone(t.warnings) 
 
 // Select returns the selection for a handshake with server name name on
 // transport tr. Names are matched without regard to ASCII case and with
-// one trailing dot ignored; a name that matches no host, and the empty
-// name, get the configured fallback. Select allocates nothing.
+// one trailing dot ignored; a name that matches no host, the empty name,
+// and a name longer than any host name can be (hostname.MaxLen bytes,
+// which a wildcard's parent could otherwise match) get the configured
+// fallback. Select allocates nothing.
 func (t *Table) Select(name string, tr Transport) Selection {
 	tr = min(tr, QUIC)
 	if name == "" {
