@@ -293,6 +293,11 @@ func TestTokenIsRequired(t *testing.T) {
 			}
 			ans := a.do("PUT", "/config", "{}", "Authorization", tc.auth)
 			assert.Equal(t, 401, ans.status)
+			for _, path := range []string{"/upstreams/u/destinations/d/drain", "/upstreams/u/destinations/d/undrain"} {
+				ans := a.do("POST", path, "", "Authorization", tc.auth)
+				assert.Equal(t, 401, ans.status, path)
+				assert.Equal(t, tc.code, errorCode(t, ans), path)
+			}
 		})
 	}
 	assert.Empty(t, a.pub.History(), "no unauthorized push was published")
