@@ -3,6 +3,8 @@ package gatewayapi
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/paduraksa/paduraksa/internal/namedfile"
 )
 
 // WriteSecrets writes the certificate files of the objects' Secrets
@@ -13,7 +15,10 @@ import (
 // translation without Secrets.
 func (r *Result) WriteSecrets() error {
 	for _, f := range r.Secrets {
-		if old, err := os.ReadFile(f.Path); err == nil && string(old) == string(f.Data) {
+		// What is there already is read as the library reads named files
+		// (a regular file, at most the new contents' size, under a
+		// deadline): a FIFO or a device there is replaced, never read.
+		if old, err := (namedfile.Reader{}).Read(f.Path, int64(len(f.Data))); err == nil && string(old) == string(f.Data) {
 			continue
 		}
 		dir := filepath.Dir(f.Path)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -132,5 +133,28 @@ endpoints: [{addresses: [10.0.0.7]}, {addresses: [10.0.0.8], conditions: {ready:
 	}
 	if o := res.Origin("hosts[0].routes[0].upstream"); !strings.HasPrefix(o, "HTTPRoute default/") {
 		t.Errorf("origin %q", o)
+	}
+
+	// A FIFO where a Secret's file goes is replaced, never read (a read
+	// would wait for a writer forever).
+	key := doc.Certificates[0].KeyFile
+	if err := os.Remove(key); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- res.WriteSecrets() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("WriteSecrets hangs on a FIFO in place of a key file")
+	}
+	if fi, err := os.Lstat(key); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("%s after WriteSecrets: %v %v", key, fi, err)
 	}
 }
