@@ -1,10 +1,14 @@
 package proxy_test
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -347,5 +351,44 @@ func BenchmarkForwardOwnSplit(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		f()
+	}
+}
+
+// A force rule reads the request as the gate forwards it, over a raw
+// socket in several spellings: the name in any case and with spaces
+// around the value forces; an underscore spelling (dropped by the gate)
+// or a value sent twice (read joined, "always, always") does not; a
+// cookie forces by its exact name only.
+func TestSplitForceSpellingsOverARawSocket(t *testing.T) {
+	force := []proxy.Force{{Header: "X-Canary", Value: "always", Side: 1}, {Cookie: "canary", Value: "yes", Side: 1}}
+	s, _, _ := canarySplit(t, 1, 0, proxy.Sticky{}, force, proxy.RouteConfig{})
+	addr := serveTarget(t, s, gate.Config{})
+	for _, tc := range []struct {
+		name, fields, want string
+	}{
+		{"canonical", "X-Canary: always\r\n", "canary"},
+		{"lower case", "x-canary: always\r\n", "canary"},
+		{"upper case", "X-CANARY: always\r\n", "canary"},
+		{"spaces around the value", "X-Canary:   always  \r\n", "canary"},
+		{"underscore", "X_Canary: always\r\n", "stable"},
+		{"sent twice", "X-Canary: always\r\nX-Canary: always\r\n", "stable"},
+		{"value in another case", "X-Canary: Always\r\n", "stable"},
+		{"cookie", "Cookie: a=1; canary=yes\r\n", "canary"},
+		{"cookie name in another case", "Cookie: Canary=yes\r\n", "stable"},
+		{"cookie value quoted", "Cookie: canary=\"yes\"\r\n", "canary"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+			require.NoError(t, err)
+			defer c.Close()
+			require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+			_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: app.test\r\n"+tc.fields+"Connection: close\r\n\r\n")
+			require.NoError(t, err)
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			require.NoError(t, err)
+			res.Body.Close()
+			require.Equal(t, 200, res.StatusCode)
+			assert.Equal(t, tc.want, res.Header.Get("X-Upstream"))
+		})
 	}
 }
