@@ -7,46 +7,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/paduraksa/paduraksa/internal/problem/problemtest"
 )
 
-// problemList returns "code path" for each problem of err, and fails the
-// test if err holds anything but problems: an error of another type would
-// be dropped by Problems and go unseen.
-func problemList(t testing.TB, err error) []string {
-	t.Helper()
-	return codePaths(strictProblems(t, err))
-}
-
-// strictProblems is [Problems], failing the test when err holds an error
-// that is not a *ValidationError.
-func strictProblems(t testing.TB, err error) []*ValidationError {
-	t.Helper()
-	var walk func(err error)
-	walk = func(err error) {
-		switch e := err.(type) {
-		case nil, *ValidationError:
-		case interface{ Unwrap() []error }:
-			for _, inner := range e.Unwrap() {
-				walk(inner)
-			}
-		case interface{ Unwrap() error }:
-			walk(e.Unwrap())
-		default:
-			t.Errorf("an error that is not a *ValidationError: %T %v", err, err)
-		}
-	}
-	walk(err)
-	return Problems(err)
-}
-
-// codePaths returns "code path" for each problem.
-func codePaths(probs []*ValidationError) []string {
-	var out []string
-	for _, p := range probs {
-		out = append(out, p.Code+" "+p.Path)
-	}
-	return out
-}
+// The tests' readings of problems (problemtest): "code path" for each,
+// failing on an error that is no problem.
+var (
+	problemList    = problemtest.List
+	strictProblems = problemtest.Problems
+	codePaths      = problemtest.CodePaths
+)
 
 func TestDecodeUnknownFields(t *testing.T) {
 	tests := []struct {
