@@ -16,7 +16,6 @@ import (
 var (
 	problemList    = problemtest.List
 	strictProblems = problemtest.Problems
-	codePaths      = problemtest.CodePaths
 )
 
 func TestDecodeUnknownFields(t *testing.T) {
