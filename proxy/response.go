@@ -97,8 +97,9 @@ func (f *forward) respond(res *http.Response, d *upstream.Destination) (out upst
 	f.o.idle.touch()
 	f.o.idle.setBody(res.Body)
 
-	stream := res.ContentLength < 0 || isEventStream(h)
-	if isEventStream(h) {
+	events := isEventStream(h)
+	stream := res.ContentLength < 0 || events
+	if events {
 		// The head goes now, not with the first event: a client waits
 		// for it (EventSource's open), and an event may be long in coming.
 		if err := http.NewResponseController(w).Flush(); err != nil {
