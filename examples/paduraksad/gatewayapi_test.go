@@ -207,22 +207,7 @@ func TestGatewayAPIReloadAndConfig(t *testing.T) {
 	dir := t.TempDir()
 	gw, cfg := filepath.Join(dir, "gateway.yaml"), filepath.Join(dir, "config.yaml")
 	objects := func(service string) []byte {
-		return append([]byte(`apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: paduraksa
-  listeners: [{name: http, protocol: HTTP, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: shop}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: [shop.test]
-  rules:
-    - backendRefs: [{name: `+service+`, port: 8080}]
-`), gwconformance.Backends(map[string]int{"svc-a": a, "svc-b": b, "svc-c": a})...)
+		return shopObjects("    - backendRefs: [{name: "+service+", port: 8080}]\n", map[string]int{"svc-a": a, "svc-b": b, "svc-c": a})
 	}
 	gatewayFile(t, gw, objects("svc-a"))
 	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, `hosts:
@@ -312,4 +297,25 @@ spec:
 	err = run(context.Background(), []string{"-gateway-api", path, "-listen", "127.0.0.1:0", "-https", "127.0.0.1:0"}, options{stdout: &out, stderr: &logs})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-https: the Gateways have no HTTPS listener, and the daemon serves HTTPS (-https)")
+}
+
+// shopObjects is a Gateway with one HTTP listener and the HTTPRoute shop
+// on shop.test with rules (YAML list items, indented by four), then the
+// Services and EndpointSlices of backends.
+func shopObjects(rules string, backends map[string]int) []byte {
+	return append([]byte(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: paduraksa
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: shop}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [shop.test]
+  rules:
+`+rules), gwconformance.Backends(backends)...)
 }

@@ -70,21 +70,7 @@ func TestSimulateGatewayAPIRefused(t *testing.T) {
 	dir := t.TempDir()
 	objects := func(rule string) string {
 		path := filepath.Join(dir, "gateway.yaml")
-		require.NoError(t, os.WriteFile(path, append([]byte(`apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: paduraksa
-  listeners: [{name: http, protocol: HTTP, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: shop}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: [shop.test]
-  rules:
-`+rule+"\n"), gwconformance.Backends(map[string]int{"svc-a": 9001, "svc-b": 9002, "svc-c": 9003})...), 0o644))
+		require.NoError(t, os.WriteFile(path, shopObjects(rule+"\n", map[string]int{"svc-a": 9001, "svc-b": 9002, "svc-c": 9003}), 0o644))
 		return path
 	}
 	_, _, err := simulateCmd(t, "-gateway-api", objects("    - filters: [{type: CORS, cors: {allowOrigins: [\"https://a.test\"]}}]\n      backendRefs: [{name: svc-a, port: 8080}]"), "GET", "http://shop.test/")
