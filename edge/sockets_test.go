@@ -29,11 +29,20 @@ func ownSockets(t *testing.T) (plain, tlsLn net.Listener, udp net.PacketConn) {
 	plain, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { plain.Close() })
-	tlsLn, err = net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
+	// The kernel picks the TCP port alone; its UDP side may be another
+	// program's, and then another port is tried (as edge's own binding
+	// does).
+	for try := 0; ; try++ {
+		tlsLn, err = net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		udp, err = net.ListenPacket("udp", tlsLn.Addr().String())
+		if err == nil {
+			break
+		}
+		tlsLn.Close()
+		require.Less(t, try, 15, "no port with both sides free: %v", err)
+	}
 	t.Cleanup(func() { tlsLn.Close() })
-	udp, err = net.ListenPacket("udp", tlsLn.Addr().String())
-	require.NoError(t, err)
 	t.Cleanup(func() { udp.Close() })
 	return plain, tlsLn, udp
 }
