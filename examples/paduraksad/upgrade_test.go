@@ -463,10 +463,19 @@ func TestSystemdSocketActivation(t *testing.T) {
 	cfg, pool := upgradeDoc(t, up)
 	plainLn, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	tlsLn, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	udp, err := net.ListenPacket("udp", tlsLn.Addr().String())
-	require.NoError(t, err)
+	// The kernel picks the TCP port alone; another port is tried when its
+	// UDP side is taken.
+	var tlsLn net.Listener
+	var udp net.PacketConn
+	for try := 0; ; try++ {
+		tlsLn, err = net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		if udp, err = net.ListenPacket("udp", tlsLn.Addr().String()); err == nil {
+			break
+		}
+		tlsLn.Close()
+		require.Less(t, try, 15, "no port with both sides free: %v", err)
+	}
 	var files []*os.File
 	for _, s := range []interface{ File() (*os.File, error) }{plainLn.(*net.TCPListener), tlsLn.(*net.TCPListener), udp.(*net.UDPConn)} {
 		f, err := s.File()
