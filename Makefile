@@ -16,7 +16,8 @@ each = set -e; for d in $(MODULES); do echo "== $$d"; (cd "$$d" && $(1)); done
 test: deps fmt vet staticcheck unit allocs benchonce fuzz
 
 # The ACME tests run against Debian's pebble (an RFC 8555 test server),
-# the fleet's against Debian's etcd and redis-server.
+# the fleet's against Debian's etcd and redis-server, the console's in
+# Debian's chromium.
 deps:
 	@command -v pebble >/dev/null || { echo "installing Debian's pebble for the ACME tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pebble; }
@@ -24,6 +25,8 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server etcd-client; }
 	@command -v redis-server >/dev/null || { echo "installing Debian's redis-server for the cluster rate-limit tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server; }
+	@command -v chromium >/dev/null || { echo "installing Debian's chromium for the console's browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
 fmt:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
