@@ -92,10 +92,11 @@ const (
 	scChurn   = "churn"
 	scStreams = "streams"
 	scBalance = "balance"
+	scLimits  = "h1-limit"
 	scMemory  = "memory"
 )
 
-var allScenarios = []string{scH1, scGzip, scH2, scTLSNew, scH3, scApply, scChurn, scStreams, scBalance, scMemory}
+var allScenarios = []string{scH1, scGzip, scH2, scTLSNew, scH3, scApply, scChurn, scStreams, scBalance, scLimits, scMemory}
 
 type options struct {
 	quick      bool

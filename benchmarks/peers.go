@@ -69,6 +69,9 @@ type confData struct {
 	// TLS renders the daemon's TLS fields (only when it has -https).
 	TLS  bool
 	Cert certFiles
+	// Limit puts a rate limit no load reaches on the main host: "local"
+	// or "cluster" buckets (the daemon only; "" none).
+	Limit string
 }
 
 // withHosts returns c with n filler hosts plus one extra host whose name
@@ -133,6 +136,8 @@ type peer struct {
 	loads int
 	// logMark is the log size when a count of applied reloads began.
 	logMark int64
+	// args are added to the daemon's command line by start.
+	args []string
 }
 
 func (p *peer) String() string { return p.kind }
@@ -282,6 +287,7 @@ func (p *peer) start(c confData, watch time.Duration) error {
 			// and costs it about a tenth of an HTTP/1.1 request's CPU.
 			argv = append(argv, "-access-log", "off")
 		}
+		argv = append(argv, p.args...)
 	}
 	pr, err := startProc(p.kind, proxyCPU, filepath.Join(p.dir, "log.txt"), env, argv...)
 	if err != nil {

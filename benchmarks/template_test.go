@@ -57,6 +57,19 @@ func TestDaemonTemplate(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(js), `"defaultCertificate":"bench"`)
 	require.Contains(t, string(js), `"certFile":"`+p.s.cert.Cert+`"`)
+
+	// The h1-limit scenario's limit, local buckets, compiles and is on
+	// the main host (cluster buckets render the same with another word,
+	// compiled by the daemon with its -redis store).
+	c.TLS, c.Limit = false, "local"
+	b.Reset()
+	require.NoError(t, templates.ExecuteTemplate(&b, "paduraksad.yaml.tmpl", c))
+	doc, err = config.Decode(b.Bytes())
+	require.NoError(t, err, "%s", b.String())
+	require.Empty(t, (&snapshot.Compiler{Health: mon}).Check(doc))
+	require.Equal(t, []string{"bench-limit"}, doc.Hosts[0].Policies)
+	require.Len(t, doc.RateLimits, 1)
+	require.Equal(t, "local", doc.RateLimits[0].Buckets)
 }
 
 // TestPeerTemplates checks the other peers' rendered configs with their
