@@ -93,10 +93,11 @@ const (
 	scStreams = "streams"
 	scBalance = "balance"
 	scLimits  = "h1-limit"
+	scFleet   = "fleet"
 	scMemory  = "memory"
 )
 
-var allScenarios = []string{scH1, scGzip, scH2, scTLSNew, scH3, scApply, scChurn, scStreams, scBalance, scLimits, scMemory}
+var allScenarios = []string{scH1, scGzip, scH2, scTLSNew, scH3, scApply, scChurn, scStreams, scBalance, scLimits, scFleet, scMemory}
 
 type options struct {
 	quick      bool

@@ -40,7 +40,7 @@ type suite struct {
 var packages = []struct{ cmd, pkg string }{
 	{"nginx", "nginx"}, {"haproxy", "haproxy"}, {"caddy", "caddy"}, {"wrk", "wrk"},
 	{"h2load", "nghttp2-client"}, {"curl", "curl"}, {"openssl", "openssl"}, {"taskset", "util-linux"},
-	{"redis-server", "redis-server"},
+	{"redis-server", "redis-server"}, {"etcd", "etcd-server"},
 }
 
 func (s *suite) ip(last int) string { return s.opt.net + "." + strconv.Itoa(last) }
@@ -66,7 +66,7 @@ func run(ctx context.Context, opt options, stderr io.Writer) (*report, error) {
 	for _, step := range []struct {
 		id string
 		fn func(context.Context)
-	}{{scApply, s.apply}, {scChurn, s.churn}, {scStreams, s.streams}, {scBalance, s.balance}, {scLimits, s.limits}, {scMemory, s.memory}} {
+	}{{scApply, s.apply}, {scChurn, s.churn}, {scStreams, s.streams}, {scBalance, s.balance}, {scLimits, s.limits}, {scFleet, s.fleet}, {scMemory, s.memory}} {
 		if ctx.Err() != nil {
 			return s.rep, ctx.Err()
 		}
