@@ -436,9 +436,15 @@ func (s *Secrets) lead(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Close revokes the lease, which frees the election at once; a leader
-	// that dies frees it when the lease expires.
-	defer sess.Close()
+	// Revoking the lease frees the election at once, within a second so
+	// that a stop does not wait on an etcd away; a leader that dies frees
+	// it when the lease expires.
+	defer func() {
+		sess.Orphan()
+		rctx, cancel := context.WithTimeout(context.Background(), min(s.cfg.Timeout, time.Second))
+		s.cfg.Client.Revoke(rctx, lease.ID)
+		cancel()
+	}()
 	el := concurrency.NewElection(sess, s.cfg.Prefix+"secrets-rotation")
 	cctx, ccancel := context.WithCancel(ctx)
 	defer ccancel()
