@@ -175,3 +175,17 @@ func TestDaemonFleetSecretsSeed(t *testing.T) {
 	require.NoError(t, err)
 	requireNotLogged(t, a.logs.String()+b.logs.String(), keysA, keysB)
 }
+
+// TestDaemonTicketSecretRotationFlag: the rotation is daily by default,
+// and a period too short is refused before the daemon serves, naming the
+// flag and the field.
+func TestDaemonTicketSecretRotationFlag(t *testing.T) {
+	f, err := parseFlags([]string{"-etcd", "http://127.0.0.1:1"}, &syncBuffer{})
+	require.NoError(t, err)
+	assert.Equal(t, 24*time.Hour, f.ticketRotation)
+	err = run(context.Background(), []string{"-listen", "127.0.0.1:0", "-https", "off", "-admin", "off", "-etcd", "http://127.0.0.1:1",
+		"-ticket-secret-rotation", "10ms"}, options{stdout: &syncBuffer{}, stderr: &syncBuffer{}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "-ticket-secret-rotation")
+	assert.Contains(t, err.Error(), fleet.CodeRotationInvalid)
+}

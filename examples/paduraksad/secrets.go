@@ -43,7 +43,7 @@ func (a *app) loadSecrets(ctx context.Context) error {
 	sec, err := fleet.NewSecrets(fleet.SecretsConfig{Client: cli, Prefix: a.f.etcdPrefix, Instance: a.f.instance,
 		RotationPeriod: a.f.ticketRotation, Seed: seed, Logger: a.log.With("instance", a.f.instance)})
 	if err != nil {
-		return fmt.Errorf("-etcd: secrets: %w", err)
+		return fmt.Errorf("-etcd-prefix, -ticket-secret-rotation: %w", err)
 	}
 	k, err := sec.Load(ctx)
 	if err != nil {
