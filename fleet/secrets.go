@@ -62,8 +62,8 @@ type SecretsConfig struct {
 	// Prefix+"secrets", the election at Prefix+"secrets-rotation/". ""
 	// means [DefaultPrefix].
 	Prefix string
-	// Instance names this instance in the election, as its value while
-	// it leads, and in the logs.
+	// Instance names this instance in the election: its value while it
+	// leads, which etcdctl shows at the election's key.
 	Instance string
 	// RotationPeriod is how long a ticket master secret seals before the
 	// elected instance writes a new one, keeping the one it replaces to
@@ -92,7 +92,9 @@ type SecretsConfig struct {
 	Seed secrets.Keys
 	// Logger receives what the Secrets do: created or read, each ticket
 	// secret installed and rotated, the election won and lost, etcd's
-	// reachability. Never a secret. nil discards.
+	// reachability. Never a secret. An embedder running several
+	// instances adds the instance's name to it (slog.Logger.With). nil
+	// discards.
 	Logger *slog.Logger
 }
 
@@ -321,7 +323,7 @@ func (s *Secrets) rotate(ctx context.Context, k secrets.Keys, rev int64, el *con
 	case !resp.Responses[0].GetResponseTxn().Succeeded:
 		return secrets.Keys{}, ErrStaleSecrets
 	}
-	s.log.Info("ticket secret rotated in etcd", "revision", resp.Header.Revision, "rotated", r.Rotated, "instance", s.cfg.Instance)
+	s.log.Info("ticket secret rotated in etcd", "revision", resp.Header.Revision, "rotated", r.Rotated)
 	return r, nil
 }
 
@@ -464,8 +466,8 @@ func (s *Secrets) lead(ctx context.Context) error {
 	s.fine()
 	s.leading.Store(true)
 	defer s.leading.Store(false)
-	s.log.Info("elected to rotate the ticket secret", "instance", s.cfg.Instance, "every", s.cfg.RotationPeriod)
-	defer s.log.Info("no longer rotating the ticket secret", "instance", s.cfg.Instance)
+	s.log.Info("elected to rotate the ticket secret", "every", s.cfg.RotationPeriod)
+	defer s.log.Info("no longer rotating the ticket secret")
 	for {
 		k, rev, err := s.read(cctx)
 		if errors.Is(err, ErrNoSecrets) {

@@ -171,7 +171,7 @@ func TestSecretsSeedWhenNone(t *testing.T) {
 // lease expires, and another instance goes on rotating.
 func TestSecretsRotationByElection(t *testing.T) {
 	e := etcdtest.Start(t)
-	cfg := fleet.SecretsConfig{RotationPeriod: 2 * time.Second, LeaseTTL: time.Second, RetryPeriod: 50 * time.Millisecond}
+	cfg := fleet.SecretsConfig{RotationPeriod: 3 * time.Second, LeaseTTL: time.Second, RetryPeriod: 50 * time.Millisecond}
 	ms := []*member{newMember(t, e.Endpoint, "a", cfg), newMember(t, e.Endpoint, "b", cfg), newMember(t, e.Endpoint, "c", cfg)}
 	first := load(t, ms[0].s)
 	for _, m := range ms[1:] {

@@ -50,7 +50,11 @@ func (a *app) loadSecrets(ctx context.Context) error {
 		return fmt.Errorf("-etcd: %s: %w", sec.Key(), err)
 	}
 	a.compiler.AffinityKey, a.compiler.TicketSecrets = k.Affinity, sec.Tickets()
-	a.log.Info("secrets read", "etcd", a.f.etcd, "key", sec.Key(), "seed", a.f.secretsPath, "ticketSecretRotation", a.f.ticketRotation)
+	attrs := []any{"etcd", a.f.etcd, "key", sec.Key(), "ticketSecretRotation", a.f.ticketRotation}
+	if a.f.secretsPath != "" {
+		attrs = append(attrs, "seed", a.f.secretsPath)
+	}
+	a.log.Info("secrets read", attrs...)
 	rctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- sec.Run(rctx) }()
