@@ -39,9 +39,61 @@
 // watches from there, so a change made during the outage is caught up
 // whether or not the watch could have resumed.
 //
+// # Shared secrets
+//
+// [Secrets] keep the fleet's affinity key and TLS session ticket master
+// secret at PREFIX+"secrets", in the secrets file's format (package
+// secrets) with its two optional fields: the previous ticket secret and
+// when the current one was made.
+//
+//	sec, err := fleet.NewSecrets(fleet.SecretsConfig{Client: cli, Instance: "a", Logger: log})
+//	keys, err := sec.Load(ctx)                       // read, or created once
+//	compiler := snapshot.Compiler{AffinityKey: keys.Affinity, TicketSecrets: sec.Tickets()}
+//	go sec.Run(ctx)                                  // watch, campaign, rotate
+//
+// Load is one transaction: put fresh keys (or SecretsConfig.Seed, the
+// keys of a secrets file) if the key was never created, read it
+// otherwise. Of instances started at once one creates the secrets and
+// every other reads them; none ever overwrites them. Secrets in etcd that
+// are not of the format refuse the start with the secrets package's
+// codes.
+//
+// Run watches the key and installs each new ticket secret with the one
+// it replaced in [Secrets.Tickets] (tlsselect.TicketSecrets): every TLS
+// table of the instance seals with the new secret from its next
+// handshake and still opens tickets sealed with the previous one, so a
+// session from before a rotation resumes on every instance. Run also
+// campaigns in an etcd election (go.etcd.io/etcd/client/v3/concurrency)
+// at PREFIX+"secrets-rotation/" with a lease of LeaseTTL (10 s by
+// default): the elected instance rotates the ticket secret when
+// RotationPeriod (24 h by default, [DefaultRotationPeriod]) has passed
+// since the secrets' rotated time, in a transaction that holds only
+// while it still leads and the key is the one it read. A leader that
+// stops resigns; one that dies frees the election when its lease
+// expires, and the next leader keeps the schedule, which is in etcd.
+// [Secrets.Rotate] rotates at once, from any instance (a secret that
+// leaked).
+//
+// Between a leader's write and the other instances' watch (milliseconds
+// on a healthy cluster), an instance that has not yet installed the new
+// secret cannot open a ticket sealed with it: that client does a full
+// handshake once. The affinity key is never rotated: a new one would move
+// every sticky client at once. An affinity key changed in etcd by hand
+// is logged and taken at each instance's next start; a deleted key is
+// logged and the installed secrets keep serving (to retire the secrets,
+// delete the key and restart every instance). Nothing logged holds a
+// secret: the logs name the key's revision and the rotated time.
+//
+// etcd then holds what whoever reads it needs to open every ticket
+// sealed with these secrets (and with them the sessions' resumption
+// secrets) and to forge affinity cookies: reach etcd over TLS, with
+// client authentication, and give the gateway's instances a role of
+// their own on the prefix that nobody else has.
+//
 // # Concurrency
 //
 // An Etcd is safe for concurrent use: Load, Save, Reload and Status may
 // be called from any goroutine, Run from one at a time, which leaves when
-// its ctx is done.
+// its ctx is done. Secrets are safe for concurrent use likewise, with one
+// Run at a time.
 package fleet

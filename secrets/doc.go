@@ -26,8 +26,16 @@
 //	  "ticketSecret": "<base64 of 32 bytes>"
 //	}
 //
-// Standard base64 with padding; no other field. [Parse] reads it,
-// [Keys.Marshal] writes it, [New] makes fresh keys.
+// Standard base64 with padding. Two fields are optional, written by a
+// fleet that rotates the ticket secret ([Keys.Rotate]; see below):
+//
+//	"previousTicketSecret": "<base64 of 32 bytes>",
+//	"rotated": "2026-12-02T05:00:00Z"
+//
+// the secret the current one replaced, kept to open tickets sealed
+// before the rotation, and when the current one was made (RFC 3339). No
+// other field. [Parse] reads it, [Keys.Marshal] writes it, [New] makes
+// fresh keys.
 //
 // # Ticket key rotation
 //
@@ -45,6 +53,23 @@
 // resumption secrets). Keep it 0600 on a disk only the gateway reads;
 // to retire a secret, remove the file and restart (every ticket issued
 // before then stops resuming, every affinity key moves).
+//
+// # A fleet
+//
+// Instances behind one load balancer must share both keys: a sticky
+// cookie made with one affinity key means nothing to an instance of
+// another, and a ticket sealed by one instance resumes on another only
+// if they derive the same keys. Package fleet (its module of its own)
+// keeps these keys, in this format, in etcd at PREFIX+"secrets":
+// created once by a transaction, so instances started at once agree and
+// none overwrites another's; read by every instance at start; the ticket
+// secret rotated by one instance elected among them ([Keys.Rotate]), the
+// previous one kept, and installed by every instance without a restart
+// (tlsselect.TicketSecrets). The affinity key is never rotated: a new
+// one would move every sticky client at once. etcd then holds what this
+// file would: whoever reads the key can open every ticket sealed with
+// its secrets, so reach etcd over TLS, with authentication and a role
+// that only the gateway's instances have on the prefix.
 //
 // Without a secrets file a gateway draws both at random when it starts
 // (the snapshot compiler's defaults), which is safe and loses sticky

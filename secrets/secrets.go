@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/paduraksa/paduraksa/internal/problem"
 )
@@ -44,6 +45,8 @@ type Error = problem.Error
 //	secrets.version.unknown     version       not Version
 //	secrets.affinityKey.invalid affinityKey   missing, not base64, or not KeyLen bytes
 //	secrets.ticketSecret.invalid ticketSecret missing, not base64, or not KeyLen bytes
+//	secrets.previousTicketSecret.invalid previousTicketSecret not base64, or not KeyLen bytes
+//	secrets.rotated.invalid     rotated       not an RFC 3339 time
 const (
 	CodeNotRegular          = "secrets.file.notRegular"
 	CodePermissions         = "secrets.file.permissions"
@@ -53,6 +56,8 @@ const (
 	CodeVersionUnknown      = "secrets.version.unknown"
 	CodeAffinityKeyInvalid  = "secrets.affinityKey.invalid"
 	CodeTicketSecretInvalid = "secrets.ticketSecret.invalid"
+	CodePreviousInvalid     = "secrets.previousTicketSecret.invalid"
+	CodeRotatedInvalid      = "secrets.rotated.invalid"
 )
 
 // Keys are a gateway's long-lived secrets. The zero Keys hold none: pass
@@ -65,9 +70,17 @@ type Keys struct {
 	// Ticket is the master secret of the TLS session ticket keys
 	// (snapshot.Compiler.TicketSecret), KeyLen bytes.
 	Ticket []byte
+	// PreviousTicket is the master secret Ticket replaced at its last
+	// rotation, KeyLen bytes, kept to open the tickets sealed before it
+	// (tlsselect.TicketSecrets); nil when Ticket was never rotated.
+	PreviousTicket []byte
+	// Rotated is when Ticket was made: at the creation of the keys or at
+	// their last rotation; zero when not known (a file written without
+	// it).
+	Rotated time.Time
 }
 
-// New returns fresh random keys.
+// New returns fresh random keys, Rotated zero.
 func New() Keys {
 	k := Keys{Affinity: make([]byte, KeyLen), Ticket: make([]byte, KeyLen)}
 	rand.Read(k.Affinity)
@@ -75,18 +88,39 @@ func New() Keys {
 	return k
 }
 
+// Rotate returns k with a fresh random ticket secret, the one it replaces
+// as PreviousTicket and Rotated at now (in UTC, to the second). The
+// affinity key stays: a new one would move every sticky client.
+func (k Keys) Rotate(now time.Time) Keys {
+	r := Keys{Affinity: k.Affinity, Ticket: make([]byte, KeyLen), PreviousTicket: k.Ticket, Rotated: now.UTC().Truncate(time.Second)}
+	rand.Read(r.Ticket)
+	return r
+}
+
 // file is the format on disk.
 type file struct {
 	Version      *int    `json:"version"`
 	AffinityKey  *string `json:"affinityKey"`
 	TicketSecret *string `json:"ticketSecret"`
+	Previous     *string `json:"previousTicketSecret,omitempty"`
+	Rotated      *string `json:"rotated,omitempty"`
 }
 
-// Marshal returns k in the file's format, ending with a newline.
+// Marshal returns k in the file's format, ending with a newline; the
+// optional fields only when k has them.
 func (k Keys) Marshal() []byte {
 	v := Version
 	a, t := base64.StdEncoding.EncodeToString(k.Affinity), base64.StdEncoding.EncodeToString(k.Ticket)
-	b, _ := json.MarshalIndent(file{Version: &v, AffinityKey: &a, TicketSecret: &t}, "", "  ")
+	f := file{Version: &v, AffinityKey: &a, TicketSecret: &t}
+	if k.PreviousTicket != nil {
+		p := base64.StdEncoding.EncodeToString(k.PreviousTicket)
+		f.Previous = &p
+	}
+	if !k.Rotated.IsZero() {
+		r := k.Rotated.UTC().Format(time.RFC3339Nano)
+		f.Rotated = &r
+	}
+	b, _ := json.MarshalIndent(f, "", "  ")
 	return append(b, '\n')
 }
 
@@ -113,6 +147,16 @@ func Parse(data []byte) (Keys, error) {
 	var k Keys
 	k.Affinity = key(&p, f.AffinityKey, CodeAffinityKeyInvalid, "affinityKey")
 	k.Ticket = key(&p, f.TicketSecret, CodeTicketSecretInvalid, "ticketSecret")
+	if f.Previous != nil {
+		k.PreviousTicket = key(&p, f.Previous, CodePreviousInvalid, "previousTicketSecret")
+	}
+	if f.Rotated != nil {
+		t, err := time.Parse(time.RFC3339Nano, *f.Rotated)
+		if err != nil {
+			p.Add(CodeRotatedInvalid, "rotated", "not an RFC 3339 time")
+		}
+		k.Rotated = t.UTC()
+	}
 	if err := p.Err(); err != nil {
 		return Keys{}, err
 	}

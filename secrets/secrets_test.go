@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -66,6 +67,26 @@ func TestMarshalParseRoundTrip(t *testing.T) {
 	assert.Equal(t, k, got)
 }
 
+// TestRotateRoundTrip: a rotation keeps the affinity key, makes a fresh
+// ticket secret and keeps the one it replaced, and the format carries it;
+// keys never rotated marshal without the optional fields.
+func TestRotateRoundTrip(t *testing.T) {
+	k := secrets.New()
+	assert.NotContains(t, string(k.Marshal()), "previousTicketSecret")
+	assert.NotContains(t, string(k.Marshal()), "rotated")
+	at := time.Date(2026, 12, 2, 5, 0, 0, 700, time.FixedZone("WIB", 7*3600))
+	r := k.Rotate(at)
+	assert.Equal(t, k.Affinity, r.Affinity, "the affinity key is never rotated")
+	assert.Equal(t, k.Ticket, r.PreviousTicket)
+	assert.Len(t, r.Ticket, secrets.KeyLen)
+	assert.NotEqual(t, k.Ticket, r.Ticket)
+	assert.Equal(t, at.UTC().Truncate(time.Second), r.Rotated)
+	got, err := secrets.Parse(r.Marshal())
+	require.NoError(t, err)
+	assert.Equal(t, r, got)
+	assert.Contains(t, string(r.Marshal()), `"rotated": "2026-12-01T22:00:00Z"`)
+}
+
 func codes(err error) []string {
 	var out []string
 	for _, p := range problem.All(err) {
@@ -99,6 +120,9 @@ func TestOpenRefuses(t *testing.T) {
 		{"every field wrong", func(t *testing.T, p string) {
 			write(t, p, []byte(`{"version":2,"affinityKey":"`+b64(16)+`","ticketSecret":"not base64!"}`), 0o600)
 		}, []string{secrets.CodeVersionUnknown + "@version", secrets.CodeAffinityKeyInvalid + "@affinityKey", secrets.CodeTicketSecretInvalid + "@ticketSecret"}},
+		{"optional fields wrong", func(t *testing.T, p string) {
+			write(t, p, []byte(`{"version":1,"affinityKey":"`+b64(32)+`","ticketSecret":"`+b64(32)+`","previousTicketSecret":"`+b64(31)+`","rotated":"yesterday"}`), 0o600)
+		}, []string{secrets.CodePreviousInvalid + "@previousTicketSecret", secrets.CodeRotatedInvalid + "@rotated"}},
 		{"fields missing", func(t *testing.T, p string) { write(t, p, []byte(`{}`), 0o600) },
 			[]string{secrets.CodeVersionUnknown + "@version", secrets.CodeAffinityKeyInvalid + "@affinityKey", secrets.CodeTicketSecretInvalid + "@ticketSecret"}},
 	}

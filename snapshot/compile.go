@@ -156,6 +156,12 @@ type Compiler struct {
 	// made once, so tickets survive publishes but not a restart. Replicas
 	// behind one load balancer should share it.
 	TicketSecret []byte
+	// TicketSecrets, when set, are the master secrets of the ticket keys
+	// in place of TicketSecret: secrets that may be replaced while the
+	// gateway serves (a fleet's rotation, tlsselect.TicketSecrets.Set),
+	// every TLS table of the compiler installing each replacement on its
+	// next handshake, without a publish.
+	TicketSecrets *tlsselect.TicketSecrets
 	// Observer receives the record of every finished request, AccessLog
 	// the same for the hosts whose accessLog is not false (a
 	// telemetry.AccessLog, say); nil means none. See gate.Config.
@@ -211,7 +217,7 @@ func (c *Compiler) init() {
 	if c.GateState == nil {
 		c.GateState = new(gate.State)
 	}
-	if c.ticketSecret == nil {
+	if c.ticketSecret == nil && c.TicketSecrets == nil {
 		c.ticketSecret = c.TicketSecret
 		if c.ticketSecret == nil {
 			c.ticketSecret = newTicketSecret()
@@ -260,7 +266,7 @@ func (c *Compiler) Check(doc *config.Document) []*ValidationError {
 // simulating; to serve a document, publish it.
 func (c *Compiler) Draft(doc *config.Document) (*Snapshot, error) {
 	draft := Compiler{Countries: c.Countries, Health: c.Health, Policies: c.Policies, AffinityKey: c.AffinityKey,
-		Certificates: c.Certificates, Challenges: c.Challenges, TicketSecret: c.TicketSecret, FileTimeout: c.FileTimeout,
+		Certificates: c.Certificates, Challenges: c.Challenges, TicketSecret: c.TicketSecret, TicketSecrets: c.TicketSecrets, FileTimeout: c.FileTimeout,
 		HTTPSPort: c.HTTPSPort}
 	return draft.compileDocument(doc)
 }

@@ -30,6 +30,7 @@ func (r *run) tlsTable(prev *Snapshot) (*tlsselect.Table, *tlsInputs) {
 		UnknownSNI:         tlsselect.Fallback(doc.Global.TLS.UnknownSNI),
 		NoSNI:              tlsselect.Fallback(doc.Global.TLS.NoSNI),
 		TicketSecret:       c.ticketSecret,
+		TicketSecrets:      c.TicketSecrets,
 		TicketKeyPeriod:    duration(doc.Global.TLS.TicketKeyPeriod),
 	}
 	in := &tlsInputs{reusable: true, set: r.files}
@@ -165,7 +166,8 @@ func (o *tlsInputs) changedIn(set *fileSet) bool {
 func tlsConfigEqual(a, b *tlsselect.Config) bool {
 	if a.DefaultCertificate != b.DefaultCertificate || a.UnknownSNI != b.UnknownSNI || a.NoSNI != b.NoSNI ||
 		a.TicketKeyPeriod != b.TicketKeyPeriod || a.DefaultTLS.HTTP3 != b.DefaultTLS.HTTP3 ||
-		len(a.Certificates) != len(b.Certificates) || len(a.Hosts) != len(b.Hosts) || string(a.TicketSecret) != string(b.TicketSecret) {
+		len(a.Certificates) != len(b.Certificates) || len(a.Hosts) != len(b.Hosts) || string(a.TicketSecret) != string(b.TicketSecret) ||
+		a.TicketSecrets != b.TicketSecrets {
 		return false
 	}
 	for i := range a.Certificates {

@@ -102,6 +102,8 @@ const (
 	CodeDefaultCertificateUnknown = "tlsselect.defaultCertificate.unknown"
 	CodeFallbackInvalid           = "tlsselect.fallback.invalid"
 	CodeTicketSecretShort         = "tlsselect.ticketSecret.short"
+	CodeTicketSecretsConflict     = "tlsselect.ticketSecrets.conflict"
+	CodeTicketSecretsEmpty        = "tlsselect.ticketSecrets.empty"
 	CodeTicketKeyPeriodInvalid    = "tlsselect.ticketKeyPeriod.invalid"
 )
 
@@ -143,6 +145,13 @@ type Config struct {
 	// across instances. Nil means a random secret made by New: tickets
 	// then do not survive the next Table.
 	TicketSecret []byte
+
+	// TicketSecrets, when set, are the master secrets in place of
+	// TicketSecret (which must then be nil): secrets that may be replaced
+	// while the Table serves, a previous one kept to open tickets sealed
+	// before a rotation (see [TicketSecrets]). Tables built with the same
+	// TicketSecrets install each replacement on their next handshake.
+	TicketSecrets *TicketSecrets
 
 	// TicketKeyPeriod is how long one session ticket key seals tickets;
 	// the key of the period before is kept to open them, so a ticket
@@ -301,6 +310,14 @@ func (c Config) check(p *problems) map[string]int {
 	if n := len(c.TicketSecret); n > 0 && n < MinTicketSecretLen {
 		p.add(CodeTicketSecretShort, "ticketSecret", "%d bytes; at least %d are needed", n, MinTicketSecretLen)
 	}
+	if c.TicketSecrets != nil {
+		switch {
+		case len(c.TicketSecret) > 0:
+			p.add(CodeTicketSecretsConflict, "ticketSecrets", "ticketSecret and ticketSecrets both set; one is the master secret")
+		case c.TicketSecrets.set.Load() == nil:
+			p.add(CodeTicketSecretsEmpty, "ticketSecrets", "holds no secret; make it with NewTicketSecrets")
+		}
+	}
 	if d := c.TicketKeyPeriod; d != 0 && (d < MinTicketKeyPeriod || d > MaxTicketKeyPeriod) {
 		p.add(CodeTicketKeyPeriodInvalid, "ticketKeyPeriod", "%v is not between %v and %v", d, MinTicketKeyPeriod, MaxTicketKeyPeriod)
 	}
@@ -406,14 +423,14 @@ func (pol Policy) resolve() resolvedPolicy {
 type settings struct {
 	unknownSNI, noSNI Fallback
 	period            time.Duration
-	secret            []byte
+	secrets           *TicketSecrets
 	clock             func() time.Time
 }
 
 // resolve applies the table-wide defaults of a valid Config, on a copy.
-// secret is used when c has none.
+// secret is the master secret when c has none.
 func (c Config) resolve(secret []byte) settings {
-	s := settings{unknownSNI: c.UnknownSNI, noSNI: c.NoSNI, period: c.TicketKeyPeriod, secret: c.TicketSecret, clock: c.Clock}
+	s := settings{unknownSNI: c.UnknownSNI, noSNI: c.NoSNI, period: c.TicketKeyPeriod, secrets: c.TicketSecrets, clock: c.Clock}
 	if s.unknownSNI == "" {
 		s.unknownSNI = FallbackDefault
 	}
@@ -423,10 +440,12 @@ func (c Config) resolve(secret []byte) settings {
 	if s.period == 0 {
 		s.period = DefaultTicketKeyPeriod
 	}
-	if len(s.secret) == 0 {
-		s.secret = secret
-	} else {
-		s.secret = append([]byte(nil), s.secret...)
+	if s.secrets == nil || s.secrets.set.Load() == nil {
+		if len(c.TicketSecret) >= MinTicketSecretLen {
+			secret = c.TicketSecret
+		}
+		s.secrets = new(TicketSecrets)
+		s.secrets.set.Store(&secretSet{current: append([]byte(nil), secret...)})
 	}
 	if s.clock == nil {
 		s.clock = time.Now

@@ -65,6 +65,14 @@
 // derive the same keys, so tickets survive publishes and work across a
 // fleet.
 //
+// A fleet that rotates the master secret itself gives the Tables one
+// [TicketSecrets] (Config.TicketSecrets) in place of TicketSecret: the
+// current secret and the previous one. [TicketSecrets.Set] installs a
+// new pair in every Table built with it, on each config's next handshake:
+// the current secret's keys seal and open, the previous secret's keys of
+// the same two periods only open, so a ticket sealed before a rotation
+// resumes after it, and one sealed two rotations before does not.
+//
 // # Certificates
 //
 // A [Certificate] comes from PEM files (chain and key) or from a

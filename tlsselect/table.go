@@ -157,7 +157,7 @@ func New(cfg Config) (*Table, error) {
 	s := cfg.resolve(secret)
 	now := s.clock()
 	b := builder{
-		keys:  &ticketKeys{secret: s.secret, period: int64(s.period)},
+		keys:  &ticketKeys{secrets: s.secrets, period: int64(s.period)},
 		dedup: make(map[[32]byte]*prebuilt),
 	}
 	t := &Table{

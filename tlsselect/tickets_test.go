@@ -221,3 +221,75 @@ func TestTicketKeysRotate(t *testing.T) {
 		assert.False(t, again(), "two periods on, its key is gone")
 	})
 }
+
+// TestTicketSecretsRotate: a Table built with TicketSecrets installs each
+// Set on its next handshake, without a new Table: a ticket sealed before a
+// rotation of the master secret resumes after it (the previous secret
+// opens), the new secret seals (a Table of that secret alone opens what is
+// sealed after the rotation), and a ticket two rotations old does not
+// resume.
+func TestTicketSecretsRotate(t *testing.T) {
+	s0, s1, s2 := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32), bytes.Repeat([]byte{3}, 32)
+	secrets, err := NewTicketSecrets(s0, nil)
+	require.NoError(t, err)
+	ca := newPKI(t, "root")
+	cfg, _, _ := ticketConfig(t, ca, nil)
+	cfg.TicketSecrets = secrets
+	sel := NewSelector(mustTable(t, cfg))
+	addr := serveTLS(t, sel.TLSConfig())
+	resumes := func(cache *oneSlotCache) bool {
+		t.Helper()
+		c, err := dialTLS(t, addr, hostile(cache, "x1.test"))
+		require.NoError(t, err)
+		return c.ConnectionState().DidResume
+	}
+	issue := func() *oneSlotCache {
+		t.Helper()
+		cache := &oneSlotCache{keep: true}
+		require.False(t, resumes(cache))
+		require.NotNil(t, cache.cs, "no ticket issued")
+		return cache
+	}
+
+	before := issue()
+	require.NoError(t, secrets.Set(s1, s0))
+	assert.True(t, resumes(before), "the previous secret opens a ticket sealed before the rotation")
+	after := issue()
+
+	fixed := cfg
+	fixed.TicketSecrets, fixed.TicketSecret = nil, s1
+	sel.Swap(mustTable(t, fixed))
+	assert.True(t, resumes(after), "the new secret seals")
+	sel.Swap(mustTable(t, cfg))
+
+	require.NoError(t, secrets.Set(s2, s1))
+	assert.False(t, resumes(before), "a ticket two rotations old does not resume")
+	assert.True(t, resumes(after), "one rotation old does")
+}
+
+// TestTicketSecretsRefused: short secrets change nothing, and a Config
+// with both master secrets or with a zero TicketSecrets is refused.
+func TestTicketSecretsRefused(t *testing.T) {
+	codes := func(err error) []string {
+		var got []string
+		for _, p := range problemsOf(err) {
+			got = append(got, p.Code+" "+p.Path)
+		}
+		return got
+	}
+	_, err := NewTicketSecrets(make([]byte, 31), nil)
+	assert.Equal(t, []string{CodeTicketSecretShort + " ticketSecret"}, codes(err))
+	secrets, err := NewTicketSecrets(testSecret, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{CodeTicketSecretShort + " previousTicketSecret"}, codes(secrets.Set(testSecret, make([]byte, 8))))
+	assert.Equal(t, testSecret, secrets.set.Load().current, "a refused Set changes nothing")
+
+	ca := newPKI(t, "root")
+	cfg, _, _ := ticketConfig(t, ca, testSecret)
+	cfg.TicketSecrets = secrets
+	_, err = New(cfg)
+	assert.Equal(t, []string{CodeTicketSecretsConflict + " ticketSecrets"}, codes(err))
+	cfg.TicketSecret, cfg.TicketSecrets = nil, new(TicketSecrets)
+	_, err = New(cfg)
+	assert.Equal(t, []string{CodeTicketSecretsEmpty + " ticketSecrets"}, codes(err))
+}

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/paduraksa/paduraksa/admin"
 	"github.com/paduraksa/paduraksa/connlimit"
 	"github.com/paduraksa/paduraksa/edge"
@@ -85,6 +87,7 @@ type flags struct {
 	pidFile                               string
 	upgradeGrace, upgradeTimeout          time.Duration
 	etcd, etcdPrefix, instance            string
+	ticketRotation                        time.Duration
 	redis, redisPrefix                    string
 	redisTimeout                          time.Duration
 }
@@ -118,10 +121,11 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.pidFile, "pid-file", "", "file the serving process writes its PID to, after an upgrade too (for kill -USR2); empty: none")
 	fs.DurationVar(&f.upgradeGrace, "upgrade-grace", 30*time.Second, "after SIGUSR2 handed the sockets to a new process: how long requests, streams and upgrades in flight have to finish (SIGTERM ends it)")
 	fs.DurationVar(&f.upgradeTimeout, "upgrade-timeout", time.Minute, "after SIGUSR2: how long the new process has to serve before it is killed and this one keeps serving")
-	fs.StringVar(&f.secretsPath, "secrets", "", "file keeping the affinity key and the TLS session ticket secret across restarts, created (mode 0600) when absent; empty: both random at every start")
+	fs.StringVar(&f.secretsPath, "secrets", "", "file keeping the affinity key and the TLS session ticket secret across restarts, created (mode 0600) when absent; empty: both random at every start. With -etcd the secrets are in etcd, and this file only seeds them when etcd has none")
 	fs.StringVar(&f.etcd, "etcd", "", "comma-separated etcd client URLs: the config document is the key -etcd-prefix+\"config\" there, watched, instead of -config's file; pushes are saved there")
 	fs.StringVar(&f.etcdPrefix, "etcd-prefix", fleet.DefaultPrefix, "prefix of the fleet's keys in etcd")
 	fs.StringVar(&f.instance, "instance", hostname(), "name of this instance in the fleet, in its logs")
+	fs.DurationVar(&f.ticketRotation, "ticket-secret-rotation", fleet.DefaultRotationPeriod, "with -etcd: how often the instance elected among the fleet writes a new TLS session ticket secret to etcd, keeping the one it replaces to open older tickets (at least 1s)")
 	fs.StringVar(&f.redis, "redis", "", "Redis URL (redis://[user:password@]host:port[/db], rediss:// for TLS) keeping the buckets of the document's cluster rate limits (buckets: cluster), shared by every instance using it; empty: such a limit is refused")
 	fs.DurationVar(&f.redisTimeout, "redis-timeout", gate.DefaultRateLimitStoreTimeout, "each cluster rate-limit decision's deadline in Redis; past it, or when Redis fails, the instance's local bucket decides")
 	fs.StringVar(&f.redisPrefix, "redis-prefix", "paduraksa:rl:", "prefix of the keys of the cluster rate limits' buckets in Redis")
@@ -174,6 +178,8 @@ type app struct {
 	reload  func()       // what SIGHUP does
 	adm     *adminServer // nil when off
 	sk      *sockets     // where the listening sockets come from
+
+	etcdCli *clientv3.Client // the -etcd client, made on first use; nil without -etcd
 }
 
 // deferClose runs fn when run returns, before what earlier steps started.
@@ -212,7 +218,7 @@ func (a *app) startCompiler(ctx context.Context) error {
 	if al != nil {
 		a.accessLog, a.compiler.AccessLog = al, al
 	}
-	if err := a.loadSecrets(); err != nil {
+	if err := a.loadSecrets(ctx); err != nil {
 		return err
 	}
 	if err := a.startRateLimitStore(ctx); err != nil {

@@ -21,6 +21,24 @@ const etcdDialTimeout = 5 * time.Second
 // reachability is logged as it changes; meanwhile the last applied
 // document keeps serving.
 func (a *app) startEtcd() (*fleet.Etcd, error) {
+	cli, err := a.etcdClient()
+	if err != nil {
+		return nil, err
+	}
+	src, err := fleet.NewEtcd(fleet.EtcdConfig{Client: cli, Prefix: a.f.etcdPrefix, Logger: a.log.With("instance", a.f.instance)})
+	if err != nil {
+		return nil, fmt.Errorf("-etcd-prefix: %w", err)
+	}
+	return src, nil
+}
+
+// etcdClient returns the client of the -etcd cluster, made on first use
+// and closed when the daemon stops: the document's source and the
+// secrets share it.
+func (a *app) etcdClient() (*clientv3.Client, error) {
+	if a.etcdCli != nil {
+		return a.etcdCli, nil
+	}
 	var urls []string
 	for _, u := range strings.Split(a.f.etcd, ",") {
 		if u = strings.TrimSpace(u); u != "" {
@@ -37,11 +55,8 @@ func (a *app) startEtcd() (*fleet.Etcd, error) {
 		return nil, fmt.Errorf("-etcd: %w", err)
 	}
 	a.deferClose(func() { cli.Close() })
-	src, err := fleet.NewEtcd(fleet.EtcdConfig{Client: cli, Prefix: a.f.etcdPrefix, Logger: a.log.With("instance", a.f.instance)})
-	if err != nil {
-		return nil, fmt.Errorf("-etcd-prefix: %w", err)
-	}
-	return src, nil
+	a.etcdCli = cli
+	return cli, nil
 }
 
 // configName says where the document comes from, as the log says.

@@ -11,7 +11,12 @@
 // document is written to the -config file, so it survives a restart.
 //
 // -secrets FILE keeps the affinity key and the TLS session ticket secret
-// across restarts (package secrets). SIGUSR2 upgrades the binary without
+// across restarts (package secrets). With -etcd they are the fleet's, in
+// etcd at -etcd-prefix+"secrets" (fleet.Secrets): created there once
+// (from the -secrets file when one is given and etcd has none), the
+// ticket secret rotated every -ticket-secret-rotation by the instance
+// the fleet elects and installed on every instance without a restart.
+// See secrets.go. SIGUSR2 upgrades the binary without
 // dropping a connection: the sockets, TCP and UDP, pass to a new process
 // of the same path and arguments, and once it serves this one drains for
 // -upgrade-grace and exits; a new process that fails leaves this one
