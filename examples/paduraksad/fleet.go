@@ -16,11 +16,12 @@ import (
 // cannot read its document does not start.
 const etcdDialTimeout = 5 * time.Second
 
-// startEtcd connects to the -etcd cluster and returns the source of the
-// fleet's document, its client closed when the daemon stops. Its
-// reachability is logged as it changes; meanwhile the last applied
-// document keeps serving.
-func (a *app) startEtcd() (*fleet.Etcd, error) {
+// etcdClient returns the client of the -etcd cluster, made at the first
+// call and closed when the daemon stops.
+func (a *app) etcdClient() (*clientv3.Client, error) {
+	if a.etcdCli != nil {
+		return a.etcdCli, nil
+	}
 	var urls []string
 	for _, u := range strings.Split(a.f.etcd, ",") {
 		if u = strings.TrimSpace(u); u != "" {
@@ -37,6 +38,18 @@ func (a *app) startEtcd() (*fleet.Etcd, error) {
 		return nil, fmt.Errorf("-etcd: %w", err)
 	}
 	a.deferClose(func() { cli.Close() })
+	a.etcdCli = cli
+	return cli, nil
+}
+
+// startEtcd returns the source of the fleet's document in the -etcd
+// cluster. Its reachability is logged as it changes; meanwhile the last
+// applied document keeps serving.
+func (a *app) startEtcd() (*fleet.Etcd, error) {
+	cli, err := a.etcdClient()
+	if err != nil {
+		return nil, err
+	}
 	src, err := fleet.NewEtcd(fleet.EtcdConfig{Client: cli, Prefix: a.f.etcdPrefix, Logger: a.log.With("instance", a.f.instance)})
 	if err != nil {
 		return nil, fmt.Errorf("-etcd-prefix: %w", err)
