@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -9,14 +10,17 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/paduraksa/paduraksa/fleet"
 	"github.com/paduraksa/paduraksa/fleet/etcdtest"
@@ -167,7 +171,8 @@ func (f *forwarder) targets() []string {
 }
 
 // TestCertsACMEFleet: three instances sharing etcd, each asked for the
-// same certificate at once, obtain it from pebble with one order; the
+// same certificate at once while a killed process held its lock, obtain
+// it from pebble with one order once the lock's lease ended; the
 // CA's HTTP-01 requests are sent to an instance that did not order, which
 // answers from the token the ordering instance shared; all three serve
 // the certificate in a TLS handshake, and the tokens are withdrawn
@@ -196,9 +201,22 @@ func TestCertsACMEFleet(t *testing.T) {
 		_, err := in.acme.Certificate(req)
 		require.ErrorIs(t, err, tlsselect.ErrPending)
 	}
+	// A holder of the certificate's lock is killed while the three wait
+	// for it: its lease frees it.
+	ca := strings.NewReplacer(":", "%3A", "/", "%2F").Replace(strings.TrimPrefix(p.Directory, "https://"))
+	kill := holdLock(t, etcd.Endpoint, fleet.DefaultPrefix+"acme/locks/"+ca+"/certificates/shop.pem", 2*time.Second)
 	for _, in := range ins {
 		require.NoError(t, in.acme.Start(context.Background()))
 	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, in := range ins {
+		for !in.acme.Stats().Certificates[0].Ordering {
+			require.True(t, time.Now().Before(deadline), "the managers' jobs did not start")
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	assert.Zero(t, p.NewOrders(), "no order while another holds the lock")
+	kill()
 	var holder *acmeInstance
 	var orders, adopted uint64
 	for i, in := range ins {
@@ -246,7 +264,7 @@ func TestCertsACMEFleet(t *testing.T) {
 	}
 
 	// The tokens are withdrawn from every instance's store.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline = time.Now().Add(10 * time.Second)
 	for _, in := range ins {
 		for in.store.Len() > 0 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
@@ -280,24 +298,21 @@ func handshake(t *testing.T, m *tlsselect.ACME, req tlsselect.SourceRequest, roo
 	return c.ConnectionState().PeerCertificates[0]
 }
 
-// TestCertsLockLease: a certificate's lock is one holder's at a time; a
-// holder whose process ends without releasing it (its client closed:
-// its lease no longer kept alive, never revoked) frees it when the lease
-// ends, LockTTL later.
+// TestCertsLockLease: a certificate's lock is one holder's at a time,
+// handed on when released; a holder killed while it holds the lock (an
+// etcdctl lock process on the same key, killed with SIGKILL: its lease
+// no longer kept alive, never revoked) frees it when its lease ends.
 func TestCertsLockLease(t *testing.T) {
 	etcd := etcdtest.Start(t)
-	const ttl = 2 * time.Second
-	newCerts := func(cli *clientv3.Client) *fleet.Certs {
-		c, err := fleet.NewCerts(fleet.CertsConfig{Client: cli, Challenges: &gate.ChallengeStore{}, LockTTL: ttl})
+	newCerts := func() *fleet.Certs {
+		c, err := fleet.NewCerts(fleet.CertsConfig{Client: etcdtest.ClientOf(t, etcd.Endpoint), Challenges: &gate.ChallengeStore{}})
 		require.NoError(t, err)
 		return c
 	}
-	crashed := etcdtest.ClientOf(t, etcd.Endpoint)
-	a, b := newCerts(crashed), newCerts(etcdtest.ClientOf(t, etcd.Endpoint))
+	a, b := newCerts(), newCerts()
 	ctx := context.Background()
 	const name = "ca/certificates/shop.pem"
 
-	// Released: handed on at once.
 	unlock, err := a.Lock(ctx, name)
 	require.NoError(t, err)
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
@@ -308,22 +323,48 @@ func TestCertsLockLease(t *testing.T) {
 	start := time.Now()
 	unlockB, err := b.Lock(ctx, name)
 	require.NoError(t, err)
-	assert.Less(t, time.Since(start), ttl/2, "a released it")
+	assert.Less(t, time.Since(start), time.Second, "a released it")
 	unlockB()
 
-	// Never released: freed by its lease.
-	_, err = a.Lock(ctx, name)
-	require.NoError(t, err)
-	require.NoError(t, crashed.Close())
+	const ttl = 2 * time.Second
+	kill := holdLock(t, etcd.Endpoint, fleet.DefaultPrefix+"acme/locks/"+name, ttl)
+	short, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = b.Lock(short, name)
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "held by the other process")
+	kill()
 	start = time.Now()
-	lctx, cancel := context.WithTimeout(ctx, 5*ttl)
+	lctx, cancel := context.WithTimeout(ctx, 10*ttl)
 	defer cancel()
 	unlockB, err = b.Lock(lctx, name)
-	require.NoError(t, err, "the lease of the lost holder ended")
+	require.NoError(t, err, "the lease of the killed holder ended")
 	took := time.Since(start)
 	unlockB()
 	assert.Greater(t, took, ttl/4, "held until the lease ended")
-	t.Logf("the lock of a holder gone was free after %v (LockTTL %v)", took, ttl)
+	t.Logf("the lock of a killed holder was free %v after the kill (its lease's TTL %v)", took, ttl)
+}
+
+// holdLock runs etcdctl lock on the key name, a process holding the lock
+// on a lease of ttl as Certs.Lock does, and returns once it holds it;
+// kill kills it with SIGKILL, so it releases nothing.
+func holdLock(t *testing.T, endpoint, name string, ttl time.Duration) (kill func()) {
+	t.Helper()
+	bin, err := exec.LookPath("etcdctl")
+	require.NoError(t, err, "etcdctl ships with Debian's etcd-client")
+	cmd := exec.Command(bin, "--endpoints", endpoint, "lock", "--ttl", strconv.Itoa(int(ttl/time.Second)), name)
+	cmd.Env = append(os.Environ(), "ETCDCTL_API=3")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	kill = sync.OnceFunc(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	t.Cleanup(kill)
+	line, err := bufio.NewReader(out).ReadString('\n') // the lock's key, once held
+	require.NoError(t, err, "etcdctl lock exited")
+	require.True(t, strings.HasPrefix(line, name+"/"), "etcdctl holds %q", line)
+	return kill
 }
 
 // TestCertsStorage: values under PREFIX+"acme/data/", a missing one
