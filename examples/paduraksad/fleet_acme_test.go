@@ -39,22 +39,10 @@ func TestDaemonFleetACME(t *testing.T) {
 	pebble := pebbletest.Start(t, pebbletest.Options{HTTPPort: front.port})
 
 	dir := t.TempDir()
-	fallback, err := tlsselect.SelfSigned(30*24*time.Hour, "fallback.test")
-	require.NoError(t, err)
-	certFile, keyFile := writeKeyPair(t, dir, "fallback", fallback)
-	up := upstreamServer(t, "shop upstream")
+	doc, _ := acmeShopDocument(t, dir, names)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = e.Client().Put(ctx, prefix+"config", `
-global: {tls: {defaultCertificate: fallback}}
-certificates:
-  - {id: fallback, certFile: `+certFile+`, keyFile: `+keyFile+`}
-  - {id: shop, acme: true}
-hosts:
-  - {names: [`+strings.Join(names, ", ")+`], certificate: shop, routes: [{upstream: u}]}
-upstreams:
-  - {id: u, destinations: [{id: d, address: "http://`+up+`"}]}
-`)
+	_, err := e.Client().Put(ctx, prefix+"config", doc)
 	require.NoError(t, err)
 
 	for _, name := range []string{"a", "b", "c"} {
@@ -110,4 +98,25 @@ upstreams:
 	res, body := fetch(t, tr, "https://"+names[1]+"/")
 	assert.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Equal(t, "shop upstream", body)
+}
+
+// acmeShopDocument is a document whose host names, served by an upstream
+// answering "shop upstream", have the acme certificate shop, and a
+// default certificate, fallback, written in dir, until it is there.
+func acmeShopDocument(t *testing.T, dir string, names []string) (string, tls.Certificate) {
+	t.Helper()
+	fallback, err := tlsselect.SelfSigned(30*24*time.Hour, "fallback.test")
+	require.NoError(t, err)
+	certFile, keyFile := writeKeyPair(t, dir, "fallback", fallback)
+	up := upstreamServer(t, "shop upstream")
+	return `
+global: {tls: {defaultCertificate: fallback}}
+certificates:
+  - {id: fallback, certFile: ` + certFile + `, keyFile: ` + keyFile + `}
+  - {id: shop, acme: true}
+hosts:
+  - {names: [` + strings.Join(names, ", ") + `], certificate: shop, routes: [{upstream: u}]}
+upstreams:
+  - {id: u, destinations: [{id: d, address: "http://` + up + `"}]}
+`, fallback
 }
