@@ -2,6 +2,7 @@ package tlsselect
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"sync"
 	"testing"
@@ -175,4 +176,21 @@ func TestACMEDir(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the lock was not handed on")
 	}
+}
+
+// failingStorage is a storage that cannot be read.
+type failingStorage struct{ ACMEDir }
+
+func (failingStorage) Load(context.Context, string) ([]byte, error) {
+	return nil, errors.New("storage on fire")
+}
+
+// TestACMEStorageUnusable: a Storage NewACME cannot read the account key
+// from refuses it, at "storage".
+func TestACMEStorageUnusable(t *testing.T) {
+	_, err := NewACME(ACMEConfig{DirectoryURL: "https://ca.invalid/directory", Storage: failingStorage{ACMEDir(t.TempDir())}, Challenges: nopStore{}})
+	ps := problemsOf(err)
+	require.Len(t, ps, 1, "%v", err)
+	assert.Equal(t, CodeACMEStorageUnusable+" storage", ps[0].Code+" "+ps[0].Path)
+	assert.Contains(t, ps[0].Msg, "storage on fire")
 }
