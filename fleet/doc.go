@@ -58,6 +58,7 @@
 //	data/<CA>/account.key              the account's key: one account for the fleet
 //	data/<CA>/certificates/<ID>.pem    the certificate's key and chain
 //	locks/<CA>/certificates/<ID>.pem/  the lock of an order (an etcd mutex)
+//	locks/<CA>/account.key/            the lock of the account key's making
 //	challenges/<token>                 an HTTP-01 key authorization
 //
 // A lock is a concurrency.Mutex on a lease of LockTTL (15 s) kept alive

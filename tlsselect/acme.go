@@ -191,10 +191,10 @@ type ACMEStatus struct {
 // ordered (a Config ID is one certificate with every name of the hosts
 // that use it).
 //
-// Certificate never waits for a CA, nor reads a file. The first time it
-// is asked for an ID, it serves the certificate NewACME read from
-// CacheDir, or returns [ErrPending] and has one ordered; when the certificate has come the manager calls
-// OnReady, and the next Table serves it. A certificate is renewed when
+// Certificate never waits for a CA, nor reads a file or the Storage. The
+// first time it is asked for an ID, it serves the certificate NewACME
+// read from the Storage, or returns [ErrPending] and has one ordered;
+// when the certificate has come the manager calls OnReady, and the next Table serves it. A certificate is renewed when
 // RenewBefore of it is left, and ordered again when the names asked for
 // are more than it covers; meanwhile the one there is stays served. A
 // failed order is logged, shown in Stats, and retried after a wait
@@ -320,14 +320,17 @@ func (c ACMEConfig) check(p *problems) {
 	}
 }
 
-// NewACME checks cfg, creates its cache directory and reads the account
-// key from it, or makes and writes one, and reads the cached
-// certificates, so that Certificate never reads the disk. Those files
-// are read under the rules of MaxFileSize and FileTimeout: a cached
-// certificate they refuse is logged and ordered again, like a damaged
-// one. It returns every problem at once,
-// each a *ValidationError, joined with errors.Join. It talks to no CA:
-// the account is registered before the first order.
+// NewACME checks cfg, reads the account key from the Storage (by
+// default the cache directory, created when missing), or makes and
+// stores one, and reads the stored certificates, so that Certificate
+// never waits on the Storage; the reads together take at most
+// StorageTimeout. ACMEDir's files are read under the rules of
+// MaxFileSize and FileTimeout: a stored certificate they refuse is
+// logged and ordered again, like a damaged one. It returns every
+// problem at once, each a *ValidationError, joined with errors.Join (a
+// Storage it cannot use is CodeACMECacheDirUnusable at "cacheDir" for
+// the default, CodeACMEStorageUnusable at "storage" for another). It
+// talks to no CA: the account is registered before the first order.
 func NewACME(cfg ACMEConfig) (*ACME, error) {
 	var p problems
 	cfg.check(&p)
