@@ -90,10 +90,51 @@
 // client authentication, and give the gateway's instances a role of
 // their own on the prefix that nobody else has.
 //
+// # Certificates across the fleet
+//
+// [Certs] keeps the ACME state of every instance in etcd, so the fleet
+// orders each certificate once and any instance answers the CA's
+// HTTP-01 request, wherever the balancer sends it. It is the
+// tlsselect.ACMEStorage of each instance's manager, and its Challenges
+// the manager's challenge store; Run publishes the shared tokens in the
+// instance's own store, the one its plain-HTTP listener answers:
+//
+//	certs, err := fleet.NewCerts(fleet.CertsConfig{Client: cli, Challenges: gateStore, Logger: log})
+//	go certs.Run(ctx)
+//	m, err := tlsselect.NewACME(tlsselect.ACMEConfig{DirectoryURL: dir,
+//		Storage: certs, Challenges: certs.Challenges(), OnReady: refresh})
+//
+// The keys, under PREFIX+"acme/":
+//
+//	data/<CA>/account.key              the account's key: one account for the fleet
+//	data/<CA>/certificates/<ID>.pem    the certificate's key and chain
+//	locks/<CA>/certificates/<ID>.pem/  the lock of an order (an etcd mutex)
+//	locks/<CA>/account.key/            the lock of the account key's making
+//	challenges/<token>                 an HTTP-01 key authorization
+//
+// A lock is a concurrency.Mutex on a lease of LockTTL (15 s) kept alive
+// while it is held: an instance that dies while ordering frees it
+// LockTTL later, and another instance takes over. The manager holding
+// it looks at the stored certificate again before it orders (another
+// instance may have stored it meanwhile), so only one orders; the
+// others take the stored certificate when they get the lock, or as soon
+// as the watch of data/<CA>/certificates/ tells of it, and call their
+// OnReady: every instance serves it without a restart. Renewal is by
+// whichever instance takes the lock first.
+//
+// A token is put under a lease of TokenTTL (10 minutes), so one left by
+// an instance that died goes by itself; the manager's Delete revokes
+// it at once. Set returns once the instance's own watch has had the
+// token (when Run runs): the CA is told to validate only after etcd sent
+// it to the watches, and every instance's Run publishes it in its store
+// (and withdraws it with the key). A Set whose write fails is logged,
+// and then only the ordering instance answers the token.
+//
 // # Concurrency
 //
 // An Etcd is safe for concurrent use: Load, Save, Reload and Status may
 // be called from any goroutine, Run from one at a time, which leaves when
 // its ctx is done. Secrets are safe for concurrent use likewise, with one
-// Run at a time.
+// Run at a time. So is a Certs; its Run and Watch leave when their ctx is
+// done.
 package fleet

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
@@ -22,7 +23,6 @@ import (
 	"golang.org/x/crypto/acme"
 
 	"github.com/paduraksa/paduraksa/internal/hostname"
-	"github.com/paduraksa/paduraksa/internal/namedfile"
 )
 
 // ChallengeStore publishes the key authorizations of ACME HTTP-01
@@ -44,6 +44,8 @@ const (
 	DefaultACMEMaxOrders = 2
 	// DefaultACMEOrderTimeout is ACMEConfig.OrderTimeout when 0.
 	DefaultACMEOrderTimeout = 5 * time.Minute
+	// DefaultACMEStorageTimeout is ACMEConfig.StorageTimeout when 0.
+	DefaultACMEStorageTimeout = 30 * time.Second
 
 	// acmeRetryMin and acmeRetryMax bound the wait after a failed order:
 	// it doubles from the first to the last (before jitter), so a name
@@ -59,19 +61,21 @@ const (
 
 // Validation codes of an ACMEConfig.
 const (
-	CodeACMEDirectoryURLInvalid = "tlsselect.acme.directoryUrl.invalid" // missing, or not https
-	CodeACMEEmailInvalid        = "tlsselect.acme.email.invalid"
-	CodeACMECacheDirMissing     = "tlsselect.acme.cacheDir.missing"
-	CodeACMECacheDirUnusable    = "tlsselect.acme.cacheDir.unusable" // cannot be created, or the account key not read or written
-	CodeACMEChallengesMissing   = "tlsselect.acme.challenges.missing"
-	CodeACMEMaxOrdersInvalid    = "tlsselect.acme.maxOrders.invalid"
-	CodeACMEOrderTimeoutInvalid = "tlsselect.acme.orderTimeout.invalid"
-	CodeACMERenewBeforeInvalid  = "tlsselect.acme.renewBefore.invalid"
+	CodeACMEDirectoryURLInvalid   = "tlsselect.acme.directoryUrl.invalid" // missing, or not https
+	CodeACMEEmailInvalid          = "tlsselect.acme.email.invalid"
+	CodeACMECacheDirMissing       = "tlsselect.acme.cacheDir.missing"
+	CodeACMECacheDirUnusable      = "tlsselect.acme.cacheDir.unusable" // cannot be created, or the account key not read or written
+	CodeACMEStorageUnusable       = "tlsselect.acme.storage.unusable"  // the account key or the certificates not read, or the key not written
+	CodeACMEChallengesMissing     = "tlsselect.acme.challenges.missing"
+	CodeACMEMaxOrdersInvalid      = "tlsselect.acme.maxOrders.invalid"
+	CodeACMEOrderTimeoutInvalid   = "tlsselect.acme.orderTimeout.invalid"
+	CodeACMEStorageTimeoutInvalid = "tlsselect.acme.storageTimeout.invalid"
+	CodeACMERenewBeforeInvalid    = "tlsselect.acme.renewBefore.invalid"
 )
 
 // ACMEConfig configures an [ACME] certificate manager. DirectoryURL,
-// CacheDir and Challenges are required; every other field has a working
-// zero value.
+// Challenges, and Storage or CacheDir are required; every other field
+// has a working zero value.
 type ACMEConfig struct {
 	// DirectoryURL is the https URL of the CA's ACME directory, such as
 	// Let's Encrypt's "https://acme-v02.api.letsencrypt.org/directory"
@@ -85,9 +89,19 @@ type ACMEConfig struct {
 	// notices; empty means none.
 	Email string
 	// CacheDir keeps the account key and the certificates across
-	// restarts, so that a restart does not order again; see [ACME] for
-	// the layout. It is created (0700) when missing.
+	// restarts, so that a restart does not order again: it is the
+	// Storage [ACMEDir](CacheDir) when Storage is nil, and not used
+	// otherwise. It is created (0700) when missing.
 	CacheDir string
+	// Storage keeps the account key and the certificates, and holds the
+	// lock of each certificate while it is ordered; managers sharing one
+	// (an instance each) order every certificate once. Nil means
+	// [ACMEDir](CacheDir).
+	Storage ACMEStorage
+	// StorageTimeout bounds NewACME's reads of Storage, and each look
+	// at a certificate and each store of one; 0 means
+	// DefaultACMEStorageTimeout.
+	StorageTimeout time.Duration
 	// Challenges publishes the HTTP-01 key authorizations while an order
 	// is validated.
 	Challenges ChallengeStore
@@ -135,8 +149,12 @@ type ACMEReady struct {
 // certificate it manages.
 type ACMEStats struct {
 	// Orders counts orders started; Obtained those that ended with a
-	// certificate, Failed those that did not.
+	// certificate, Failed those that did not (or whose lock could not be
+	// taken).
 	Orders, Obtained, Failed uint64
+	// Adopted counts the certificates taken from the Storage instead of
+	// ordered, stored there by another manager sharing it.
+	Adopted uint64
 	// Certificates are the managed certificates, by ID.
 	Certificates []ACMEStatus
 }
@@ -173,10 +191,10 @@ type ACMEStatus struct {
 // ordered (a Config ID is one certificate with every name of the hosts
 // that use it).
 //
-// Certificate never waits for a CA, nor reads a file. The first time it
-// is asked for an ID, it serves the certificate NewACME read from
-// CacheDir, or returns [ErrPending] and has one ordered; when the certificate has come the manager calls
-// OnReady, and the next Table serves it. A certificate is renewed when
+// Certificate never waits for a CA, nor reads a file or the Storage. The
+// first time it is asked for an ID, it serves the certificate NewACME
+// read from the Storage, or returns [ErrPending] and has one ordered;
+// when the certificate has come the manager calls OnReady, and the next Table serves it. A certificate is renewed when
 // RenewBefore of it is left, and ordered again when the names asked for
 // are more than it covers; meanwhile the one there is stays served. A
 // failed order is logged, shown in Stats, and retried after a wait
@@ -186,12 +204,28 @@ type ACMEStatus struct {
 // error; IP literals are left out of orders. An ID is managed from the
 // first Certificate call for it until the manager is closed.
 //
-// CacheDir holds one directory per CA, named after its directory URL's
-// host and path, with account.key (the account's ECDSA P-256 key) and
-// certificates/<ID>.pem (the certificate's private key then its chain;
-// characters outside [A-Za-z0-9._-] and a leading dot written as %XX).
-// Files are 0600, written to a temporary file and renamed, so a crash
-// leaves the old file or the new one.
+// The Storage (by default [ACMEDir](CacheDir), a directory per CA) holds,
+// under a key prefix named after the CA's directory URL's host and path,
+// account.key (the account's ECDSA P-256 key) and certificates/<ID>.pem
+// (the certificate's private key then its chain; characters outside
+// [A-Za-z0-9._-] and a leading dot written as %XX). NewACME reads them;
+// it makes the account key, under its lock, when there is none.
+//
+// Managers sharing a Storage (the instances of a fleet) order each
+// certificate once. An order is run holding the certificate's lock (the
+// wait bounded by OrderTimeout); holding it, the manager reads the
+// stored certificate again and takes it instead of ordering when it is
+// valid for the names, not due for renewal and newer than the one it
+// serves (counted in Stats as Adopted, and OnReady is called as for an
+// order). The others, due at the same time, wait for the lock and then
+// find what the holder stored; so does a renewal, made by whichever
+// manager takes the lock first. When the Storage is an [ACMEWatcher],
+// a certificate stored by another manager is looked at as soon as the
+// watch tells of it, so a manager waiting to retry, or not due yet,
+// serves it at once; without one (ACMEDir), it is seen when the
+// manager's own order comes due. An order that fails is retried by each
+// manager after its own wait, so a CA that refuses a fleet of N is asked
+// up to N times per round.
 //
 // Orders run on MaxOrders workers that Start starts with one scheduling
 // goroutine; Close stops them. Certificate and Stats work before Start
@@ -201,7 +235,7 @@ type ACMEStatus struct {
 // Stats and Close report and do nothing.
 type ACME struct {
 	cfg        ACMEConfig // with defaults applied
-	dir        string     // the CA's directory in CacheDir
+	ca         string     // the CA's key prefix in the Storage
 	client     *acme.Client
 	transport  *http.Transport
 	log        *slog.Logger
@@ -214,12 +248,12 @@ type ACME struct {
 
 	mu     sync.Mutex
 	certs  map[string]*acmeCert
-	cached map[string]namedfile.Result // the cache's files as NewACME read them, by name, until first asked for
+	cached map[string]stored // the stored certificates as NewACME read them, by file name, until first asked for
 
 	kick chan struct{} // wakes the scheduler; capacity 1
 	jobs chan acmeJob
 
-	orders, obtained, failed atomic.Uint64
+	orders, obtained, failed, adopted atomic.Uint64
 
 	life   sync.Mutex
 	state  int // 0 new, 1 started, 2 closed
@@ -266,7 +300,7 @@ func (c ACMEConfig) check(p *problems) {
 			p.add(CodeACMEEmailInvalid, "email", "%q is not an e-mail address like name@example.com", c.Email)
 		}
 	}
-	if c.CacheDir == "" {
+	if c.CacheDir == "" && c.Storage == nil {
 		p.add(CodeACMECacheDirMissing, "cacheDir", "a cache directory is needed, or every restart orders every certificate again")
 	}
 	if c.Challenges == nil {
@@ -278,19 +312,25 @@ func (c ACMEConfig) check(p *problems) {
 	if c.OrderTimeout < 0 {
 		p.add(CodeACMEOrderTimeoutInvalid, "orderTimeout", "%v is negative", c.OrderTimeout)
 	}
+	if c.StorageTimeout < 0 {
+		p.add(CodeACMEStorageTimeoutInvalid, "storageTimeout", "%v is negative", c.StorageTimeout)
+	}
 	if c.RenewBefore < 0 {
 		p.add(CodeACMERenewBeforeInvalid, "renewBefore", "%v is negative", c.RenewBefore)
 	}
 }
 
-// NewACME checks cfg, creates its cache directory and reads the account
-// key from it, or makes and writes one, and reads the cached
-// certificates, so that Certificate never reads the disk. Those files
-// are read under the rules of MaxFileSize and FileTimeout: a cached
-// certificate they refuse is logged and ordered again, like a damaged
-// one. It returns every problem at once,
-// each a *ValidationError, joined with errors.Join. It talks to no CA:
-// the account is registered before the first order.
+// NewACME checks cfg, reads the account key from the Storage (by
+// default the cache directory, created when missing), or makes and
+// stores one, and reads the stored certificates, so that Certificate
+// never waits on the Storage; the reads together take at most
+// StorageTimeout. ACMEDir's files are read under the rules of
+// MaxFileSize and FileTimeout: a stored certificate they refuse is
+// logged and ordered again, like a damaged one. It returns every
+// problem at once, each a *ValidationError, joined with errors.Join (a
+// Storage it cannot use is CodeACMECacheDirUnusable at "cacheDir" for
+// the default, CodeACMEStorageUnusable at "storage" for another). It
+// talks to no CA: the account is registered before the first order.
 func NewACME(cfg ACMEConfig) (*ACME, error) {
 	var p problems
 	cfg.check(&p)
@@ -303,28 +343,38 @@ func NewACME(cfg ACMEConfig) (*ACME, error) {
 	if cfg.OrderTimeout == 0 {
 		cfg.OrderTimeout = DefaultACMEOrderTimeout
 	}
+	if cfg.StorageTimeout == 0 {
+		cfg.StorageTimeout = DefaultACMEStorageTimeout
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
+	}
+	code, at := CodeACMEStorageUnusable, "storage"
+	if cfg.Storage == nil {
+		cfg.Storage = ACMEDir(cfg.CacheDir)
+		code, at = CodeACMECacheDirUnusable, "cacheDir"
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	u, _ := url.Parse(cfg.DirectoryURL)
-	dir := cacheDirOf(cfg.CacheDir, u)
-	key, err := loadAccountKey(dir)
+	ca := caKey(u)
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.StorageTimeout)
+	defer cancel()
+	key, err := loadAccountKey(ctx, cfg.Storage, ca)
 	if err != nil {
-		return nil, &ValidationError{Code: CodeACMECacheDirUnusable, Path: "cacheDir", Msg: err.Error()}
+		return nil, &ValidationError{Code: code, Path: at, Msg: err.Error()}
 	}
-	cached, err := readCache(dir)
+	cached, err := readStored(ctx, cfg.Storage, ca)
 	if err != nil {
-		return nil, &ValidationError{Code: CodeACMECacheDirUnusable, Path: "cacheDir", Msg: err.Error()}
+		return nil, &ValidationError{Code: code, Path: at, Msg: err.Error()}
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12}
 	m := &ACME{
 		cfg:       cfg,
-		dir:       dir,
+		ca:        ca,
 		transport: tr,
 		log:       log,
 		jitter:    rand.Float64,
@@ -402,10 +452,40 @@ func (m *ACME) fromCache(id string) (*tls.Certificate, error) {
 		return nil, nil
 	}
 	delete(m.cached, name) // asked for once: the manager keeps what it serves
-	if res.Err != nil {
-		return nil, res.Err
+	if res.err != nil {
+		return nil, res.err
 	}
-	return parseCached(res.Data)
+	return parseCached(res.data)
+}
+
+// certKey is the Storage key of certificate id, which is also the name
+// of its lock.
+func (m *ACME) certKey(id string) string { return m.ca + "/" + certsDir + "/" + cachedName(id) }
+
+// loadStored reads and parses the stored certificate of id: nil when
+// there is none.
+func (m *ACME) loadStored(ctx context.Context, id string) (*tls.Certificate, error) {
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.StorageTimeout)
+	defer cancel()
+	b, err := m.cfg.Storage.Load(ctx, m.certKey(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return parseCached(b)
+}
+
+// store writes cert as the stored certificate of id.
+func (m *ACME) store(ctx context.Context, id string, cert *tls.Certificate) error {
+	b, err := encodeCached(cert)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.StorageTimeout)
+	defer cancel()
+	return m.cfg.Storage.Store(ctx, m.certKey(id), b)
 }
 
 // describe tells what the manager is doing about c, for an ErrPending.
@@ -496,6 +576,13 @@ func (m *ACME) Start(ctx context.Context) error {
 	go m.schedule(ctx)
 	for range m.cfg.MaxOrders {
 		go m.work(ctx)
+	}
+	if w, ok := m.cfg.Storage.(ACMEWatcher); ok {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			w.Watch(ctx, m.ca+"/"+certsDir+"/", m.seen)
+		}()
 	}
 	return nil
 }
@@ -599,49 +686,124 @@ func (m *ACME) work(ctx context.Context) {
 	}
 }
 
-// run runs one order and records its outcome.
+// run orders j's certificate when it is still needed: holding the
+// certificate's lock in the Storage, it looks at the stored one first,
+// which another manager may have stored meanwhile, and takes it when it
+// will do. It records the outcome; the lock is released before OnReady.
 func (m *ACME) run(ctx context.Context, j acmeJob) {
+	lctx, cancel := context.WithTimeout(ctx, m.cfg.OrderTimeout)
+	unlock, err := m.cfg.Storage.Lock(lctx, m.certKey(j.id))
+	cancel()
+	if ctx.Err() != nil { // closing: not a failure of the CA's
+		if err == nil {
+			unlock()
+		}
+		m.idle(j.id)
+		return
+	}
+	if err != nil {
+		m.failure(j, acmeError("taking the lock of "+m.certKey(j.id), err))
+		return
+	}
+	fresh, current := m.look(ctx, j)
+	switch {
+	case fresh != nil:
+		unlock()
+		m.adopted.Add(1)
+		m.ready(j, fresh, "tlsselect: acme: certificate taken from the storage")
+		return
+	case current != nil:
+		unlock()
+		m.settle(j.id, current)
+		return
+	}
 	m.orders.Add(1)
 	m.log.Info("tlsselect: acme: ordering", "id", j.id, "names", j.names)
 	octx, cancel := context.WithTimeout(ctx, m.cfg.OrderTimeout)
 	cert, err := m.obtain(octx, j.names)
 	cancel()
-	if ctx.Err() != nil { // closing: not a failure of the CA's
-		m.mu.Lock()
-		m.certs[j.id].ordering = false
-		m.mu.Unlock()
+	switch {
+	case ctx.Err() != nil:
+		unlock()
+		m.idle(j.id)
 		return
-	}
-	if err != nil {
-		m.failed.Add(1)
-		now := m.cfg.Clock()
-		m.mu.Lock()
-		c := m.certs[j.id]
-		c.failures++
-		c.lastErr, c.errAt = err, now
-		wait := backoff(c.failures, m.jitter())
-		var ae *acme.Error // acme.RateLimit looks at err itself, not what it wraps
-		if errors.As(err, &ae) {
-			if ra, ok := acme.RateLimit(ae); ok && ra > wait {
-				wait = ra
-			}
-		}
-		c.next = now.Add(wait)
-		c.ordering = false
-		failures, retry := c.failures, c.next
-		m.mu.Unlock()
-		m.log.Error("tlsselect: acme: order failed", "id", j.id, "names", j.names, "failures", failures, "retry", retry, "err", err)
-		m.wake()
+	case err != nil:
+		unlock()
+		m.failure(j, err)
 		return
 	}
 	m.obtained.Add(1)
-	if err := storeCached(m.dir, j.id, cert); err != nil {
-		// Served anyway: ordering again would not mend the disk.
-		m.log.Error("tlsselect: acme: certificate not cached", "id", j.id, "err", err)
+	if err := m.store(ctx, j.id, cert); err != nil {
+		// Served anyway: ordering again would not mend the storage.
+		m.log.Error("tlsselect: acme: certificate not stored", "id", j.id, "err", err)
 	}
+	unlock()
+	m.ready(j, cert, "tlsselect: acme: certificate obtained")
+}
+
+// look reads the stored certificate of j and returns it as fresh when it
+// will do and is newer than the one served, or else the one served as
+// current when that will do; both nil: an order is needed.
+func (m *ACME) look(ctx context.Context, j acmeJob) (fresh, current *tls.Certificate) {
+	s, err := m.loadStored(ctx, j.id)
+	if err != nil {
+		m.log.Warn("tlsselect: acme: stored certificate not used", "id", j.id, "err", err)
+	}
+	now := m.cfg.Clock()
+	m.mu.Lock()
+	cur := m.certs[j.id].cert
+	m.mu.Unlock()
+	if cur != nil && !m.fits(cur, j.names, now) {
+		cur = nil
+	}
+	if s != nil && m.fits(s, j.names, now) && (cur == nil || s.Leaf.NotAfter.After(cur.Leaf.NotAfter)) {
+		return s, nil
+	}
+	return nil, cur
+}
+
+// fits reports whether cert is valid at now for names and not yet due
+// for renewal.
+func (m *ACME) fits(cert *tls.Certificate, names []string, now time.Time) bool {
+	return coversAll(cert, names) && !now.Before(cert.Leaf.NotBefore) && now.Before(m.renewAt(cert))
+}
+
+// idle ends the job of id without an outcome: the manager is closing.
+func (m *ACME) idle(id string) {
+	m.mu.Lock()
+	m.certs[id].ordering = false
+	m.mu.Unlock()
+}
+
+// failure records a failed job and when to try again.
+func (m *ACME) failure(j acmeJob, err error) {
+	m.failed.Add(1)
+	now := m.cfg.Clock()
 	m.mu.Lock()
 	c := m.certs[j.id]
-	renewal := c.cert != nil
+	c.failures++
+	c.lastErr, c.errAt = err, now
+	wait := backoff(c.failures, m.jitter())
+	var ae *acme.Error // acme.RateLimit looks at err itself, not what it wraps
+	if errors.As(err, &ae) {
+		if ra, ok := acme.RateLimit(ae); ok && ra > wait {
+			wait = ra
+		}
+	}
+	c.next = now.Add(wait)
+	c.ordering = false
+	failures, retry := c.failures, c.next
+	m.mu.Unlock()
+	m.log.Error("tlsselect: acme: order failed", "id", j.id, "names", j.names, "failures", failures, "retry", retry, "err", err)
+	m.wake()
+}
+
+// settle makes cert the certificate of id, due again at its renewal, and
+// reports whether it replaced another and when it is due.
+func (m *ACME) settle(id string, cert *tls.Certificate) (renewal bool, renewAt time.Time) {
+	m.mu.Lock()
+	c := m.certs[id]
+	renewal = c.cert != nil && c.cert != cert
 	c.cert, c.renewAt = cert, m.renewAt(cert)
 	c.failures, c.lastErr, c.errAt = 0, nil, time.Time{}
 	c.next = time.Time{}
@@ -649,18 +811,41 @@ func (m *ACME) run(ctx context.Context, j acmeJob) {
 		c.next = c.renewAt
 	}
 	c.ordering = false
-	renewAt := c.renewAt
+	renewAt = c.renewAt
 	m.mu.Unlock()
-	m.log.Info("tlsselect: acme: certificate obtained", "id", j.id, "names", j.names, "notAfter", cert.Leaf.NotAfter, "renewAt", renewAt)
+	m.wake()
+	return renewal, renewAt
+}
+
+// ready serves cert as j's certificate, logs msg and calls OnReady.
+func (m *ACME) ready(j acmeJob, cert *tls.Certificate, msg string) {
+	renewal, renewAt := m.settle(j.id, cert)
+	m.log.Info(msg, "id", j.id, "names", j.names, "notAfter", cert.Leaf.NotAfter, "renewAt", renewAt)
 	if m.cfg.OnReady != nil {
 		m.cfg.OnReady(ACMEReady{ID: j.id, Names: slices.Clone(j.names), NotAfter: cert.Leaf.NotAfter, Renewal: renewal})
 	}
-	m.wake()
+}
+
+// seen has the certificate stored at key looked at again, unless an
+// order of the manager's own is under way: another manager may have
+// stored it.
+func (m *ACME) seen(key string) {
+	m.mu.Lock()
+	kick := false
+	for id, c := range m.certs {
+		if !c.ordering && m.certKey(id) == key {
+			c.next, kick = time.Time{}, true
+		}
+	}
+	m.mu.Unlock()
+	if kick {
+		m.wake()
+	}
 }
 
 // Stats returns the counters and the state of every managed certificate.
 func (m *ACME) Stats() ACMEStats {
-	st := ACMEStats{Orders: m.orders.Load(), Obtained: m.obtained.Load(), Failed: m.failed.Load()}
+	st := ACMEStats{Orders: m.orders.Load(), Obtained: m.obtained.Load(), Failed: m.failed.Load(), Adopted: m.adopted.Load()}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, id := range slices.Sorted(maps.Keys(m.certs)) {

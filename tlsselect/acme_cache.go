@@ -1,6 +1,7 @@
 package tlsselect
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -13,8 +14,10 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/paduraksa/paduraksa/internal/namedfile"
 )
@@ -24,10 +27,143 @@ const (
 	certsDir       = "certificates"
 )
 
-// cacheDirOf returns the directory of the CA at u in the cache root.
-func cacheDirOf(root string, u *url.URL) string {
-	return filepath.Join(root, escapeFileName(u.Host+u.Path))
+// ACMEStorage keeps an [ACME] manager's state: the account key and the
+// certificates, each the value of a key shaped like a relative path
+// ("<CA>/account.key", "<CA>/certificates/<ID>.pem", segments of
+// [A-Za-z0-9._%-]), and a lock per name. Managers that share one storage
+// share one account per CA and order each certificate once: see [ACME].
+// An ACMEStorage is safe for concurrent use.
+type ACMEStorage interface {
+	// Load returns the value of key, or an error wrapping
+	// fs.ErrNotExist when there is none.
+	Load(ctx context.Context, key string) ([]byte, error)
+	// Store makes value the value of key, whole: a Load sees the old
+	// value or the new one.
+	Store(ctx context.Context, key string, value []byte) error
+	// List returns the keys under prefix, which ends in "/", one level
+	// deep, in any order; none when there is nothing there.
+	List(ctx context.Context, prefix string) ([]string, error)
+	// Lock waits until the caller holds the lock called name, or ctx is
+	// done (then its error), and returns what releases it. A lock held
+	// by a process that ended must be freed before long (a lease).
+	Lock(ctx context.Context, name string) (unlock func(), err error)
 }
+
+// ACMEWatcher is an [ACMEStorage] that tells of values stored, by any
+// manager sharing it: with one, a manager takes a certificate another
+// stored as soon as it is there, not only when its own order is due.
+type ACMEWatcher interface {
+	// Watch calls fn with the key of every value stored under prefix
+	// (which ends in "/") from now until ctx is done, and then returns.
+	// It rides out the storage's outages itself; a value stored
+	// meanwhile may be missed.
+	Watch(ctx context.Context, prefix string, fn func(key string))
+}
+
+// ACMEDir is the directory storage of ACME state, the one
+// ACMEConfig.CacheDir makes: the key "<CA>/certificates/<ID>.pem" is the
+// file of that path under the directory. Directories are created 0700
+// when missing; files are 0600, written to a temporary file and renamed,
+// so a crash leaves the old file or the new one. Its locks hold among
+// the managers of one process: a directory is one instance's (a fleet
+// shares a storage with leased locks instead, such as etcd's).
+type ACMEDir string
+
+var _ ACMEStorage = ACMEDir("")
+
+// file returns the file of key, or an error for a key that is not a
+// relative path of plain segments.
+func (d ACMEDir) file(key string) (string, error) {
+	for _, seg := range strings.Split(key, "/") {
+		if seg == "" || seg == "." || seg == ".." || strings.ContainsRune(seg, filepath.Separator) {
+			return "", fmt.Errorf("tlsselect: acme storage: %q is not a key", key)
+		}
+	}
+	return filepath.Join(string(d), filepath.FromSlash(key)), nil
+}
+
+// Load reads the file of key, under the rules of MaxFileSize and
+// FileTimeout.
+func (d ACMEDir) Load(_ context.Context, key string) ([]byte, error) {
+	p, err := d.file(key)
+	if err != nil {
+		return nil, err
+	}
+	return namedfile.Reader{}.Read(p, MaxFileSize)
+}
+
+// Store writes the file of key.
+func (d ACMEDir) Store(_ context.Context, key string, value []byte) error {
+	p, err := d.file(key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	return writeAtomic(p, value)
+}
+
+// List returns the keys of the files in the directory of prefix, but for
+// hidden ones (a temporary file of Store).
+func (d ACMEDir) List(_ context.Context, prefix string) ([]string, error) {
+	p, err := d.file(strings.TrimSuffix(prefix, "/"))
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, e := range entries {
+		if n := e.Name(); !e.IsDir() && !strings.HasPrefix(n, ".") {
+			keys = append(keys, prefix+n)
+		}
+	}
+	return keys, nil
+}
+
+// dirLocks are ACMEDir's locks, by absolute file name: a channel holding
+// one value while the lock is held.
+var dirLocks struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+// Lock takes the lock of name in this process.
+func (d ACMEDir) Lock(ctx context.Context, name string) (func(), error) {
+	p, err := d.file(name)
+	if err != nil {
+		return nil, err
+	}
+	if p, err = filepath.Abs(p); err != nil {
+		return nil, err
+	}
+	dirLocks.mu.Lock()
+	ch := dirLocks.m[p]
+	if ch == nil {
+		if dirLocks.m == nil {
+			dirLocks.m = make(map[string]chan struct{})
+		}
+		ch = make(chan struct{}, 1)
+		dirLocks.m[p] = ch
+	}
+	dirLocks.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+		return sync.OnceFunc(func() { <-ch }), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// caKey returns the key prefix of the CA at u: its host and path as one
+// segment.
+func caKey(u *url.URL) string { return escapeFileName(u.Host + u.Path) }
 
 // escapeFileName makes s one file name: bytes outside [A-Za-z0-9._-], and
 // a leading dot, are written %XX, so no name is "." or ".." or hidden, and
@@ -48,24 +184,22 @@ func escapeFileName(s string) string {
 	return b.String()
 }
 
-// certFile returns the cache file of certificate id.
-func certFile(dir, id string) string {
-	return filepath.Join(dir, certsDir, cachedName(id))
-}
-
-// loadAccountKey reads the account key of the CA directory dir, or makes
-// one and writes it, creating dir.
-func loadAccountKey(dir string) (crypto.Signer, error) {
-	if err := os.MkdirAll(filepath.Join(dir, certsDir), 0o700); err != nil {
+// loadAccountKey reads the account key of the CA ca from st, or makes one
+// and stores it, under the key's lock, so that managers sharing st make
+// one account.
+func loadAccountKey(ctx context.Context, st ACMEStorage, ca string) (crypto.Signer, error) {
+	name := ca + "/" + accountKeyFile
+	unlock, err := st.Lock(ctx, name)
+	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, accountKeyFile)
-	b, err := namedfile.Reader{}.Read(path, MaxFileSize)
+	defer unlock()
+	b, err := st.Load(ctx, name)
 	switch {
 	case err == nil:
 		key, err := parseKey(b)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		return key, nil
 	case !errors.Is(err, fs.ErrNotExist):
@@ -79,30 +213,32 @@ func loadAccountKey(dir string) (crypto.Signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeAtomic(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})); err != nil {
+	if err := st.Store(ctx, name, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})); err != nil {
 		return nil, err
 	}
 	return key, nil
 }
 
-// readCache reads every certificate file of the CA directory dir, by
-// file name, so that Certificate, which runs while a Table is built,
-// never reads the disk.
-func readCache(dir string) (map[string]namedfile.Result, error) {
-	entries, err := os.ReadDir(filepath.Join(dir, certsDir))
+// stored is a value as NewACME read it.
+type stored struct {
+	data []byte
+	err  error
+}
+
+// readStored reads every certificate of the CA ca in st, by file name,
+// so that Certificate, which runs while a Table is built, never waits on
+// the storage.
+func readStored(ctx context.Context, st ACMEStorage, ca string) (map[string]stored, error) {
+	keys, err := st.List(ctx, ca+"/"+certsDir+"/")
 	if err != nil {
 		return nil, err
 	}
-	var reqs []namedfile.Request
-	for _, e := range entries {
-		if n := e.Name(); strings.HasSuffix(n, ".pem") && !strings.HasPrefix(n, ".") {
-			reqs = append(reqs, namedfile.Request{Name: filepath.Join(dir, certsDir, n), Max: MaxFileSize})
+	out := make(map[string]stored, len(keys))
+	for _, k := range keys {
+		if n := path.Base(k); strings.HasSuffix(n, ".pem") {
+			b, err := st.Load(ctx, k)
+			out[n] = stored{b, err}
 		}
-	}
-	res := namedfile.Reader{}.ReadAll(reqs, nil)
-	out := make(map[string]namedfile.Result, len(reqs))
-	for i, q := range reqs {
-		out[filepath.Base(q.Name)] = res[i]
 	}
 	return out, nil
 }
@@ -110,19 +246,6 @@ func readCache(dir string) (map[string]namedfile.Result, error) {
 // cachedName is the name of id's file in the cache's certificate
 // directory.
 func cachedName(id string) string { return escapeFileName(id) + ".pem" }
-
-// loadCached reads and parses the cached certificate of id; see
-// parseCached.
-func loadCached(dir, id string) (*tls.Certificate, error) {
-	b, err := namedfile.Reader{}.Read(certFile(dir, id), MaxFileSize)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return parseCached(b)
-}
 
 // parseCached returns the certificate of a cache file, or an error when
 // it is not a usable certificate.
@@ -141,18 +264,18 @@ func parseCached(b []byte) (*tls.Certificate, error) {
 	return &tls.Certificate{Certificate: chain, PrivateKey: key, Leaf: leaf}, nil
 }
 
-// storeCached writes cert as the cached certificate of id: the private
-// key, then the chain.
-func storeCached(dir, id string, cert *tls.Certificate) error {
+// encodeCached returns the cache file of cert: the private key, then the
+// chain.
+func encodeCached(cert *tls.Certificate) ([]byte, error) {
 	der, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 	for _, c := range cert.Certificate {
 		b = append(b, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c})...)
 	}
-	return writeAtomic(certFile(dir, id), b)
+	return b, nil
 }
 
 // writeAtomic writes b to path with mode 0600 through a temporary file in

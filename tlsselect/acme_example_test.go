@@ -1,8 +1,10 @@
 package tlsselect_test
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/paduraksa/paduraksa/gate"
@@ -66,4 +68,27 @@ func ExampleACME() {
 	// Output:
 	// certificates[0].source tlsselect: certificate pending: acme: no valid certificate for shop.example, www.shop.example yet
 	// default pending
+}
+
+// ExampleACMEDir shows the directory storage's layout, the one
+// ACMEConfig.CacheDir makes: a key is a file under the directory.
+func ExampleACMEDir() {
+	root, _ := os.MkdirTemp("", "acme")
+	defer os.RemoveAll(root)
+	st := tlsselect.ACMEDir(root)
+	ctx := context.Background()
+	ca := "acme-v02.api.letsencrypt.org%2Fdirectory"
+	if err := st.Store(ctx, ca+"/certificates/shop.pem", []byte("key and chain")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	keys, _ := st.List(ctx, ca+"/certificates/")
+	fmt.Println(keys)
+	_, err := os.Stat(filepath.Join(root, ca, "certificates", "shop.pem"))
+	fmt.Println("file there:", err == nil)
+	unlock, _ := st.Lock(ctx, ca+"/certificates/shop.pem") // held while the certificate is ordered
+	unlock()
+	// Output:
+	// [acme-v02.api.letsencrypt.org%2Fdirectory/certificates/shop.pem]
+	// file there: true
 }

@@ -387,11 +387,12 @@ func TestACMECache(t *testing.T) {
 // TestACMEConfigValidate: every problem at once, with its code and path.
 func TestACMEConfigValidate(t *testing.T) {
 	err := ACMEConfig{
-		DirectoryURL: "http://ca.invalid/directory",
-		Email:        "Ops <ops@example.com>",
-		MaxOrders:    -1,
-		OrderTimeout: -time.Second,
-		RenewBefore:  -time.Second,
+		DirectoryURL:   "http://ca.invalid/directory",
+		Email:          "Ops <ops@example.com>",
+		MaxOrders:      -1,
+		OrderTimeout:   -time.Second,
+		RenewBefore:    -time.Second,
+		StorageTimeout: -time.Second,
 	}.Validate()
 	assert.Equal(t, []string{
 		CodeACMEDirectoryURLInvalid + " directoryUrl",
@@ -400,11 +401,13 @@ func TestACMEConfigValidate(t *testing.T) {
 		CodeACMEChallengesMissing + " challenges",
 		CodeACMEMaxOrdersInvalid + " maxOrders",
 		CodeACMEOrderTimeoutInvalid + " orderTimeout",
+		CodeACMEStorageTimeoutInvalid + " storageTimeout",
 		CodeACMERenewBeforeInvalid + " renewBefore",
 	}, codesOf(problemsOf(err)))
 	_, nerr := NewACME(ACMEConfig{})
 	assert.Len(t, problemsOf(nerr), 3, "NewACME reports the same: URL, cache, store")
 	assert.NoError(t, ACMEConfig{DirectoryURL: acme.LetsEncryptURL, Email: "ops@example.com", CacheDir: "x", Challenges: nopStore{}}.Validate())
+	assert.NoError(t, ACMEConfig{DirectoryURL: acme.LetsEncryptURL, Storage: ACMEDir("x"), Challenges: nopStore{}}.Validate(), "a Storage instead of CacheDir")
 }
 
 // TestACMEErrorSaysACMEOnce: an order's error around one of

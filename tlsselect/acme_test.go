@@ -314,7 +314,7 @@ func TestACMEPebble(t *testing.T) {
 		assert.Equal(t, uint64(0), m.Stats().Orders)
 		assert.Equal(t, 2, rig.pebble.NewOrders(), "pebble was asked for no order")
 		assert.Empty(t, store.check(t))
-		b, err := os.ReadFile(filepath.Join(m.dir, accountKeyFile))
+		b, err := m.cfg.Storage.Load(t.Context(), m.ca+"/"+accountKeyFile)
 		require.NoError(t, err)
 		assert.Equal(t, accountKey, b, "the account key is kept")
 	})
@@ -359,7 +359,7 @@ func TestACMEPebble(t *testing.T) {
 		assert.Equal(t, st.Certificates[0].RenewAt, st.Certificates[0].NextOrder)
 		assert.False(t, st.Certificates[0].Ordering, "no second renewal once the clock is back")
 
-		cached, err := loadCached(m.dir, "shop")
+		cached, err := m.loadStored(t.Context(), "shop")
 		require.NoError(t, err)
 		assert.True(t, cached.Leaf.Equal(renewedLeaf), "the cache has the new certificate")
 	})

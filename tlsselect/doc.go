@@ -114,13 +114,25 @@
 // once and orders nothing. Renewal and retries are the manager's own;
 // see [ACME].
 //
+// The account key and the certificates live in an [ACMEStorage]: by
+// default the directory ACMEConfig.CacheDir ([ACMEDir]). Instances that
+// share one (the fleet module's etcd storage, whose locks are leases
+// and which is an [ACMEWatcher]) share one account and order each
+// certificate once: a manager orders holding the certificate's lock,
+// after looking at the stored certificate again, and a manager that did
+// not order takes the stored one and calls OnReady, so every instance
+// serves it without a restart. Renewal is by whichever instance takes
+// the lock first. The HTTP-01 tokens then have to reach every instance,
+// as the CA's request lands on any of them: the fleet's challenge store
+// shares them.
+//
 // # Concurrency
 //
 // A Table and a Selector are safe for concurrent use. A handshake reads
 // the Selector's Table once; Select and GetConfigForClient allocate
 // nothing. A Source is called only from New. The package starts no
-// goroutines but for [ACME.Start]'s scheduler and order workers, which
-// [ACME.Close] ends (a handshake never reaches them), and the one on
+// goroutines but for [ACME.Start]'s scheduler and order workers (and the
+// watch of an [ACMEWatcher] storage), which [ACME.Close] ends (a handshake never reaches them), and the one on
 // which New and NewACME read their files, which ends with the read (with
 // a read that hangs, when the kernel returns).
 package tlsselect

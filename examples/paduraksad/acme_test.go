@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paduraksa/paduraksa/internal/pebbletest"
-	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
 // TestACMEFromTheDocument: a certificate the document marks acme is
@@ -35,21 +33,9 @@ func TestACMEFromTheDocument(t *testing.T) {
 	pebble := pebbletest.Start(t, pebbletest.Options{HTTPPort: front.port})
 
 	dir := t.TempDir()
-	fallback, err := tlsselect.SelfSigned(30*24*time.Hour, "fallback.test")
-	require.NoError(t, err)
-	certFile, keyFile := writeKeyPair(t, dir, "fallback", fallback)
-	up := upstreamServer(t, "shop upstream")
+	doc, fallback := acmeShopDocument(t, dir, names)
 	cfg := filepath.Join(dir, "paduraksa.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(`
-global: {tls: {defaultCertificate: fallback}}
-certificates:
-  - {id: fallback, certFile: `+certFile+`, keyFile: `+keyFile+`}
-  - {id: shop, acme: true}
-hosts:
-  - {names: [`+strings.Join(names, ", ")+`], certificate: shop, routes: [{upstream: u}]}
-upstreams:
-  - {id: u, destinations: [{id: d, address: "http://`+up+`"}]}
-`), 0o600))
+	require.NoError(t, os.WriteFile(cfg, []byte(doc), 0o600))
 	cache := t.TempDir()
 	args := []string{"-config", cfg, "-https", "127.0.0.1:0",
 		"-acme-directory", pebble.Directory, "-acme-ca", pebble.TLSRootsFile,

@@ -107,7 +107,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.https, "https", "", "address to serve HTTPS on, TCP (HTTP/1.1, HTTP/2) and UDP (HTTP/3); the embedded demo config serves 127.0.0.1:8443 unless set; \"off\": none")
 	fs.StringVar(&f.acmeDir, "acme-directory", "", "ACME directory URL for the document's acme certificates; empty: ACME off")
 	fs.StringVar(&f.acmeEmail, "acme-email", "", "ACME account contact")
-	fs.StringVar(&f.acmeCache, "acme-cache", "paduraksa-acme", "directory keeping the ACME account and certificates")
+	fs.StringVar(&f.acmeCache, "acme-cache", "paduraksa-acme", "directory keeping the ACME account and certificates; not used with -etcd, where the fleet keeps them")
 	fs.StringVar(&f.acmeCA, "acme-ca", "", "PEM file of roots for the ACME directory's HTTPS (a test CA); empty: the system's")
 	fs.DurationVar(&f.watch, "watch", time.Second, "how often to check the config file for changes; 0: only on SIGHUP")
 	fs.StringVar(&f.proxyFrom, "proxy-protocol-from", "", "comma-separated prefixes of load balancers that must send a PROXY protocol header; empty: off")
@@ -253,7 +253,25 @@ func (a *app) startACMEManager(ctx context.Context) error {
 	if a.f.acmeDir == "" {
 		return nil
 	}
-	acme, err := startACME(ctx, a.f.acmeDir, a.f.acmeEmail, a.f.acmeCache, a.f.acmeCA, a.challenges, a.log, func() { a.pub.RefreshTLS() })
+	var certs *fleet.Certs // with -etcd: the fleet's ACME state and tokens
+	if a.f.etcd != "" {
+		cli, err := a.etcdClient()
+		if err != nil {
+			return err
+		}
+		if certs, err = fleet.NewCerts(fleet.CertsConfig{Client: cli, Prefix: a.f.etcdPrefix, Challenges: a.challenges, Logger: a.log}); err != nil {
+			return fmt.Errorf("-etcd-prefix: %w", err)
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			certs.Run(rctx)
+		}()
+		a.deferClose(func() { cancel(); <-done })
+		a.log.Info("acme account and certificates kept in etcd, shared by the fleet; -acme-cache not used", "etcdKeys", a.f.etcdPrefix+"acme/")
+	}
+	acme, err := startACME(ctx, a.f.acmeDir, a.f.acmeEmail, a.f.acmeCache, a.f.acmeCA, a.challenges, certs, a.log, func() { a.pub.RefreshTLS() })
 	if err != nil {
 		return err
 	}
@@ -574,9 +592,10 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// startACME starts the ACME manager of the document's acme certificates;
-// ready runs when it obtained or renewed one.
-func startACME(ctx context.Context, dir, email, cache, caFile string, challenges *gate.ChallengeStore, log *slog.Logger, ready func()) (*tlsselect.ACME, error) {
+// startACME starts the ACME manager of the document's acme certificates,
+// its state in the cache directory or, with certs, in the fleet's etcd;
+// ready runs when it obtained, renewed or took one.
+func startACME(ctx context.Context, dir, email, cache, caFile string, challenges *gate.ChallengeStore, certs *fleet.Certs, log *slog.Logger, ready func()) (*tlsselect.ACME, error) {
 	var roots *x509.CertPool
 	if caFile != "" {
 		pemData, err := os.ReadFile(caFile)
@@ -588,13 +607,17 @@ func startACME(ctx context.Context, dir, email, cache, caFile string, challenges
 			return nil, fmt.Errorf("-acme-ca: %s holds no PEM certificate", caFile)
 		}
 	}
-	acme, err := tlsselect.NewACME(tlsselect.ACMEConfig{
+	cfg := tlsselect.ACMEConfig{
 		DirectoryURL: dir, Email: email, CacheDir: cache, RootCAs: roots, Challenges: challenges, Logger: log,
 		OnReady: func(e tlsselect.ACMEReady) {
 			log.Info("acme certificate ready", "certificate", e.ID, "names", e.Names, "notAfter", e.NotAfter, "renewal", e.Renewal)
 			ready()
 		},
-	})
+	}
+	if certs != nil {
+		cfg.CacheDir, cfg.Storage, cfg.Challenges = "", certs, certs.Challenges()
+	}
+	acme, err := tlsselect.NewACME(cfg)
 	if err != nil {
 		return nil, err
 	}
