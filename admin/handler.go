@@ -16,6 +16,7 @@ import (
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/snapshot"
+	"github.com/paduraksa/paduraksa/telemetry"
 )
 
 // DefaultMaxDocumentBytes is the largest document PUT /config takes by
@@ -42,6 +43,14 @@ type Config struct {
 	// Simulate, when set, serves /simulate and /simulate/diff, every
 	// method; nil answers 404.
 	Simulate http.Handler
+	// Recent, when set, serves GET /requests: the recent requests it
+	// returns, newest first (simulate.Sample.Recent); nil answers 404.
+	Recent func() []telemetry.Record
+	// Compiler checks the drafts of POST /config/check: set it to the
+	// publisher's (snapshot.PublisherConfig.Compiler) so that the
+	// policies registered on it are known. Nil means a compiler with the
+	// built-in names and Health's monitor.
+	Compiler *snapshot.Compiler
 	// Token, when set, is the bearer token every request must carry
 	// ("Authorization: Bearer <token>"); a request without it or with
 	// another gets 401. Empty means no authentication: only for a
@@ -98,6 +107,7 @@ const (
 	CodePublisherMissing   = "admin.publisher.missing"
 
 	CodeDestinationUnknown = "admin.destination.unknown" // 404: no such upstream or destination in the serving config
+	CodeFilterInvalid      = "admin.filter.invalid"      // 400: a query parameter of GET /requests, at its name (path)
 )
 
 // Handler serves the admin API; see the package documentation. It is
@@ -141,6 +151,9 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Compiler == nil {
+		cfg.Compiler = &snapshot.Compiler{Health: cfg.Health}
+	}
 	h := &Handler{cfg: cfg, pushes: make(chan struct{}, cfg.MaxPushes), turn: make(chan struct{}, 1)}
 	if cfg.Token != "" {
 		h.token = sha256.Sum256([]byte(cfg.Token))
@@ -165,6 +178,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			notAllowed(w, "GET, HEAD, PUT")
 		}
 		return
+	case "/config/check":
+		if r.Method != http.MethodPost {
+			notAllowed(w, "POST")
+			return
+		}
+		h.checkConfig(w, r)
+		return
 	case "/simulate", "/simulate/diff":
 		if h.cfg.Simulate == nil {
 			writeError(w, http.StatusNotFound, CodeNotFound, "no simulator is configured")
@@ -185,6 +205,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serve = h.getHealth
 	case "/healthz":
 		serve = h.getHealthz
+	case "/requests":
+		serve = h.getRequests
 	case "/metrics":
 		if h.cfg.Metrics == nil {
 			writeError(w, http.StatusNotFound, CodeNotFound, "no metrics are configured")

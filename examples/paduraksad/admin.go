@@ -19,6 +19,7 @@ import (
 	"github.com/paduraksa/paduraksa/admin"
 	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/paduraksa/paduraksa/source"
+	"github.com/paduraksa/paduraksa/telemetry"
 )
 
 // adminFlags are the admin listener's flags.
@@ -37,8 +38,10 @@ func addAdminFlags(fs *flag.FlagSet) adminFlags {
 type adminSettings struct {
 	addr     string // "" when off
 	token    string
-	metrics  http.Handler // served at /metrics
-	simulate http.Handler // served at /simulate and /simulate/diff
+	metrics  http.Handler              // served at /metrics
+	simulate http.Handler              // served at /simulate and /simulate/diff
+	recent   func() []telemetry.Record // served at /requests
+	compiler *snapshot.Compiler        // checks POST /config/check drafts
 }
 
 // settings reads the token file and refuses an admin address others can
@@ -89,7 +92,8 @@ func startAdmin(s adminSettings, pub *snapshot.Publisher, saver source.Source, s
 		return nil, nil
 	}
 	a := &adminServer{}
-	cfg := admin.Config{Publisher: pub, Token: s.token, Logger: log, Metrics: s.metrics, Simulate: s.simulate}
+	cfg := admin.Config{Publisher: pub, Token: s.token, Logger: log, Metrics: s.metrics, Simulate: s.simulate,
+		Recent: s.recent, Compiler: s.compiler}
 	if saver != nil {
 		cfg.Persist = func(ctx context.Context, data []byte) error {
 			_, err := saver.Save(ctx, source.Push{Data: data})
