@@ -53,6 +53,13 @@
 //	                 progress, 408 when the document does not arrive
 //	                 within [Config.ApplyTimeout], 504 when the outcome
 //	                 does not either.
+//	POST /config/check
+//	                 compile the body (a draft, under PUT's limits) as a
+//	                 push would and publish nothing: 200 with a
+//	                 [CheckResult], {"ok": bool, "errors": [...],
+//	                 "warnings": [...]}, the problems (code, path,
+//	                 message) a push of it would be refused with, with
+//	                 [Config.Compiler].
 //	GET  /revisions  the latest outcomes ([Revisions]), newest first, as
 //	                 many as the publisher keeps (unchanged pushes are
 //	                 counted in the metrics, not kept).
@@ -70,6 +77,15 @@
 //	                 for one the serving config lacks. The drain lasts
 //	                 across publishes that keep the destination; a
 //	                 document's drain: true wins over undrain.
+//	GET  /requests   the recent requests of [Config.Recent] (the
+//	                 simulator's sample), newest first, as
+//	                 [RecentRequests]: method, host and path as received,
+//	                 status, route, upstream, destination, client. Query:
+//	                 host=app.example (with or without the port),
+//	                 status=404 or status=5xx, upstream=ID, limit=1 to
+//	                 [MaxRequestsLimit]; any other parameter or value is
+//	                 400 [CodeFilterInvalid] with the parameter as path.
+//	                 404 without Recent.
 //	GET  /metrics    [Config.Metrics]; 404 without it.
 //	*    /simulate, /simulate/diff
 //	                 [Config.Simulate]; 404 without it.
@@ -120,6 +136,11 @@
 //	POST .../drain   one destination, two atomic stores and a recompute
 //	                 of its cluster's available set.
 //	GET  /healthz    nothing worth counting.
+//	POST /config/check
+//	                 a push's compile without its publish, counted in
+//	                 MaxPushes.
+//	GET  /requests   a copy of the sample's ring (simulate.Sample's
+//	                 Size, 256 by default).
 //	GET  /metrics    one series per host, route and status code seen, per
 //	                 policy and per destination of the serving config
 //	                 (labels come from the config, never from clients).

@@ -16,6 +16,7 @@ import (
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/snapshot"
+	"github.com/paduraksa/paduraksa/telemetry"
 	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
@@ -43,6 +44,14 @@ type Config struct {
 	// Simulate, when set, serves /simulate and /simulate/diff, every
 	// method; nil answers 404.
 	Simulate http.Handler
+	// Recent, when set, serves GET /requests: the recent requests it
+	// returns, newest first (simulate.Sample.Recent); nil answers 404.
+	Recent func() []telemetry.Record
+	// Compiler checks the drafts of POST /config/check: set it to the
+	// publisher's (snapshot.PublisherConfig.Compiler) so that the
+	// policies registered on it are known. Nil means a compiler with the
+	// built-in names and Health's monitor.
+	Compiler *snapshot.Compiler
 	// Token, when set, is the bearer token every request must carry
 	// ("Authorization: Bearer <token>"); a request without it or with
 	// another gets 401. Empty means no authentication: only for a
@@ -109,6 +118,7 @@ const (
 	CodePublisherMissing   = "admin.publisher.missing"
 
 	CodeDestinationUnknown = "admin.destination.unknown" // 404: no such upstream or destination in the serving config
+	CodeFilterInvalid      = "admin.filter.invalid"      // 400: a query parameter of GET /requests, at its name (path)
 	CodeRevisionUnknown    = "admin.revision.unknown"    // 404: GET /revisions/{n} of a revision the publisher does not keep
 
 	CodeSessionMissing    = "admin.session.missing" // 401: GET /console/session without a session cookie
@@ -163,6 +173,9 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Compiler == nil {
+		cfg.Compiler = &snapshot.Compiler{Health: cfg.Health}
+	}
 	if cfg.SessionTTL == 0 {
 		cfg.SessionTTL = DefaultSessionTTL
 	}
@@ -194,6 +207,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		default:
 			notAllowed(w, "GET, HEAD, PUT")
 		}
+		return
+	case "/config/check":
+		if r.Method != http.MethodPost {
+			notAllowed(w, "POST")
+			return
+		}
+		h.checkConfig(w, r)
 		return
 	case "/simulate", "/simulate/diff":
 		if h.cfg.Simulate == nil {
@@ -227,6 +247,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serve = h.getOverview
 	case "/certificates":
 		serve = h.getCertificates
+	case "/requests":
+		serve = h.getRequests
 	case "/metrics":
 		if h.cfg.Metrics == nil {
 			writeError(w, http.StatusNotFound, CodeNotFound, "no metrics are configured")
