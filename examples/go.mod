@@ -3,6 +3,7 @@ module github.com/paduraksa/paduraksa/examples
 go 1.26.0
 
 require (
+	github.com/chromedp/chromedp v0.23.0
 	github.com/cloudflare/tableflip v1.2.3
 	github.com/paduraksa/paduraksa v0.0.0-00010101000000-000000000000
 	github.com/paduraksa/paduraksa/fleet v0.0.0-00010101000000-000000000000
@@ -16,9 +17,11 @@ require (
 )
 
 require (
+	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect

@@ -27,7 +27,7 @@
   }
 
   function append(e, children) {
-    for (const c of children.flat()) {
+    for (const c of children.flat(Infinity)) {
       if (c === undefined || c === null || c === false) continue;
       e.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
     }
@@ -338,7 +338,8 @@
       throw e;
     }
     const list = Array.isArray(r.data) ? r.data : (r.data.requests || []);
-    $('requests-note').textContent = list.length + ' recent requests' + (q.toString() ? ' matching the filters' : '');
+    $('requests-note').textContent = list.length + ' recent requests' + (q.toString() ? ' matching the filters' : '') +
+      (r.data.kept !== undefined ? ' (' + r.data.matched + ' matched of ' + r.data.kept + ' kept in the sample)' : '');
     const cols = ['time', 'method', 'host', 'path', 'status', 'upstream', 'destination', 'client', 'durationSeconds'];
     const present = cols.filter((c) => list.some((x) => x[c] !== undefined && x[c] !== ''));
     const rest = [];
@@ -388,7 +389,8 @@
     if ($('sim-peer').value.trim()) probe.peer = $('sim-peer').value.trim();
     if ($('sim-sni').value.trim()) probe.tls = { sni: $('sim-sni').value.trim() };
     probe.httpVersion = Number($('sim-version').value) || 0;
-    for (const id of ['sim-outcome', 'sim-details', 'sim-trace', 'sim-errors']) fill($(id));
+    for (const id of ['sim-request', 'sim-outcome', 'sim-details', 'sim-trace', 'sim-errors']) fill($(id));
+    $('sim-request').textContent = (probe.method || 'GET') + ' ' + probe.url;
     try {
       const r = (await api('POST', 'simulate', { probe })).data;
       const o = r.outcome;
@@ -495,9 +497,9 @@
     $('push-result').textContent = 'checking…';
     try {
       const r = (await api('POST', 'config/check', $('push-document').value, 'application/yaml')).data;
-      const probs = (r.errors || []);
-      $('push-result').textContent = probs.length ? probs.length + ' problems: a push would be refused' : 'no problem: a push would apply' +
-        ((r.warnings || []).length ? ', with ' + r.warnings.length + ' warnings' : '');
+      const probs = r.errors || [];
+      $('push-result').textContent = (r.ok ? 'no problem' : probs.length + ' problems') + ': ' + r.message +
+        ((r.warnings || []).length ? ' (' + r.warnings.length + ' warnings)' : '');
       showProblems(probs.concat(r.warnings || []));
     } catch (e) {
       $('push-result').textContent = e.status === 404 ? 'This gateway has no check; push to see the problems.' : 'check failed';
