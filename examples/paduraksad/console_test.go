@@ -292,6 +292,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	b.click(`#push-submit`)
 	b.waitFor(`document.querySelector('#push-result').textContent.includes('refused')`)
 	shown := b.problems()
+	eval[bool](b, `document.querySelector('#push-result').scrollIntoView(); true`)
 	b.shot("push-refused")
 	status, _, body := d.adminDo(t, "GET", "/revisions", "", bearer...)
 	require.Equal(t, 200, status, body)
