@@ -486,10 +486,82 @@
     }
   });
 
-  // showProblems lists a push's or a check's problems, each at its path
-  // in the document.
+  // locate returns the line of a YAML document that a problem's path
+  // (hosts[0].routes[1].upstream) names, or the nearest line above it
+  // that it finds: the keys and "- " items are followed by their
+  // indentation, and a flow collection ({...}, [...]) ends the walk on
+  // its line. -1 when not even the first step is found.
+  function locate(lines, path) {
+    const segs = [];
+    path.replace(/\[(\d+)\]|([^.[\]]+)/g, (m, i, k) => { segs.push(i !== undefined ? { i: Number(i) } : { k }); return m; });
+    const info = lines.map((l) => {
+      const m = /^(\s*)((?:-(?:\s+|$))?)(.*)$/.exec(l);
+      return { ind: m[1].length, dash: m[2] !== '', ci: m[1].length + m[2].length, body: m[3] };
+    });
+    const skip = (x) => (x.body === '' && !x.dash) || x.body.startsWith('#');
+    let line = -1, own = null, ownCol = 0;
+    let inside = () => true, col = -1; // col: the column of the node's keys (-1: the first child's)
+    for (const s of segs) {
+      if (own !== null && /^[[{]/.test(own.trim())) return line;
+      let hit = -1;
+      if (s.k !== undefined) {
+        const re = new RegExp('^(["\']?)' + s.k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '\\1\\s*:(?:\\s|$)');
+        let c = col;
+        if (own !== null && re.test(own)) hit = line;
+        for (let j = line + 1; hit < 0 && j < lines.length; j++) {
+          const x = info[j];
+          if (skip(x)) continue;
+          if (!inside(x)) break;
+          if (c < 0) c = x.ci;
+          if (x.ci === c && re.test(x.body)) hit = j;
+        }
+        if (hit < 0) return line;
+        const kcol = hit === line ? ownCol : info[hit].ci;
+        own = (hit === line ? own : info[hit].body).replace(re, '');
+        line = hit;
+        inside = (y) => y.ind > kcol || (y.ind === kcol && y.dash);
+        col = -1;
+        ownCol = kcol;
+      } else {
+        let n = -1, d = -1;
+        for (let j = line + 1; j < lines.length; j++) {
+          const x = info[j];
+          if (skip(x)) continue;
+          if (!inside(x)) break;
+          if (x.dash && (d < 0 || x.ind === d)) {
+            d = x.ind;
+            if (++n === s.i) { hit = j; break; }
+          }
+        }
+        if (hit < 0) return line;
+        line = hit;
+        own = info[hit].body;
+        ownCol = info[hit].ci;
+        inside = (y) => y.ind > d && !(y.dash && y.ind === d);
+        col = ownCol;
+      }
+    }
+    return line;
+  }
+
+  // showProblems lists a push's or a check's problems, each at its path,
+  // and shows the document with each problem under the line its path
+  // names.
   function showProblems(probs) {
     problemList($('push-problems'), probs);
+    const doc = $('push-document').value;
+    const lines = doc.split('\n');
+    const at = new Map();
+    for (const p of probs) {
+      const l = p.path ? locate(lines, p.path) : -1;
+      if (!at.has(l)) at.set(l, []);
+      at.get(l).push(p);
+    }
+    const note = (l) => (at.get(l) || []).map((p) => el('span', { class: 'problem', 'data-path': p.path || '' },
+      '    ^ ' + (p.path ? p.path + ' ' : '') + p.code + ': ' + p.message + '\n'));
+    const out = $('push-annotated');
+    out.hidden = probs.length === 0;
+    fill(out, note(-1), lines.map((text, i) => [el('span', { class: 'line', 'data-line': i + 1 }, text + '\n'), note(i)]));
   }
 
   $('push-check').addEventListener('click', async () => {

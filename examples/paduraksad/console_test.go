@@ -292,7 +292,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	b.click(`#push-submit`)
 	b.waitFor(`document.querySelector('#push-result').textContent.includes('refused')`)
 	shown := b.problems()
-	eval[bool](b, `document.querySelector('#push-result').scrollIntoView(); true`)
+	eval[bool](b, `document.querySelector('#push-problems').scrollIntoView(); true`)
 	b.shot("push-refused")
 	status, _, body := d.adminDo(t, "GET", "/revisions", "", bearer...)
 	require.Equal(t, 200, status, body)
@@ -306,6 +306,22 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.GreaterOrEqual(t, len(want), 2, body)
 	assert.Equal(t, want, shown, "every problem of the push, at its path")
 	assert.Equal(t, want, checked, "the check lists what the push is refused with")
+	// In the document, each problem is under the line its path names.
+	lineOf := map[string]string{
+		"hosts[0]":     "    routes: [{upstream: missing}]",
+		"hosts[1]":     "    routes: [{path: nope, upstream: demo}]",
+		"upstreams[0]": "    destinations: [{id: x, address: 'ftp://127.0.0.1:1'}]",
+	}
+	under := eval[map[string]string](b, `Object.fromEntries(Array.from(document.querySelectorAll('#push-annotated .problem'), p => {
+		let l = p.previousElementSibling;
+		while (l && !l.classList.contains('line')) l = l.previousElementSibling;
+		return [p.dataset.path, l ? l.textContent.replace(/\n$/, '') : ''];
+	}))`)
+	require.Len(t, under, len(want), "every problem is shown in the document")
+	for path, line := range under {
+		prefix, _, _ := strings.Cut(path, ".")
+		assert.Equal(t, lineOf[prefix], line, path)
+	}
 	assert.Equal(t, uint64(1), revs.Serving)
 	status, hello := d.get(t, "localhost", "/hello")
 	assert.Equal(t, 200, status)
