@@ -590,6 +590,7 @@
       const b = e.body && typeof e.body === 'object' ? e.body : {};
       $('push-result').textContent = (b.message || e.message) + (b.serving ? ' (revision ' + b.serving + ' serving)' : '');
       showProblems(e.problems);
+      loadConfig(false).catch((err) => banner(err.message)); // the refused revision is kept too
       return;
     }
     $('push-result').textContent = r.data.status + ': ' + r.data.message + ' (revision ' + r.data.serving + ' serving)';

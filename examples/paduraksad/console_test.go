@@ -323,6 +323,16 @@ func TestConsoleInABrowser(t *testing.T) {
 		assert.Equal(t, lineOf[prefix], line, path)
 	}
 	assert.Equal(t, uint64(1), revs.Serving)
+	// A diff between the serving revision and the refused one.
+	b.waitFor(`document.querySelector('#diff-from option[value="2"]') !== null`)
+	b.set(`#diff-from`, "1")
+	b.set(`#diff-to`, "2")
+	b.click(`#diff-submit`)
+	b.waitFor(`document.querySelectorAll('#diff .add').length > 0`)
+	assert.Contains(t, b.texts(`#diff .add`), "+     routes: [{upstream: missing}]\n")
+	assert.Contains(t, b.texts(`#diff .del`), "-   - names: [status.localhost]\n")
+	assert.Contains(t, b.texts(`#diff .same`), "  hosts:\n")
+	b.shot("diff")
 	status, hello := d.get(t, "localhost", "/hello")
 	assert.Equal(t, 200, status)
 	assert.Contains(t, hello, "hello from the demo upstream", "the old config serves")
