@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
 const consoleToken = "console-token"
@@ -325,4 +328,33 @@ func TestOverviewRevisionAndCertificates(t *testing.T) {
 	ans = a.do("GET", "/certificates", "")
 	require.Equal(t, 200, ans.status, ans.body)
 	assert.JSONEq(t, `{"certificates":[]}`, ans.body)
+}
+
+func TestCertificates(t *testing.T) {
+	renew := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	a := newAPI(t, Config{ACME: func() tlsselect.ACMEStats {
+		return tlsselect.ACMEStats{Certificates: []tlsselect.ACMEStatus{
+			{ID: "main", Names: []string{"app.test"}, RenewAt: renew, Failures: 2, LastError: "rate limited"},
+			{ID: "other", Names: []string{"other.test"}}, // not in the document: not shown
+		}}
+	}})
+	certFile, keyFile := pemFiles(t)
+	doc := "certificates:\n  - {id: main, certFile: " + strconv.Quote(certFile) + ", keyFile: " + strconv.Quote(keyFile) + "}\n" +
+		"hosts:\n  - names: [app.test]\n    certificate: main\n    kind: fixed\n    fixed: {status: 200}\n"
+	ans, res := a.push(doc)
+	require.Equal(t, 200, ans.status, ans.body, res.Errors)
+	ans = a.do("GET", "/certificates", "")
+	require.Equal(t, 200, ans.status, ans.body)
+	var cs Certificates
+	require.NoError(t, json.Unmarshal([]byte(ans.body), &cs))
+	require.Len(t, cs.Certificates, 1)
+	c := cs.Certificates[0]
+	assert.Equal(t, "main", c.ID)
+	assert.Equal(t, "files", c.Source)
+	assert.False(t, c.Pending)
+	assert.Contains(t, c.Names, "app.test")
+	assert.True(t, c.NotAfter.After(time.Now()), c.NotAfter)
+	assert.True(t, c.NotBefore.Before(c.NotAfter))
+	require.NotNil(t, c.ACME)
+	assert.Equal(t, ACMEState{Names: []string{"app.test"}, RenewAt: renew, Failures: 2, LastError: "rate limited"}, *c.ACME)
 }

@@ -136,6 +136,16 @@
 //	POST .../drain   one destination, two atomic stores and a recompute
 //	                 of its cluster's available set.
 //	GET  /healthz    nothing worth counting.
+//	GET  /overview   one walk of the serving config's hosts and routes.
+//	GET  /revisions/{n}
+//	                 one kept document, as GET /config writes it, and
+//	                 its canonical JSON.
+//	GET  /certificates
+//	                 one entry per certificate of the serving config, a
+//	                 parse of its leaf when the table has none parsed.
+//	/console/...     a file embedded in the binary; a login a SHA-256
+//	                 and a session of a few hundred bytes, at most
+//	                 MaxSessions kept (a login beyond ends the oldest).
 //	POST /config/check
 //	                 a push's compile without its publish, counted in
 //	                 MaxPushes.
