@@ -169,7 +169,9 @@
 // without it gets 401 with
 // WWW-Authenticate: Bearer, one with another token 401 with
 // error="invalid_token". Tokens are compared through their SHA-256
-// digests in constant time.
+// digests in constant time. [Handler.Protect] puts what a listener
+// serves beside the API (the MCP tools of package
+// github.com/paduraksa/paduraksa/mcp at /mcp) behind the same rule.
 //
 // # Console
 //

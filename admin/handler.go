@@ -266,6 +266,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	serve(w, r)
 }
 
+// Protect returns next behind the handler's token: a request without it
+// gets the 401 the admin API answers, one with it is served by next. It
+// mounts what an admin listener serves beside the API (an MCP endpoint)
+// under the same rule.
+func (h *Handler) Protect(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.authorized(w, r) {
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
 // authorized reports whether the request carries the token, or the
 // console's session cookie (and, to change state, its CSRF token),
 // answering 401 or 403 when it does not.

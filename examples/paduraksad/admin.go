@@ -30,7 +30,7 @@ type adminFlags struct {
 
 func addAdminFlags(fs *flag.FlagSet) adminFlags {
 	return adminFlags{
-		addr:      fs.String("admin", "127.0.0.1:9901", `address of the admin API (GET/PUT /config, /revisions, /health, /healthz) and the console (/console/); "off": none`),
+		addr:      fs.String("admin", "127.0.0.1:9901", `address of the admin API (GET/PUT /config, /revisions, /health, /healthz, the MCP tools at /mcp) and the console (/console/); "off": none`),
 		tokenFile: fs.String("admin-token-file", "", "file holding the admin API's bearer token; required for an admin address that is not loopback"),
 	}
 }
@@ -107,10 +107,14 @@ func startAdmin(s adminSettings, pub *snapshot.Publisher, saver source.Source, s
 	if err != nil {
 		return nil, err
 	}
+	served, err := mountMCP(h, s.token)
+	if err != nil {
+		return nil, err
+	}
 	if a.ln, err = listen(socketAdmin, s.addr); err != nil {
 		return nil, fmt.Errorf("-admin: %w", err)
 	}
-	a.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+	a.srv = &http.Server{Handler: served, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() {
 		if err := a.srv.Serve(a.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

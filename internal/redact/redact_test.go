@@ -2,6 +2,7 @@ package redact_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/paduraksa/paduraksa/internal/redact"
@@ -108,4 +109,28 @@ func equal(a, b http.Header) bool {
 		}
 	}
 	return true
+}
+
+// FuzzName checks Name against the rule written the plain way.
+func FuzzName(f *testing.F) {
+	for _, s := range []string{"Authorization", "proxy-authorization", "Cookie", "Set-Cookie", "X-Api-Key", "X-Auth-Token",
+		"X-Client-Secret", "X-Keyboard", "Tokens", "-Key", "", "K\u212aY", "x-\u212aey"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		want := false
+		lower := strings.ToLower(name)
+		switch lower {
+		case "authorization", "proxy-authorization", "cookie", "set-cookie":
+			want = true
+		}
+		for _, s := range []string{"-key", "-token", "-secret"} {
+			if len(name) > len(s) && strings.EqualFold(name[len(name)-len(s):], s) {
+				want = true
+			}
+		}
+		if got := redact.Name(name); got != want {
+			t.Errorf("Name(%q) = %v, want %v", name, got, want)
+		}
+	})
 }
