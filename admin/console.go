@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"mime"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -32,8 +33,20 @@ var consoleFS = func() fs.FS {
 	return sub
 }()
 
-// SessionCookie is the name of the console's session cookie.
+// SessionCookie begins the name of the console's session cookie; the
+// port of the request's Host follows it ("paduraksa_session_9901"), so
+// the consoles of two gateways on one host keep their own sessions (a
+// browser sends a host's cookies to every port of it).
 const SessionCookie = "paduraksa_session"
+
+// sessionCookieName returns the name of the session cookie of r's listener.
+func sessionCookieName(r *http.Request) string {
+	_, port, err := net.SplitHostPort(r.Host)
+	if err != nil || port == "" || strings.Trim(port, "0123456789") != "" {
+		return SessionCookie
+	}
+	return SessionCookie + "_" + port
+}
 
 // CSRFHeader is the header a request authenticated by the session cookie
 // carries the session's CSRF token in, when its method is not GET or HEAD.
@@ -239,7 +252,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 	id, ses := h.sessions.create()
 	http.SetCookie(w, &http.Cookie{
-		Name: SessionCookie, Value: id, Path: "/", Expires: ses.expires, MaxAge: int(h.sessions.ttl.Seconds()),
+		Name: sessionCookieName(r), Value: id, Path: "/", Expires: ses.expires, MaxAge: int(h.sessions.ttl.Seconds()),
 		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode,
 	})
 	h.cfg.Logger.Info("admin: console login", "remote", r.RemoteAddr)
@@ -249,10 +262,10 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 // logout ends the session of the request (authenticated, with its CSRF
 // token, by ServeHTTP) and clears the cookie.
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(SessionCookie); err == nil {
+	if c, err := r.Cookie(sessionCookieName(r)); err == nil {
 		h.sessions.end(c.Value)
 	}
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1,
+	http.SetCookie(w, &http.Cookie{Name: sessionCookieName(r), Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	writeJSON(w, http.StatusOK, Session{Auth: h.cfg.Token != ""})
 }
@@ -264,7 +277,7 @@ func (h *Handler) getSession(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, Session{})
 		return
 	}
-	c, err := r.Cookie(SessionCookie)
+	c, err := r.Cookie(sessionCookieName(r))
 	if err != nil {
 		writeError(w, http.StatusUnauthorized, CodeSessionMissing, "no console session: log in with the admin token")
 		return

@@ -44,7 +44,7 @@ func ExampleHandler_console() {
 	json.NewDecoder(res.Body).Decode(&s)
 	res.Body.Close()
 	c := res.Cookies()[0]
-	fmt.Println("login:", res.StatusCode, c.Name, "HttpOnly", c.HttpOnly, "SameSite=Strict", c.SameSite == http.SameSiteStrictMode)
+	fmt.Println("login:", res.StatusCode, strings.HasPrefix(c.Name, admin.SessionCookie+"_"), "HttpOnly", c.HttpOnly, "SameSite=Strict", c.SameSite == http.SameSiteStrictMode)
 	cookie := c.Name + "=" + c.Value
 
 	res = do("GET", "/revisions", "", "Cookie", cookie)
@@ -65,7 +65,7 @@ func ExampleHandler_console() {
 	fmt.Println("push with it:", res.StatusCode, p.Status)
 	// Output:
 	// page: 200 text/html; charset=utf-8
-	// login: 200 paduraksa_session HttpOnly true SameSite=Strict true
+	// login: 200 true HttpOnly true SameSite=Strict true
 	// read with the cookie: 200
 	// push without the CSRF token: 403 admin.csrf.missing
 	// push with it: 200 applied

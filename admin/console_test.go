@@ -37,7 +37,7 @@ func sessionCookie(t *testing.T, ans answer) *http.Cookie {
 	t.Helper()
 	cs := (&http.Response{Header: ans.header}).Cookies()
 	require.Len(t, cs, 1, ans.header)
-	require.Equal(t, SessionCookie, cs[0].Name)
+	require.Regexp(t, `^`+SessionCookie+`_[0-9]+$`, cs[0].Name, "the listener's port in the name")
 	return cs[0]
 }
 
@@ -143,7 +143,8 @@ func TestConsoleLogin(t *testing.T) {
 	assert.NotEqual(t, cookie, cookie2)
 	assert.NotEqual(t, s.CSRF, csrf2)
 
-	ans = a.do("GET", "/healthz", "", "Cookie", SessionCookie+"=forged")
+	name, _, _ := strings.Cut(cookie, "=")
+	ans = a.do("GET", "/healthz", "", "Cookie", name+"=forged")
 	assert.Equal(t, 401, ans.status)
 	assert.Equal(t, CodeSessionInvalid, errorCode(t, ans))
 
@@ -161,6 +162,12 @@ func TestConsoleLogin(t *testing.T) {
 	assert.Equal(t, 401, ans.status)
 	assert.Equal(t, CodeSessionInvalid, errorCode(t, ans))
 	assert.Equal(t, 503, a.do("GET", "/healthz", "", "Cookie", cookie2).status)
+
+	// The cookie of another port's console is not this one's.
+	_, value, _ := strings.Cut(cookie2, "=")
+	ans = a.do("GET", "/healthz", "", "Cookie", SessionCookie+"_1="+value)
+	assert.Equal(t, 401, ans.status)
+	assert.Equal(t, CodeTokenMissing, errorCode(t, ans))
 }
 
 func TestConsoleCSRF(t *testing.T) {

@@ -287,7 +287,7 @@ func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 	}
 	auth := r.Header.Get("Authorization")
 	if auth == "" {
-		if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
+		if c, err := r.Cookie(sessionCookieName(r)); err == nil && c.Value != "" {
 			return h.sessionAuthorized(w, r, c)
 		}
 	}
