@@ -371,6 +371,14 @@ func TestConsoleInABrowser(t *testing.T) {
 	assert.Equal(t, "403 "+admin.CodeCSRFInvalid, refused)
 	assert.False(t, d.destinationHealth(t, "app", "b", bearer...).Draining, "the refused drains changed nothing")
 
+	// Undrain puts it back: a takes the new requests again.
+	b.click(`[data-upstream="app"] tr[data-destination="a"] button[data-action="undrain"]`)
+	b.click(`[data-upstream="app"] tr[data-destination="a"] button[data-action="confirm-undrain"]`)
+	b.waitFor(`document.querySelector('[data-upstream="app"] tr[data-destination="a"] button[data-action="drain"]') !== null`)
+	assert.False(t, d.destinationHealth(t, "app", "a", bearer...).Draining)
+	_, got = d.get(t, "app.test", "/")
+	assert.Equal(t, "A", got)
+
 	// Logging out ends the session: the API refuses the cookie.
 	b.click(`#logout`)
 	b.waitFor(`!document.querySelector('#login').hidden`)
