@@ -72,46 +72,22 @@ var acceptedTypes = map[string]bool{
 // putConfig publishes the body as the new document and answers its
 // outcome, within MaxPushes and ApplyTimeout.
 func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
-	select {
-	case h.pushes <- struct{}{}:
-		defer func() { <-h.pushes }()
-	default:
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusTooManyRequests, CodeBusy,
-			strconv.Itoa(h.cfg.MaxPushes)+" pushes are in progress, the most taken at once; this one was not published")
+	release, ok := h.admit(w, "pushes", "published")
+	if !ok {
 		return
 	}
+	defer release()
 	deadline := time.Now().Add(h.cfg.ApplyTimeout)
 	http.NewResponseController(w).SetReadDeadline(deadline) // a writer without deadlines has the server's
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || !acceptedTypes[mt] {
-			writeError(w, http.StatusUnsupportedMediaType, CodeContentType,
-				"a config document is JSON or YAML (application/json, application/yaml), not "+strconv.Quote(ct))
-			return
-		}
+	if !h.documentType(w, r) {
+		return
 	}
 	cond, ok := h.ifMatch(w, r)
 	if !ok {
 		return
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxDocumentBytes))
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge,
-			"the document is larger than "+strconv.FormatInt(h.cfg.MaxDocumentBytes, 10)+" bytes")
-		return
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		w.Header().Set("Connection", "close") // its read timed out
-		writeError(w, http.StatusRequestTimeout, CodeBodyTimeout,
-			"the document did not arrive within "+h.cfg.ApplyTimeout.String()+"; it was not published")
-		return
-	case err != nil:
-		writeError(w, http.StatusBadRequest, CodeBodyUnreadable, "reading the document: "+err.Error())
-		return
-	case len(bytes.TrimSpace(data)) == 0:
-		writeError(w, http.StatusBadRequest, CodeBodyEmpty, "the body holds no document (send {} for an empty config)")
+	data, ok := h.readDocument(w, r, "published")
+	if !ok {
 		return
 	}
 
@@ -186,6 +162,60 @@ func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
 	h.cfg.Logger.Log(ctx, level, "admin: config push", "revision", o.Revision, "status", o.Status.String(), "problems", len(o.Errors),
 		"persisted", res.Persisted, "serving", res.Serving, "bytes", len(data), "remote", r.RemoteAddr)
 	writeJSON(w, status, res)
+}
+
+// admit takes one of the MaxPushes turns of a document's request (a push
+// or a check), answering 429 itself when none is free; what names the
+// requests in the answer ("pushes") and done what they would have done
+// ("published").
+func (h *Handler) admit(w http.ResponseWriter, what, done string) (release func(), ok bool) {
+	select {
+	case h.pushes <- struct{}{}:
+		return func() { <-h.pushes }, true
+	default:
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusTooManyRequests, CodeBusy,
+			strconv.Itoa(h.cfg.MaxPushes)+" "+what+" are in progress, the most taken at once; this one was not "+done)
+		return nil, false
+	}
+}
+
+// documentType reports whether the request's Content-Type may carry a
+// document, answering 415 itself when it may not.
+func (h *Handler) documentType(w http.ResponseWriter, r *http.Request) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || !acceptedTypes[mt] {
+			writeError(w, http.StatusUnsupportedMediaType, CodeContentType,
+				"a config document is JSON or YAML (application/json, application/yaml), not "+strconv.Quote(ct))
+			return false
+		}
+	}
+	return true
+}
+
+// readDocument reads the body, at most MaxDocumentBytes within the read
+// deadline, answering 400, 408 or 413 itself when it holds no document;
+// done says what was not done with it ("published").
+func (h *Handler) readDocument(w http.ResponseWriter, r *http.Request, done string) ([]byte, bool) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxDocumentBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge,
+			"the document is larger than "+strconv.FormatInt(h.cfg.MaxDocumentBytes, 10)+" bytes")
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.Header().Set("Connection", "close") // its read timed out
+		writeError(w, http.StatusRequestTimeout, CodeBodyTimeout,
+			"the document did not arrive within "+h.cfg.ApplyTimeout.String()+"; it was not "+done)
+	case err != nil:
+		writeError(w, http.StatusBadRequest, CodeBodyUnreadable, "reading the document: "+err.Error())
+	case len(bytes.TrimSpace(data)) == 0:
+		writeError(w, http.StatusBadRequest, CodeBodyEmpty, "the body holds no document (send {} for an empty config)")
+	default:
+		return data, true
+	}
+	return nil, false
 }
 
 // condition is a push's If-Match: the revision that must be serving.

@@ -53,6 +53,13 @@
 //	                 progress, 408 when the document does not arrive
 //	                 within [Config.ApplyTimeout], 504 when the outcome
 //	                 does not either.
+//	POST /config/check
+//	                 compile the body (a draft, under PUT's limits) as a
+//	                 push would and publish nothing: 200 with a
+//	                 [CheckResult], {"ok": bool, "errors": [...],
+//	                 "warnings": [...]}, the problems (code, path,
+//	                 message) a push of it would be refused with, with
+//	                 [Config.Compiler].
 //	GET  /revisions  the latest outcomes ([Revisions]), newest first, as
 //	                 many as the publisher keeps (unchanged pushes are
 //	                 counted in the metrics, not kept).
@@ -70,9 +77,32 @@
 //	                 for one the serving config lacks. The drain lasts
 //	                 across publishes that keep the destination; a
 //	                 document's drain: true wins over undrain.
+//	GET  /requests   the recent requests of [Config.Recent] (the
+//	                 simulator's sample), newest first, as
+//	                 [RecentRequests]: method, host and path as received,
+//	                 status, route, upstream, destination, client. Query:
+//	                 host=app.example (with or without the port),
+//	                 status=404 or status=5xx, upstream=ID, limit=1 to
+//	                 [MaxRequestsLimit]; any other parameter or value is
+//	                 400 [CodeFilterInvalid] with the parameter as path.
+//	                 404 without Recent.
 //	GET  /metrics    [Config.Metrics]; 404 without it.
 //	*    /simulate, /simulate/diff
 //	                 [Config.Simulate]; 404 without it.
+//	GET  /overview   what serves ([Overview]): the revision, when it was
+//	                 applied, [Config.Instance], the config's hosts,
+//	                 routes, upstreams and destinations, and the requests
+//	                 and 5xx answered (two answers give the rates).
+//	GET  /revisions/{n}
+//	                 a kept revision's outcome with its document as
+//	                 published and, when it applied, its canonical JSON
+//	                 ([RevisionDocument]); 404 (admin.revision.unknown)
+//	                 for one the publisher does not keep.
+//	GET  /certificates
+//	                 the serving config's certificates with their names
+//	                 and validity, and the ACME manager's state of each
+//	                 ([Certificates], [Config.ACME]).
+//	GET  /console/   the operator's console (see below).
 //
 // GET endpoints answer HEAD too; another method gets 405 with Allow.
 // Errors are JSON: {"error": {"code": ..., "message": ...}}, with the
@@ -106,6 +136,21 @@
 //	POST .../drain   one destination, two atomic stores and a recompute
 //	                 of its cluster's available set.
 //	GET  /healthz    nothing worth counting.
+//	GET  /overview   one walk of the serving config's hosts and routes.
+//	GET  /revisions/{n}
+//	                 one kept document, as GET /config writes it, and
+//	                 its canonical JSON.
+//	GET  /certificates
+//	                 one entry per certificate of the serving config, a
+//	                 parse of its leaf when the table has none parsed.
+//	/console/...     a file embedded in the binary; a login a SHA-256
+//	                 and a session of a few hundred bytes, at most
+//	                 MaxSessions kept (a login beyond ends the oldest).
+//	POST /config/check
+//	                 a push's compile without its publish, counted in
+//	                 MaxPushes.
+//	GET  /requests   a copy of the sample's ring (simulate.Sample's
+//	                 Size, 256 by default).
 //	GET  /metrics    one series per host, route and status code seen, per
 //	                 policy and per destination of the serving config
 //	                 (labels come from the config, never from clients).
@@ -119,10 +164,59 @@
 // # Authentication
 //
 // With [Config.Token] set, every request, /healthz included, must carry
-// "Authorization: Bearer <token>"; one without it gets 401 with
+// "Authorization: Bearer <token>" (or the console's session cookie, see
+// Console; the console's files, login and session need neither); one
+// without it gets 401 with
 // WWW-Authenticate: Bearer, one with another token 401 with
 // error="invalid_token". Tokens are compared through their SHA-256
-// digests in constant time.
+// digests in constant time. [Handler.Protect] puts what a listener
+// serves beside the API (the MCP tools of package
+// github.com/paduraksa/paduraksa/mcp at /mcp) behind the same rule.
+//
+// # Console
+//
+// /console/ serves the operator's console from files embedded in the
+// binary (plain HTML, CSS and JavaScript; nothing from elsewhere), so an
+// embedder who mounts the Handler has it too, under the same prefix:
+//
+//	paduraksad admin API on http://127.0.0.1:9901
+//	paduraksad console on http://127.0.0.1:9901/console/
+//
+// Its pages are the overview, the hosts with their routes (matches, splits,
+// policies), the upstreams with each destination's health, in-flight
+// requests, ejections and a drain button (confirmed in the page), the
+// recent requests (filtered by host, status and upstream), the simulator as
+// a form with its trace and the what-if of a draft against the recent
+// requests, the config (the serving document, the kept revisions with their
+// outcomes, a line diff between two, a push or a check listing every
+// problem at its path in the document), and the certificates with their
+// expiry and ACME state. The live pages (overview, upstreams, requests) poll
+// the API every 2 seconds while the page is visible: plain GETs through the
+// same authentication, nothing held open on the admin listener (its
+// WriteTimeout and Shutdown stay as they are), and a page left in a
+// background tab costs nothing.
+//
+// The console reads and writes only through the API above. With
+// [Config.Token] set it shows a login page: POST /console/login with
+// {"token": "..."} as application/json checks the token and sets the
+// session cookie ([SessionCookie] and the listener's port; 32 random bytes, kept server-side by
+// digest, HttpOnly, SameSite=Strict, Secure when the request came over
+// TLS, ending after [Config.SessionTTL]; at most [MaxSessions] at once),
+// and answers the session's CSRF token ([Session]); GET /console/session
+// answers it again for a reloaded page; POST /console/logout ends it. The
+// API accepts the session as it accepts the bearer token, and a request
+// authenticated by the cookie whose method is not GET or HEAD must carry
+// the CSRF token in [CSRFHeader], or gets 403 (admin.csrf.missing,
+// admin.csrf.invalid). Sessions live in memory: a restart logs every
+// browser out. Without a token there is nothing to log in to, and the
+// console opens at once.
+//
+// Every answer carries a Content-Security-Policy of default-src 'self'
+// with no inline script or style and frame-ancestors 'none',
+// X-Content-Type-Options: nosniff, Referrer-Policy: no-referrer and
+// X-Frame-Options: DENY. The console puts every value that comes from the
+// config or from clients (host names, paths, headers) in the page as text,
+// never as markup, so a host named <script> is shown as such.
 //
 // # Concurrency
 //

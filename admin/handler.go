@@ -16,6 +16,8 @@ import (
 	"github.com/paduraksa/paduraksa/health"
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/snapshot"
+	"github.com/paduraksa/paduraksa/telemetry"
+	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
 // DefaultMaxDocumentBytes is the largest document PUT /config takes by
@@ -42,6 +44,14 @@ type Config struct {
 	// Simulate, when set, serves /simulate and /simulate/diff, every
 	// method; nil answers 404.
 	Simulate http.Handler
+	// Recent, when set, serves GET /requests: the recent requests it
+	// returns, newest first (simulate.Sample.Recent); nil answers 404.
+	Recent func() []telemetry.Record
+	// Compiler checks the drafts of POST /config/check: set it to the
+	// publisher's (snapshot.PublisherConfig.Compiler) so that the
+	// policies registered on it are known. Nil means a compiler with the
+	// built-in names and Health's monitor.
+	Compiler *snapshot.Compiler
 	// Token, when set, is the bearer token every request must carry
 	// ("Authorization: Bearer <token>"); a request without it or with
 	// another gets 401. Empty means no authentication: only for a
@@ -73,6 +83,16 @@ type Config struct {
 	MaxPushes int
 	// Logger receives a record of every push; nil discards.
 	Logger *slog.Logger
+	// SessionTTL is how long a console login lasts; 0 means
+	// [DefaultSessionTTL].
+	SessionTTL time.Duration
+	// Instance names this gateway in GET /overview and the console (a
+	// host name, a fleet member's name); empty: none is shown.
+	Instance string
+	// ACME, when set, tells GET /certificates the state of the
+	// certificates an ACME manager obtains ([tlsselect.ACME.Stats]); nil
+	// shows each certificate's validity alone.
+	ACME func() tlsselect.ACMEStats
 }
 
 // Error codes of the answers, in the "error" object of a JSON body (and,
@@ -98,16 +118,25 @@ const (
 	CodePublisherMissing   = "admin.publisher.missing"
 
 	CodeDestinationUnknown = "admin.destination.unknown" // 404: no such upstream or destination in the serving config
+	CodeFilterInvalid      = "admin.filter.invalid"      // 400: a query parameter of GET /requests, at its name (path)
+	CodeRevisionUnknown    = "admin.revision.unknown"    // 404: GET /revisions/{n} of a revision the publisher does not keep
+
+	CodeSessionMissing    = "admin.session.missing" // 401: GET /console/session without a session cookie
+	CodeSessionInvalid    = "admin.session.invalid" // 401: a session cookie of no live session (ended, expired, or another process's)
+	CodeCSRFMissing       = "admin.csrf.missing"    // 403: a state change by a session without X-CSRF-Token
+	CodeCSRFInvalid       = "admin.csrf.invalid"    // 403: an X-CSRF-Token that is not the session's
+	CodeSessionTTLInvalid = "admin.sessionTtl.invalid"
 )
 
 // Handler serves the admin API; see the package documentation. It is
 // safe for concurrent use. Make it with [New]: the zero Handler has no
 // publisher, and serving with it panics.
 type Handler struct {
-	cfg    Config
-	token  [sha256.Size]byte // digest of cfg.Token, compared in constant time
-	pushes chan struct{}     // one value per PUT in progress, at most MaxPushes
-	turn   chan struct{}     // held by the PUT applying: outcomes persist in order
+	cfg      Config
+	token    [sha256.Size]byte // digest of cfg.Token, compared in constant time
+	pushes   chan struct{}     // one value per PUT in progress, at most MaxPushes
+	turn     chan struct{}     // held by the PUT applying: outcomes persist in order
+	sessions *sessions         // the console's logins
 }
 
 // New returns the handler of cfg, or every problem of cfg.
@@ -122,6 +151,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.MaxPushes < 0 {
 		probs.Add(CodeMaxPushesInvalid, "maxPushes", "must be 0 (the default) or more")
+	}
+	if cfg.SessionTTL < 0 {
+		probs.Add(CodeSessionTTLInvalid, "sessionTtl", "must be 0 (the default) or more")
 	}
 	if err := probs.Err(); err != nil {
 		return nil, err
@@ -141,7 +173,14 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{cfg: cfg, pushes: make(chan struct{}, cfg.MaxPushes), turn: make(chan struct{}, 1)}
+	if cfg.Compiler == nil {
+		cfg.Compiler = &snapshot.Compiler{Health: cfg.Health}
+	}
+	if cfg.SessionTTL == 0 {
+		cfg.SessionTTL = DefaultSessionTTL
+	}
+	h := &Handler{cfg: cfg, pushes: make(chan struct{}, cfg.MaxPushes), turn: make(chan struct{}, 1),
+		sessions: &sessions{ttl: cfg.SessionTTL, now: time.Now, m: map[[sha256.Size]byte]session{}}}
 	if cfg.Token != "" {
 		h.token = sha256.Sum256([]byte(cfg.Token))
 	}
@@ -150,6 +189,10 @@ func New(cfg Config) (*Handler, error) {
 
 // ServeHTTP authenticates the request and answers it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	securityHeaders(w.Header())
+	if h.console(w, r) {
+		return
+	}
 	if !h.authorized(w, r) {
 		return
 	}
@@ -165,6 +208,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			notAllowed(w, "GET, HEAD, PUT")
 		}
 		return
+	case "/config/check":
+		if r.Method != http.MethodPost {
+			notAllowed(w, "POST")
+			return
+		}
+		h.checkConfig(w, r)
+		return
 	case "/simulate", "/simulate/diff":
 		if h.cfg.Simulate == nil {
 			writeError(w, http.StatusNotFound, CodeNotFound, "no simulator is configured")
@@ -177,6 +227,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.destination(w, r)
 		return
 	}
+	if strings.HasPrefix(r.URL.Path, "/revisions/") {
+		if !read {
+			notAllowed(w, "GET, HEAD")
+			return
+		}
+		h.getRevision(w, r)
+		return
+	}
 	var serve func(http.ResponseWriter, *http.Request)
 	switch r.URL.Path {
 	case "/revisions":
@@ -185,6 +243,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serve = h.getHealth
 	case "/healthz":
 		serve = h.getHealthz
+	case "/overview":
+		serve = h.getOverview
+	case "/certificates":
+		serve = h.getCertificates
+	case "/requests":
+		serve = h.getRequests
 	case "/metrics":
 		if h.cfg.Metrics == nil {
 			writeError(w, http.StatusNotFound, CodeNotFound, "no metrics are configured")
@@ -202,27 +266,50 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	serve(w, r)
 }
 
-// authorized reports whether the request carries the token, answering 401
-// when it does not.
+// Protect returns next behind the handler's token: a request without it
+// gets the 401 the admin API answers, one with it is served by next. It
+// mounts what an admin listener serves beside the API (an MCP endpoint)
+// under the same rule.
+func (h *Handler) Protect(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.authorized(w, r) {
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// authorized reports whether the request carries the token, or the
+// console's session cookie (and, to change state, its CSRF token),
+// answering 401 or 403 when it does not.
 func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if h.cfg.Token == "" {
 		return true
 	}
 	auth := r.Header.Get("Authorization")
+	if auth == "" {
+		if c, err := r.Cookie(sessionCookieName(r)); err == nil && c.Value != "" {
+			return h.sessionAuthorized(w, r, c)
+		}
+	}
 	scheme, token, ok := strings.Cut(auth, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="paduraksa admin"`)
 		writeError(w, http.StatusUnauthorized, CodeTokenMissing, "a bearer token is required (Authorization: Bearer <token>)")
 		return false
 	}
-	// Digests compare in constant time whatever the lengths.
-	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	if subtle.ConstantTimeCompare(sum[:], h.token[:]) != 1 {
+	if !h.tokenMatches(strings.TrimSpace(token)) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="paduraksa admin", error="invalid_token"`)
 		writeError(w, http.StatusUnauthorized, CodeTokenInvalid, "the bearer token is not the admin token")
 		return false
 	}
 	return true
+}
+
+// tokenMatches reports whether token is the admin token. Digests compare
+// in constant time whatever the lengths.
+func (h *Handler) tokenMatches(token string) bool {
+	sum := sha256.Sum256([]byte(token))
+	return subtle.ConstantTimeCompare(sum[:], h.token[:]) == 1
 }
 
 func notAllowed(w http.ResponseWriter, allow string) {

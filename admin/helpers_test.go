@@ -23,6 +23,7 @@ type api struct {
 	t   *testing.T
 	url string
 	pub *snapshot.Publisher
+	h   *Handler
 	c   *http.Client
 }
 
@@ -39,7 +40,7 @@ func newAPI(t *testing.T, cfg Config) *api {
 	t.Cleanup(srv.Close)
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &api{t: t, url: srv.URL, pub: pub, c: &http.Client{Transport: tr, Timeout: 10 * time.Second}}
+	return &api{t: t, url: srv.URL, pub: pub, h: h, c: &http.Client{Transport: tr, Timeout: 10 * time.Second}}
 }
 
 // answer is one response, its body read.

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/paduraksa/paduraksa/internal/redact"
 )
 
 // The route step's reasons, for the trace: which match decided, or which
@@ -116,6 +118,9 @@ func failedMatch(rt *Route, idx int, v *reqView) string {
 			return "header " + h.name + " absent as forwarded (the request lists it in Connection)"
 		default:
 			return "header " + h.name + " absent"
+		}
+		if redact.Name(h.name) {
+			return "header " + h.name + " does not match " + h.typ.String() + " " + redact.Shown
 		}
 		return "header " + h.name + " does not match " + h.typ.String() + " " + strconv.Quote(h.value)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/paduraksa/paduraksa/internal/redact"
 )
 
 // DefaultMaxDiffProbes bounds the requests one [Diff] replays.
@@ -13,6 +15,7 @@ const DefaultMaxDiffProbes = 1000
 // Change is one request whose decision differs between the base and the
 // draft, with both results.
 type Change struct {
+	// Probe is the request, its credentials redacted.
 	Probe Probe `json:"probe"`
 	// Fields lists what changed: "kind", "host", "verdict" (a policy's
 	// verdict, shadowed ones included), "route", "upstream", "status",
@@ -85,6 +88,7 @@ func DiffContext(ctx context.Context, base, draft Target, probes []Probe) (*Diff
 		}
 		rep.Compared++
 		if fields := changed(&before.Outcome, &after.Outcome, before.Trace, after.Trace); len(fields) > 0 {
+			p.Header = redact.Header(p.Header)
 			rep.Changes = append(rep.Changes, Change{Probe: p, Fields: fields, Before: before, After: after})
 		}
 	}

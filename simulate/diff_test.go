@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -172,5 +173,32 @@ func BenchmarkSampleObserve(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+func TestSampleRecentNewestFirst(t *testing.T) {
+	s := NewSample(SampleConfig{Size: 3, Every: 1})
+	assert.Empty(t, s.Recent())
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range 5 {
+		rec := record("a.example", "/"+strconv.Itoa(i)+"?not-kept", "192.0.2.1:1", "192.0.2.1")
+		rec.Start, rec.Duration, rec.Status = start.Add(time.Duration(i)*time.Second), time.Millisecond, 200+i
+		rec.HostID, rec.RouteID, rec.Upstream, rec.Destination, rec.Error = "h", "r", "u", "d"+strconv.Itoa(i), "e"
+		rec.BytesIn, rec.RequestID = 7, "not kept"
+		s.ObserveRequest(rec)
+	}
+	got := s.Recent()
+	require.Len(t, got, 3)
+	for i, want := range []int{4, 3, 2} {
+		r := got[i]
+		assert.Equal(t, "/"+strconv.Itoa(want)+"?not-kept", r.Path, "as received")
+		assert.Equal(t, 200+want, r.Status)
+		assert.Equal(t, start.Add(time.Duration(want)*time.Second), r.Start)
+		assert.Equal(t, "d"+strconv.Itoa(want), r.Destination)
+		assert.Equal(t, []string{"GET", "a.example", "HTTP/1.1", "h", "r", "u", "e"}, []string{r.Method, r.Host, r.Proto, r.HostID, r.RouteID, r.Upstream, r.Error})
+		assert.Equal(t, time.Millisecond, r.Duration)
+		assert.Equal(t, netip.MustParseAddr("192.0.2.1"), r.Client)
+		assert.Zero(t, r.BytesIn, "not kept")
+		assert.Empty(t, r.RequestID, "not kept")
 	}
 }

@@ -39,6 +39,14 @@
 // gateway, by what a new one would: the client certificate ID and the
 // PROXY header's version and addresses ([UpstreamConnection]).
 //
+// Credentials never show: in the outcome's response headers, the trace's
+// facts and summaries and a what-if's probes, the value of every header
+// the library's one rule names (Authorization, Proxy-Authorization,
+// Cookie, Set-Cookie, and names ending in -Key, -Token or -Secret, in any
+// case) is "(redacted)", as is a route match's value for such a header.
+// A [Sample] keeps no request header at all, so [Sample.Recent] and the
+// replays of a what-if carry none.
+//
 // A [Tester] ([NewTester], [Tester.Expect]) runs a table of expectations
 // against a document: one line per case, in a user's own go test. With
 // [Target.TestCertificates] a production document is tested where the

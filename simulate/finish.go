@@ -7,6 +7,7 @@ import (
 
 	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/redact"
 	"github.com/paduraksa/paduraksa/proxy"
 	"github.com/paduraksa/paduraksa/upstream"
 )
@@ -203,14 +204,14 @@ func (s *sim) decide(out *Outcome, steps []gate.Step) {
 }
 
 // wireHeader returns the response headers without Date, which only
-// says when.
+// says when, and with credentials redacted.
 func wireHeader(h http.Header) http.Header {
 	if h == nil {
 		return nil
 	}
 	h = h.Clone()
 	delete(h, "Date")
-	return h
+	return redact.Header(h)
 }
 
 // headerFacts says, for each header of the response-headers step, what

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/paduraksa/paduraksa/telemetry"
 )
@@ -37,9 +38,12 @@ type SampleConfig struct {
 // Build it with [NewSample] (the zero Sample has no ring and keeps
 // nothing); it is safe for concurrent use.
 //
-// It keeps what a record has: method, host, path (no query: records have
-// none), protocol, peer, client, TLS version and SNI. Request headers are
-// not recorded, so a replayed request carries only what the client
+// It keeps what a record has of the request: method, host, path (no
+// query: records have none), protocol, peer, client, TLS version and SNI;
+// and of its answer, for [Sample.Recent]: when it started, how long it
+// took, the status, host and route IDs, the upstream and destination, and
+// the error kind. Request headers are not recorded (so no credential is
+// ever kept), and a replayed request carries only what the client
 // resolution needs (X-Forwarded-For when the client was not the peer).
 type Sample struct {
 	next  atomic.Uint64
@@ -60,6 +64,12 @@ type sampled struct {
 	client                         netip.Addr
 	peer                           netip.AddrPort
 	tlsVersion                     uint16
+
+	// Of the answer, for Recent.
+	start                                          time.Time
+	duration                                       time.Duration
+	status                                         int
+	hostID, routeID, upstream, destination, errStr string
 }
 
 var _ telemetry.Observer = (*Sample)(nil)
@@ -91,6 +101,8 @@ func (s *Sample) ObserveRequest(rec *telemetry.Record) {
 	sl.rec = sampled{
 		method: rec.Method, host: rec.Host, path: rec.Path, proto: rec.Proto, sni: rec.SNI,
 		client: rec.Client, peer: rec.Peer, tlsVersion: rec.TLSVersion,
+		start: rec.Start, duration: rec.Duration, status: rec.Status,
+		hostID: rec.HostID, routeID: rec.RouteID, upstream: rec.Upstream, destination: rec.Destination, errStr: rec.Error,
 	}
 	sl.mu.Unlock()
 }
@@ -101,6 +113,35 @@ func (s *Sample) Len() int { return int(min(s.next.Load(), uint64(len(s.slots)))
 // Probes returns the held requests as probes, oldest first. A record that
 // cannot be one (no host) is left out.
 func (s *Sample) Probes() []Probe {
+	all := s.held()
+	out := make([]Probe, 0, len(all))
+	for i := range all {
+		if p, ok := all[i].probe(); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Recent returns the held requests as records, newest first, with the
+// fields the sample keeps (see [Sample]) and the others zero. Paths are
+// as the clients sent them.
+func (s *Sample) Recent() []telemetry.Record {
+	all := s.held()
+	out := make([]telemetry.Record, len(all))
+	for i := range all {
+		r := &all[len(all)-1-i]
+		out[i] = telemetry.Record{
+			Start: r.start, Duration: r.duration, Client: r.client, Peer: r.peer,
+			Method: r.method, Host: r.host, Path: r.path, Proto: r.proto, TLSVersion: r.tlsVersion, SNI: r.sni,
+			Status: r.status, HostID: r.hostID, RouteID: r.routeID, Upstream: r.upstream, Destination: r.destination, Error: r.errStr,
+		}
+	}
+	return out
+}
+
+// held copies the held requests, oldest first.
+func (s *Sample) held() []sampled {
 	type held struct {
 		seq uint64
 		rec sampled
@@ -122,11 +163,9 @@ func (s *Sample) Probes() []Probe {
 			all[j-1], all[j] = all[j], all[j-1]
 		}
 	}
-	out := make([]Probe, 0, len(all))
-	for _, h := range all {
-		if p, ok := h.rec.probe(); ok {
-			out = append(out, p)
-		}
+	out := make([]sampled, len(all))
+	for i := range all {
+		out[i] = all[i].rec
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/redact"
 )
 
 // Step is one step of a simulation's trace, in the order the gateway
@@ -87,8 +88,9 @@ func gateStep(s *gate.Step) Step {
 		parts := make([]string, 0, len(s.Headers))
 		for _, h := range s.Headers {
 			if h.Value != "" {
-				f[h.Name] = h.Value
-				parts = append(parts, h.Name+": "+h.Value)
+				v := redact.Value(h.Name, h.Value)
+				f[h.Name] = v
+				parts = append(parts, h.Name+": "+v)
 			} else {
 				f[h.Name] = "absent: " + h.Absent
 				parts = append(parts, h.Name+" absent ("+h.Absent+")")

@@ -19,6 +19,8 @@ import (
 	"github.com/paduraksa/paduraksa/admin"
 	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/paduraksa/paduraksa/source"
+	"github.com/paduraksa/paduraksa/telemetry"
+	"github.com/paduraksa/paduraksa/tlsselect"
 )
 
 // adminFlags are the admin listener's flags.
@@ -28,7 +30,7 @@ type adminFlags struct {
 
 func addAdminFlags(fs *flag.FlagSet) adminFlags {
 	return adminFlags{
-		addr:      fs.String("admin", "127.0.0.1:9901", `address of the admin API (GET/PUT /config, /revisions, /health, /healthz); "off": none`),
+		addr:      fs.String("admin", "127.0.0.1:9901", `address of the admin API (GET/PUT /config, /revisions, /health, /healthz, the MCP tools at /mcp) and the console (/console/); "off": none`),
 		tokenFile: fs.String("admin-token-file", "", "file holding the admin API's bearer token; required for an admin address that is not loopback"),
 	}
 }
@@ -37,8 +39,12 @@ func addAdminFlags(fs *flag.FlagSet) adminFlags {
 type adminSettings struct {
 	addr     string // "" when off
 	token    string
-	metrics  http.Handler // served at /metrics
-	simulate http.Handler // served at /simulate and /simulate/diff
+	metrics  http.Handler               // served at /metrics
+	simulate http.Handler               // served at /simulate and /simulate/diff
+	recent   func() []telemetry.Record  // served at /requests
+	compiler *snapshot.Compiler         // checks POST /config/check drafts
+	instance string                     // -instance, shown by the console
+	acme     func() tlsselect.ACMEStats // the ACME manager's state, for GET /certificates; nil without one
 }
 
 // settings reads the token file and refuses an admin address others can
@@ -89,7 +95,8 @@ func startAdmin(s adminSettings, pub *snapshot.Publisher, saver source.Source, s
 		return nil, nil
 	}
 	a := &adminServer{}
-	cfg := admin.Config{Publisher: pub, Token: s.token, Logger: log, Metrics: s.metrics, Simulate: s.simulate}
+	cfg := admin.Config{Publisher: pub, Token: s.token, Logger: log, Metrics: s.metrics, Simulate: s.simulate,
+		Recent: s.recent, Compiler: s.compiler, Instance: s.instance, ACME: s.acme}
 	if saver != nil {
 		cfg.Persist = func(ctx context.Context, data []byte) error {
 			_, err := saver.Save(ctx, source.Push{Data: data})
@@ -100,10 +107,14 @@ func startAdmin(s adminSettings, pub *snapshot.Publisher, saver source.Source, s
 	if err != nil {
 		return nil, err
 	}
+	served, err := mountMCP(h, s.token)
+	if err != nil {
+		return nil, err
+	}
 	if a.ln, err = listen(socketAdmin, s.addr); err != nil {
 		return nil, fmt.Errorf("-admin: %w", err)
 	}
-	a.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+	a.srv = &http.Server{Handler: served, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() {
 		if err := a.srv.Serve(a.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -112,6 +123,7 @@ func startAdmin(s adminSettings, pub *snapshot.Publisher, saver source.Source, s
 	}()
 	addr := a.ln.Addr().String()
 	fmt.Fprintf(opt.stdout, "paduraksad admin API on http://%s\n", addr)
+	fmt.Fprintf(opt.stdout, "paduraksad console on http://%s/console/\n", addr)
 	if saver == nil {
 		saved = "pushed configs apply in memory only (no -config file)"
 	}

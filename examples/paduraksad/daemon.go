@@ -468,6 +468,11 @@ func (a *app) serveAdmin(context.Context) error {
 		},
 		Listener: simulate.Listener{ProxyProtocol: a.ec.ProxyProtocol, Connections: a.ec.Connections, Limits: a.ec.Limits},
 	})
+	s.recent, s.compiler = a.sample.Recent, &a.compiler
+	s.instance = a.f.instance
+	if acme := a.compiler.ACME; acme != nil {
+		s.acme = acme.Stats
+	}
 	adm, err := startAdmin(s, a.pub, a.saver, a.saved, a.log, a.opt, a.sk.listen)
 	if err != nil {
 		return err

@@ -89,10 +89,11 @@ upstreams:
 `, extra, a.addr, drain, b.addr)
 }
 
-// destinationHealth returns one destination of GET /health.
-func (d *daemon) destinationHealth(t *testing.T, upstream, id string) admin.Destination {
+// destinationHealth returns one destination of GET /health; hdr as
+// adminDo's.
+func (d *daemon) destinationHealth(t *testing.T, upstream, id string, hdr ...string) admin.Destination {
 	t.Helper()
-	status, _, body := d.adminDo(t, "GET", "/health", "")
+	status, _, body := d.adminDo(t, "GET", "/health", "", hdr...)
 	require.Equal(t, 200, status, body)
 	var h admin.Health
 	require.NoError(t, json.Unmarshal([]byte(body), &h), body)

@@ -47,6 +47,16 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "mcp" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := runMCP(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		if err != nil && !errors.Is(err, flag.ErrHelp) && !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "paduraksad:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	hup, usr2 := make(chan os.Signal, 1), make(chan os.Signal, 1)
