@@ -7,6 +7,7 @@ replace github.com/paduraksa/paduraksa => ../
 require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/paduraksa/paduraksa v0.0.0-00010101000000-000000000000
+	github.com/stretchr/testify v1.12.1
 )
 
 require (
@@ -27,6 +28,7 @@ require (
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.59.0 // indirect
 	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect

@@ -93,10 +93,18 @@ func (s *stack) send(t *testing.T, host, path string) {
 	req.Host = host
 	req.Header.Set("Authorization", "Bearer client-s3cret")
 	req.Header.Set("Cookie", "sid=client-s3cret")
+	before := s.sample.Len()
 	res, err := s.client.Do(req)
 	require.NoError(t, err)
 	io.Copy(io.Discard, res.Body)
 	res.Body.Close()
+	// The gateway observes a request after its answer: wait until the
+	// sample holds it (the tests send fewer than the ring's size).
+	deadline := time.Now().Add(5 * time.Second)
+	for s.sample.Len() == before {
+		require.True(t, time.Now().Before(deadline), "the request was not sampled")
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // bearer adds the token to every request.

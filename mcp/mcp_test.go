@@ -258,3 +258,32 @@ func TestAdminUnreachable(t *testing.T) {
 	assert.True(t, isErr, out)
 	assert.Equal(t, []string{mcp.CodeAdminUnreachable}, codePaths(t, out))
 }
+
+// TestAdminAnswers: answers that are not the admin API's JSON are tool
+// errors with their own code, and arguments of the wrong type are
+// refused by the SDK against the derived schema.
+func TestAdminAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{http.StatusBadGateway, "upstream gone", mcp.CodeAdminAnswer},
+		{http.StatusOK, "not json", mcp.CodeAdminAnswer},
+		{http.StatusNotFound, `{"error": {"code": "admin.notFound", "message": "no sample"}}`, admin.CodeNotFound},
+	} {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(tc.status)
+			w.Write([]byte(tc.body))
+		})
+		cs := memorySession(t, mcp.Config{Admin: h})
+		out, isErr := call(t, cs, mcp.ToolRecentRequests, map[string]any{})
+		assert.True(t, isErr, out)
+		assert.Equal(t, []string{tc.want}, codePaths(t, out), tc.body)
+	}
+	s := startStack(t)
+	cs := memorySession(t, mcp.Config{AdminURL: s.adminURL, Token: testToken})
+	out, isErr := call(t, cs, mcp.ToolRecentRequests, map[string]any{"limit": "ten"})
+	assert.True(t, isErr, out)
+	assert.Contains(t, out, "limit")
+}

@@ -49,7 +49,7 @@ func runMCP(ctx context.Context, args []string, in io.Reader, out, stderr io.Wri
 			return fmt.Errorf("-admin-token-file: %w", err)
 		}
 	}
-	s, err := mcp.NewServer(mcp.Config{AdminURL: u, Token: token, HTTPClient: &http.Client{}})
+	s, err := mcp.NewServer(mcp.Config{AdminURL: u, Token: token})
 	if err != nil {
 		return fmt.Errorf("-admin: %w", err)
 	}

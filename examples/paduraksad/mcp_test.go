@@ -134,9 +134,10 @@ func everyTool(t *testing.T, cs *sdk.ClientSession) {
 
 func commandSession(t *testing.T, args ...string) *sdk.ClientSession {
 	t.Helper()
+	bin := daemonBinary(t) // built before the connection's deadline starts
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.Command(daemonBinary(t), append([]string{"mcp"}, args...)...)
+	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
 	cmd.Stderr = os.Stderr
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "v0"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
 	require.NoError(t, err)
