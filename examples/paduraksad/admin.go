@@ -28,7 +28,7 @@ type adminFlags struct {
 
 func addAdminFlags(fs *flag.FlagSet) adminFlags {
 	return adminFlags{
-		addr:      fs.String("admin", "127.0.0.1:9901", `address of the admin API (GET/PUT /config, /revisions, /health, /healthz); "off": none`),
+		addr:      fs.String("admin", "127.0.0.1:9901", `address of the admin API (GET/PUT /config, /revisions, /health, /healthz, /cluster with -etcd); "off": none`),
 		tokenFile: fs.String("admin-token-file", "", "file holding the admin API's bearer token; required for an admin address that is not loopback"),
 	}
 }
@@ -39,6 +39,8 @@ type adminSettings struct {
 	token    string
 	metrics  http.Handler // served at /metrics
 	simulate http.Handler // served at /simulate and /simulate/diff
+	compiler *snapshot.Compiler
+	fleet    *fleetParts // nil: no fleet
 }
 
 // settings reads the token file and refuses an admin address others can
@@ -89,8 +91,9 @@ func startAdmin(s adminSettings, pub *snapshot.Publisher, saver source.Source, s
 		return nil, nil
 	}
 	a := &adminServer{}
-	cfg := admin.Config{Publisher: pub, Token: s.token, Logger: log, Metrics: s.metrics, Simulate: s.simulate}
-	if saver != nil {
+	cfg := admin.Config{Publisher: pub, Token: s.token, Logger: log, Metrics: s.metrics, Simulate: s.simulate, Compiler: s.compiler}
+	s.fleet.configure(&cfg)
+	if saver != nil && cfg.Store == nil {
 		cfg.Persist = func(ctx context.Context, data []byte) error {
 			_, err := saver.Save(ctx, source.Push{Data: data})
 			return err
