@@ -83,6 +83,7 @@ func newInstance(t *testing.T, endpoint string) *instance {
 	o, err := source.To(in.pub)(ctx, doc)
 	require.NoError(t, err)
 	require.Equal(t, snapshot.Applied, o.Status, "%v", o.Errors)
+	src.Record(doc, o)
 	srv := httptest.NewServer(store)
 	t.Cleanup(srv.Close)
 	in.url = srv.URL

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -15,6 +16,10 @@ import (
 
 	"github.com/paduraksa/paduraksa/internal/problem"
 )
+
+// ErrUnreachable is [Etcd.Instances]'s answer while the source finds
+// etcd unreachable.
+var ErrUnreachable = errors.New("fleet: etcd is unreachable")
 
 // DefaultLeaseTTL is how long an instance's state outlives its last
 // keep-alive by default.
@@ -200,8 +205,13 @@ func (in *Instance) write(ctx context.Context, lease *clientv3.LeaseID, written 
 }
 
 // Instances reads the state of every instance of the fleet, sorted by
-// name; a value that is not an instance's state is left out.
+// name; a value that is not an instance's state is left out. While the
+// source finds etcd unreachable it answers [ErrUnreachable] at once
+// rather than wait for a read that cannot succeed.
 func (e *Etcd) Instances(ctx context.Context) ([]InstanceState, error) {
+	if st := e.Status(); !st.Reachable {
+		return nil, fmt.Errorf("%w since %s: %v", ErrUnreachable, st.Since.UTC().Format(time.RFC3339), st.Err)
+	}
 	resp, err := e.cfg.Client.Get(ctx, e.cfg.Prefix+"instances/", clientv3.WithPrefix())
 	if err != nil {
 		return nil, err
