@@ -122,7 +122,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.secretsPath, "secrets", "", "file keeping the affinity key and the TLS session ticket secret across restarts, created (mode 0600) when absent; empty: both random at every start")
 	fs.StringVar(&f.etcd, "etcd", "", "comma-separated etcd client URLs (every member's): the config document is the key -etcd-prefix+\"config\" there, watched, instead of -config's file; PUT /config saves there first, If-Match on the key's revision for the whole fleet; the instance's state is kept at -etcd-prefix+\"instances/\"+-instance under a lease, listed by GET /cluster")
 	fs.StringVar(&f.etcdPrefix, "etcd-prefix", fleet.DefaultPrefix, "prefix of the fleet's keys in etcd")
-	fs.StringVar(&f.instance, "instance", hostname(), "name of this instance in the fleet: its logs, and its state's key in etcd")
+	fs.StringVar(&f.instance, "instance", hostname(), "name of this instance in the fleet, unique in it: its logs, and its state's key in etcd")
 	fs.StringVar(&f.etcdCA, "etcd-ca", "", "PEM file of the roots that sign etcd's server certificates (https -etcd URLs); empty: the system's")
 	fs.StringVar(&f.etcdCert, "etcd-cert", "", "PEM file of this instance's client certificate for etcd, with -etcd-key")
 	fs.StringVar(&f.etcdKey, "etcd-key", "", "PEM file of the private key of -etcd-cert")

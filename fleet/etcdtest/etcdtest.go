@@ -206,6 +206,35 @@ func (c *Cluster) Endpoints() []string {
 	return out
 }
 
+// Leader returns the member that leads the cluster now, as the first
+// running member that answers a Status says.
+func (c *Cluster) Leader() *Server {
+	t := c.Members[0].t
+	t.Helper()
+	cli := c.Client()
+	for _, s := range c.Members {
+		if s.cmd == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		st, err := cli.Status(ctx, s.Endpoint)
+		cancel()
+		if err != nil {
+			continue
+		}
+		for _, m := range c.Members {
+			ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+			ms, err := cli.Status(ctx, m.Endpoint)
+			cancel()
+			if err == nil && ms.Header.MemberId == st.Leader {
+				return m
+			}
+		}
+	}
+	t.Fatal("etcdtest: no member names a running leader")
+	return nil
+}
+
 // Client returns a client of every member, closed at the test's cleanup.
 func (c *Cluster) Client() *clientv3.Client {
 	c.Members[0].t.Helper()
