@@ -60,7 +60,7 @@ type Server struct {
 	// client; nil otherwise.
 	TLS *TLS
 
-	t          *testing.T
+	t          testing.TB
 	bin, dir   string
 	name, peer string
 	initial    string // --initial-cluster
@@ -81,7 +81,7 @@ type TLS struct {
 }
 
 // Start runs an etcd member for t and returns it once it answers.
-func Start(t *testing.T) *Server {
+func Start(t testing.TB) *Server {
 	t.Helper()
 	bin := etcdBinary(t)
 	var lastErr error
@@ -98,7 +98,7 @@ func Start(t *testing.T) *Server {
 }
 
 // newServer returns a member named name on free ports, not started.
-func newServer(t *testing.T, bin, name string) *Server {
+func newServer(t testing.TB, bin, name string) *Server {
 	s := &Server{t: t, bin: bin, dir: t.TempDir(), name: name, logs: &buffer{}}
 	s.clientPort, s.peer = freePort(t), "http://"+loopback(freePort(t))
 	s.Endpoint = "http://" + loopback(s.clientPort)
@@ -106,7 +106,7 @@ func newServer(t *testing.T, bin, name string) *Server {
 }
 
 // etcdBinary returns the path of etcd, failing t without it.
-func etcdBinary(t *testing.T) string {
+func etcdBinary(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("etcd")
 	if err != nil {
@@ -119,7 +119,7 @@ func etcdBinary(t *testing.T) string {
 // and requires a client certificate signed by its CA, and returns it
 // once it answers; [Server.Client] and [Server.TLS] have what a client
 // needs.
-func StartTLS(t *testing.T) *Server {
+func StartTLS(t testing.TB) *Server {
 	t.Helper()
 	bin := etcdBinary(t)
 	ca, err := testcert.NewCA("etcdtest CA")
@@ -165,7 +165,7 @@ type Cluster struct {
 
 // StartCluster runs a cluster of n members for t and returns it once
 // every member answers and the cluster has a leader.
-func StartCluster(t *testing.T, n int) *Cluster {
+func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
 	bin := etcdBinary(t)
 	c := &Cluster{}
@@ -249,7 +249,7 @@ func (s *Server) cleanup() {
 	}
 }
 
-func writePEM(t *testing.T, path string, data []byte) {
+func writePEM(t testing.TB, path string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
@@ -260,7 +260,7 @@ func certPEM(c tls.Certificate) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Certificate[0]})
 }
 
-func keyPEM(t *testing.T, c tls.Certificate) []byte {
+func keyPEM(t testing.TB, c tls.Certificate) []byte {
 	t.Helper()
 	der, err := x509.MarshalPKCS8PrivateKey(c.PrivateKey)
 	if err != nil {
@@ -318,12 +318,12 @@ func (s *Server) Client() *clientv3.Client {
 }
 
 // ClientOf returns a client of endpoints, closed at t's cleanup.
-func ClientOf(t *testing.T, endpoints ...string) *clientv3.Client {
+func ClientOf(t testing.TB, endpoints ...string) *clientv3.Client {
 	t.Helper()
 	return clientOf(t, nil, endpoints...)
 }
 
-func clientOf(t *testing.T, tlsc *tls.Config, endpoints ...string) *clientv3.Client {
+func clientOf(t testing.TB, tlsc *tls.Config, endpoints ...string) *clientv3.Client {
 	t.Helper()
 	c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: startTimeout, TLS: tlsc, Logger: zap.NewNop()})
 	if err != nil {
@@ -407,7 +407,7 @@ func (s *Server) ready(endpoint string) error {
 }
 
 // freePort returns a port no one listens on now at 127.0.0.1.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
