@@ -22,7 +22,7 @@ type Serving struct {
 	// Revision is the instance's own publisher revision that applied it.
 	Revision uint64 `json:"revision"`
 	// At is when it was applied.
-	At time.Time `json:"appliedAt"`
+	At time.Time `json:"appliedAt,omitzero"`
 }
 
 // Refusal is a version an instance refused, with every problem.
