@@ -33,13 +33,20 @@ func (h *Handler) getConfig(w http.ResponseWriter, r *http.Request) {
 		doc, ctype = cur.Snapshot.Canonical(), "application/json"
 	}
 	hd := w.Header()
-	hd.Set("ETag", etag(cur.Revision))
+	tag := etag(cur.Revision)
+	if h.cfg.Store != nil {
+		if v, _, ok := h.cfg.Store.ServingVersion(); ok {
+			tag = strconv.Quote(v)
+			hd.Set("Paduraksa-Version", v)
+		}
+	}
+	hd.Set("ETag", tag)
 	hd.Set("Last-Modified", cur.Time.UTC().Format(http.TimeFormat))
 	hd.Set("Paduraksa-Revision", strconv.FormatUint(cur.Revision, 10))
 	hd.Set("Paduraksa-Status", cur.Status.String())
 	hd.Set("Paduraksa-Warnings", strconv.Itoa(len(cur.Warnings)))
 	hd.Set("Cache-Control", "no-cache")
-	if inm := r.Header.Get("If-None-Match"); inm != "" && strings.TrimSpace(inm) == etag(cur.Revision) {
+	if inm := r.Header.Get("If-None-Match"); inm != "" && strings.TrimSpace(inm) == tag {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -97,6 +104,10 @@ func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
 	// a file that takes long holds up this push alone.
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(r.Context()), deadline)
 	defer cancel()
+	if h.cfg.Store != nil {
+		h.pushToStore(ctx, w, r, data, cond)
+		return
+	}
 	pub := h.cfg.Publisher
 	prepared := pub.Prepare(data)
 	select {
@@ -120,16 +131,7 @@ func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusGatewayTimeout, CodeApplyTimeout, "revision "+strconv.FormatUint(rev.ID(), 10)+" got no outcome within "+h.cfg.ApplyTimeout.String())
 		return
 	}
-	e, ok := pub.Entry(o.Revision)
-	if !ok || o.Status == snapshot.Unchanged {
-		// The publisher keeps no history, or the push is the serving
-		// revision, whose entry is the one that applied it.
-		e = snapshot.Entry{Outcome: o, Time: time.Now(), Source: data}
-	}
-	res := PushResult{Outcome: outcomeOf(e)}
-	if cur, ok := pub.Current(); ok {
-		res.Serving = cur.Revision
-	}
+	res := h.pushResult(o, data)
 	status := http.StatusOK
 	switch o.Status {
 	case snapshot.Applied:
@@ -155,13 +157,38 @@ func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
 	if status == http.StatusOK {
 		w.Header().Set("ETag", etag(res.Serving))
 	}
+	h.logPush(ctx, r, status, o, res, len(data))
+	writeJSON(w, status, res)
+}
+
+// pushResult is the answer of a push whose outcome is o.
+func (h *Handler) pushResult(o snapshot.Outcome, data []byte) PushResult {
+	pub := h.cfg.Publisher
+	e, ok := pub.Entry(o.Revision)
+	if !ok || o.Status == snapshot.Unchanged {
+		// The publisher keeps no history, or the push is the serving
+		// revision, whose entry is the one that applied it.
+		e = snapshot.Entry{Outcome: o, Time: time.Now(), Source: data}
+	}
+	res := PushResult{Outcome: outcomeOf(e)}
+	if cur, ok := pub.Current(); ok {
+		res.Serving = cur.Revision
+	}
+	return res
+}
+
+// logPush logs a push and its answer.
+func (h *Handler) logPush(ctx context.Context, r *http.Request, status int, o snapshot.Outcome, res PushResult, size int) {
 	level := slog.LevelInfo
 	if status != http.StatusOK {
 		level = slog.LevelWarn
 	}
-	h.cfg.Logger.Log(ctx, level, "admin: config push", "revision", o.Revision, "status", o.Status.String(), "problems", len(o.Errors),
-		"persisted", res.Persisted, "serving", res.Serving, "bytes", len(data), "remote", r.RemoteAddr)
-	writeJSON(w, status, res)
+	attrs := []any{"revision", o.Revision, "status", o.Status.String(), "problems", len(o.Errors),
+		"persisted", res.Persisted, "serving", res.Serving, "bytes", size, "remote", r.RemoteAddr}
+	if res.Version != "" {
+		attrs = append(attrs, "version", res.Version)
+	}
+	h.cfg.Logger.Log(ctx, level, "admin: config push", attrs...)
 }
 
 // admit takes one of the MaxPushes turns of a document's request (a push
@@ -218,10 +245,12 @@ func (h *Handler) readDocument(w http.ResponseWriter, r *http.Request, done stri
 	return nil, false
 }
 
-// condition is a push's If-Match: the revision that must be serving.
+// condition is a push's If-Match: the revision that must be serving
+// (with a Store, the store's version of the document); star when it was
+// "*".
 type condition struct {
-	rev uint64
-	set bool
+	rev       uint64
+	set, star bool
 }
 
 // ifMatch reads If-Match: one entity tag of a revision ("7", quoted as
@@ -242,7 +271,7 @@ func (h *Handler) ifMatch(w http.ResponseWriter, r *http.Request) (condition, bo
 				Message: "stale: no config is serving"})
 			return condition{}, false
 		}
-		return condition{rev: cur.Revision, set: true}, true
+		return condition{rev: cur.Revision, set: true, star: true}, true
 	}
 	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
 		v = v[1 : len(v)-1]

@@ -67,7 +67,17 @@
 //	                 destination's verdicts, availability and last change
 //	                 (reason and time) ([Health]).
 //	GET  /healthz    the gateway itself: 200 while a config is serving,
-//	                 503 before ([Healthz]).
+//	                 503 before ([Healthz]), with the reachability of
+//	                 the engines it depends on ([Config.Engines]: etcd,
+//	                 Redis), which ones are down and since when. An
+//	                 engine down leaves it 200: the instance serves its
+//	                 last document, and a balancer that pulled every
+//	                 instance when etcd blips would take the whole fleet
+//	                 down with it.
+//	GET  /cluster    with [Config.Cluster], every instance of the fleet
+//	                 as it wrote its state ([ClusterState]); 503
+//	                 ([CodeClusterUnreachable]) when it cannot be read,
+//	                 404 without a fleet.
 //	POST /upstreams/{upstream}/destinations/{destination}/drain
 //	POST /upstreams/{upstream}/destinations/{destination}/undrain
 //	                 take the destination out of rotation (no new
@@ -103,6 +113,28 @@
 //	                 and validity, and the ACME manager's state of each
 //	                 ([Certificates], [Config.ACME]).
 //	GET  /console/   the operator's console (see below).
+//
+// # A fleet
+//
+// With [Config.Store] (fleet.Etcd in module
+// github.com/paduraksa/paduraksa/fleet), the instances of a fleet share
+// one document and PUT /config on any of them is one compare-and-swap for
+// the whole fleet: the document is checked as a publish would check it
+// (422 with every problem, nothing saved), saved in one transaction on
+// If-Match's version (412 when another push or a put moved it on), and
+// answered with the outcome this instance gives the saved version as it
+// applies it from the store's watch, every other instance applying it
+// too. In this mode the ETag of GET /config and of a 200 push is the
+// store's version (the etcd key's mod revision, also in
+// Paduraksa-Version and the answer's "version"), the same on every
+// instance: an ETag read from one instance is a valid If-Match on
+// another. Paduraksa-Revision and "revision" stay the instance's own
+// publisher revision. A push whose version this instance refuses (a file
+// it lacks) is answered 422 after it was saved: "persisted" says so.
+//
+//	curl -si http://127.0.0.1:9901/config | grep -i etag
+//	ETag: "42"
+//	curl -s -X PUT -H 'If-Match: "42"' --data-binary @config.yaml http://127.0.0.1:9902/config
 //
 // GET endpoints answer HEAD too; another method gets 405 with Allow.
 // Errors are JSON: {"error": {"code": ..., "message": ...}}, with the

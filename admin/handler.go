@@ -47,10 +47,11 @@ type Config struct {
 	// Recent, when set, serves GET /requests: the recent requests it
 	// returns, newest first (simulate.Sample.Recent); nil answers 404.
 	Recent func() []telemetry.Record
-	// Compiler checks the drafts of POST /config/check: set it to the
-	// publisher's (snapshot.PublisherConfig.Compiler) so that the
-	// policies registered on it are known. Nil means a compiler with the
-	// built-in names and Health's monitor.
+	// Compiler checks the drafts of POST /config/check, and a document
+	// before it is saved in Store: set it to the publisher's
+	// (snapshot.PublisherConfig.Compiler) so that the policies registered
+	// on it are known. Nil means a compiler with the built-in names and
+	// Health's monitor.
 	Compiler *snapshot.Compiler
 	// Token, when set, is the bearer token every request must carry
 	// ("Authorization: Bearer <token>"); a request without it or with
@@ -65,6 +66,22 @@ type Config struct {
 	// saved. Nil means pushed documents live in memory only, and answers
 	// say so.
 	Persist func(ctx context.Context, data []byte) error
+	// Store, when set, is the fleet's store of its one document: PUT
+	// /config checks the document as a publish would (422 with every
+	// problem, nothing saved), saves it there in one compare-and-swap on
+	// If-Match's version (412 when stale), and answers the outcome this
+	// instance gives the saved version as it applies it from the
+	// store's watch. GET /config's ETag is then the store's version, the
+	// same on every instance, so an ETag read from one is a valid
+	// If-Match on another. Persist is not called.
+	Store Store
+	// Cluster, when set, serves GET /cluster: the state of every
+	// instance of the fleet, JSON-encodable, sorted by name; an error
+	// answers 503 ([CodeClusterUnreachable]). Nil answers 404.
+	Cluster func(ctx context.Context) (any, error)
+	// Engines, when set, gives the reachability of the engines the
+	// instance depends on (etcd, Redis) for GET /healthz.
+	Engines func() []Engine
 	// MaxDocumentBytes bounds the body of PUT /config; 0 means
 	// [DefaultMaxDocumentBytes]. It may not exceed
 	// [config.MaxDocumentSize].
@@ -249,6 +266,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serve = h.getCertificates
 	case "/requests":
 		serve = h.getRequests
+	case "/cluster":
+		serve = h.getCluster
 	case "/metrics":
 		if h.cfg.Metrics == nil {
 			writeError(w, http.StatusNotFound, CodeNotFound, "no metrics are configured")

@@ -50,6 +50,10 @@ type PushResult struct {
 	Persisted bool `json:"persisted"`
 	// Message says what happened, for people.
 	Message string `json:"message"`
+	// Version is, with a [Store], the store's version of the document
+	// pushed (the fleet's name of it, its ETag on every instance), or of
+	// the one serving when the push was stale.
+	Version string `json:"version,omitempty"`
 }
 
 // Revisions is the answer of GET /revisions.
@@ -129,6 +133,14 @@ type Healthz struct {
 	// Status is "serving" or "starting" (no config applied yet: 503).
 	Status  string `json:"status"`
 	Serving uint64 `json:"serving"`
+	// Version is, with a [Store], the store's version serving.
+	Version string `json:"version,omitempty"`
+	// Engines is the reachability of the engines the instance depends
+	// on ([Config.Engines]); absent without any. An engine down does not
+	// change Status: the instance keeps serving its last document.
+	Engines []Engine `json:"engines,omitempty"`
+	// Down names the engines unreachable now; absent when none is.
+	Down []string `json:"down,omitempty"`
 }
 
 func problems(ps []*snapshot.ValidationError) []Problem {

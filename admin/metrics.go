@@ -34,6 +34,9 @@ type MetricsConfig struct {
 	// AccessLog adds the access log's written, dropped and sampled-out
 	// records.
 	AccessLog *telemetry.AccessLog
+	// Engines adds the reachability of the engines the instance depends
+	// on (etcd, Redis), as GET /healthz reports it.
+	Engines func() []Engine
 }
 
 // Metrics is a prometheus.Collector of the gateway's own lock-free
@@ -105,6 +108,9 @@ var (
 	dTLSDef    = desc("tls_default_certificate_total", "Handshakes served the default certificate, by reason (noSni, unknownSni).", "reason")
 
 	dAccessLog = desc("access_log_records_total", "Access log records by result: written, dropped (buffer full) or sampledOut.", "result")
+
+	dEngineUp    = desc("engine_reachable", "1 while an engine the instance depends on (etcd, redis) answers, else 0; the instance serves either way.", "engine")
+	dEngineSince = desc("engine_reachable_changed_timestamp_seconds", "When the engine's reachability last changed (Unix time); absent before it ever did.", "engine")
 )
 
 var allDescs = []*prometheus.Desc{
@@ -112,7 +118,7 @@ var allDescs = []*prometheus.Desc{
 	dSplit, dMirror, dMirrorOut, dMirrorFlight,
 	dUpRequests, dUpRetries, dFallbacks, dExchanges, dTTFB, dDestFlight, dAvailable, dHealth, dChanges, dProbe, dProbeFail, dPanic,
 	dRevision, dPublish, dApply, dApplySum, dApplyTotal, dOpen, dParked, dRefused, dHandshake, dTLSDef, dAccessLog,
-	dLimit, dLimitTrips, dLimitNow,
+	dLimit, dLimitTrips, dLimitNow, dEngineUp, dEngineSince,
 }
 
 // Describe sends every series' description.
@@ -156,6 +162,18 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		c.counter(dAccessLog, s.Written, "written")
 		c.counter(dAccessLog, s.Dropped, "dropped")
 		c.counter(dAccessLog, s.SampledOut, "sampledOut")
+	}
+	if m.cfg.Engines != nil {
+		for _, e := range m.cfg.Engines() {
+			up := 0.0
+			if e.Reachable {
+				up = 1
+			}
+			c.gauge(dEngineUp, up, e.Name)
+			if !e.Since.IsZero() {
+				c.gauge(dEngineSince, float64(e.Since.UnixNano())/1e9, e.Name)
+			}
+		}
 	}
 }
 

@@ -73,14 +73,29 @@ func (h *Handler) cluster(c *upstream.Cluster) Cluster {
 	return out
 }
 
-// getHealthz answers 200 while a config is serving, 503 before.
+// getHealthz answers 200 while a config is serving, 503 before, with
+// the engines' reachability: an engine down leaves it 200, since the
+// instance keeps serving its last document.
 func (h *Handler) getHealthz(w http.ResponseWriter, r *http.Request) {
+	res := Healthz{Status: "starting"}
+	if h.cfg.Engines != nil {
+		res.Engines = h.cfg.Engines()
+		for _, e := range res.Engines {
+			if !e.Reachable {
+				res.Down = append(res.Down, e.Name)
+			}
+		}
+	}
 	cur, ok := h.cfg.Publisher.Current()
 	if !ok {
-		writeJSON(w, http.StatusServiceUnavailable, Healthz{Status: "starting"})
+		writeJSON(w, http.StatusServiceUnavailable, res)
 		return
 	}
-	writeJSON(w, http.StatusOK, Healthz{Status: "serving", Serving: cur.Revision})
+	res.Status, res.Serving = "serving", cur.Revision
+	if h.cfg.Store != nil {
+		res.Version, _, _ = h.cfg.Store.ServingVersion()
+	}
+	writeJSON(w, http.StatusOK, res)
 }
 
 // ejection fills in dst's current ejection and its counts by reason;

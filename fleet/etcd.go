@@ -36,6 +36,10 @@ const (
 	CodePeriodInvalid   = "fleet.etcd.period.invalid"   // at "probePeriod", "probeTimeout", "retryPeriod"
 )
 
+// CodeDocumentTooLarge is the problem of a refusal recorded for a value
+// larger than MaxBytes, which is not published; it is stable.
+const CodeDocumentTooLarge = "fleet.etcd.document.tooLarge"
+
 // ErrNoDocument is Load's answer when the key holds no document.
 var ErrNoDocument = errors.New("fleet: etcd holds no document at the key")
 
@@ -88,6 +92,13 @@ type Status struct {
 	// Version is the mod revision of the document last handed to the
 	// publisher (by Load or Run), in decimal; "" before the first.
 	Version string
+	// Serving is the version this instance serves, as the outcomes
+	// recorded say (see [Etcd.Record]); its zero value before the first
+	// applied one.
+	Serving Serving
+	// LastRefusal is the latest version this instance refused; nil
+	// before any.
+	LastRefusal *Refusal
 }
 
 // Etcd is the [source.Source] of a fleet: the document at
@@ -105,6 +116,7 @@ type Etcd struct {
 	next    int64 // the store revision a watch starts at; 0: read the key first
 	status  Status
 	missing bool // the key was found missing, logged once
+	applied outcomes
 }
 
 var _ source.Source = (*Etcd)(nil)
@@ -148,7 +160,7 @@ func NewEtcd(cfg EtcdConfig) (*Etcd, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Etcd{cfg: cfg, key: cfg.Prefix + "config", log: log.With("etcdKey", cfg.Prefix+"config"),
-		reload: make(chan struct{}, 1), status: Status{Reachable: true}}, nil
+		reload: make(chan struct{}, 1), status: Status{Reachable: true}, applied: outcomes{changed: make(chan struct{})}}, nil
 }
 
 // Key returns the key of the document.
@@ -158,7 +170,9 @@ func (e *Etcd) Key() string { return e.key }
 func (e *Etcd) Status() Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.status
+	st := e.status
+	st.Serving, st.LastRefusal = e.applied.serving, e.applied.refusal
+	return st
 }
 
 // Load reads the key and returns its document, taken as handed to the
@@ -392,12 +406,14 @@ func (e *Etcd) hand(ctx context.Context, publish source.Publish, data []byte, mo
 	e.handed = modRev
 	e.status.Version = v
 	e.mu.Unlock()
+	d := source.Document{Data: data, Why: why, Version: v}
 	if int64(len(data)) > e.cfg.MaxBytes {
 		e.log.Error("config in etcd refused: larger than the most taken; the previous config keeps serving",
 			"version", v, "bytes", len(data), "maxBytes", e.cfg.MaxBytes)
+		e.Record(d, snapshot.Outcome{Status: snapshot.Refused, Errors: []*snapshot.ValidationError{{Code: CodeDocumentTooLarge,
+			Msg: "the document in etcd is " + strconv.Itoa(len(data)) + " bytes, more than the " + strconv.FormatInt(e.cfg.MaxBytes, 10) + " taken"}}})
 		return nil
 	}
-	d := source.Document{Data: data, Why: why, Version: v}
 	o, err := publish(ctx, d)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -407,6 +423,7 @@ func (e *Etcd) hand(ctx context.Context, publish source.Publish, data []byte, mo
 		return nil
 	}
 	e.logOutcome(d, o)
+	e.Record(d, o)
 	return nil
 }
 
@@ -439,6 +456,7 @@ func (e *Etcd) unreachable(err error) {
 	e.status.Reachable, e.status.Err = false, err
 	if was {
 		e.status.Since = time.Now()
+		e.applied.notify()
 	}
 	e.mu.Unlock()
 	if was {
@@ -457,6 +475,7 @@ func (e *Etcd) reachable() {
 	e.status.Reachable, e.status.Err = true, nil
 	if !was {
 		e.status.Since = time.Now()
+		e.applied.notify()
 	}
 	e.mu.Unlock()
 	if !was {

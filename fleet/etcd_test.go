@@ -63,7 +63,7 @@ type instance struct {
 
 // newInstance loads the document of endpoint's etcd, publishes it, serves
 // it on 127.0.0.1 and runs the source until the test ends.
-func newInstance(t *testing.T, endpoint string) *instance {
+func newInstance(t testing.TB, endpoint string) *instance {
 	t.Helper()
 	in := &instance{logs: &logBuffer{}}
 	src, err := fleet.NewEtcd(fleet.EtcdConfig{
@@ -83,6 +83,7 @@ func newInstance(t *testing.T, endpoint string) *instance {
 	o, err := source.To(in.pub)(ctx, doc)
 	require.NoError(t, err)
 	require.Equal(t, snapshot.Applied, o.Status, "%v", o.Errors)
+	src.Record(doc, o)
 	srv := httptest.NewServer(store)
 	t.Cleanup(srv.Close)
 	in.url = srv.URL
@@ -135,7 +136,7 @@ func (in *instance) waitServes(t *testing.T, want string) {
 	waitFor(t, "the instance to serve "+want, func() bool { return in.body(t) == want })
 }
 
-func put(t *testing.T, c *clientv3.Client, value string) int64 {
+func put(t testing.TB, c *clientv3.Client, value string) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -27,9 +27,9 @@ const (
 	DefaultRotationPeriod = 24 * time.Hour
 	// MinRotationPeriod is the shortest RotationPeriod taken.
 	MinRotationPeriod = time.Second
-	// DefaultLeaseTTL is the TTL of the lease an instance campaigns
+	// DefaultElectionTTL is the TTL of the lease an instance campaigns
 	// with: how long the election stays taken after its leader died.
-	DefaultLeaseTTL = 10 * time.Second
+	DefaultElectionTTL = 10 * time.Second
 	// DefaultSecretsTimeout bounds each read and write of the secrets.
 	DefaultSecretsTimeout = 5 * time.Second
 )
@@ -76,7 +76,7 @@ type SecretsConfig struct {
 	// LeaseTTL is the TTL of the lease the instance campaigns with, in
 	// whole seconds: a leader that dies frees the election when it
 	// expires; one that stops revokes it at once. 0 means
-	// [DefaultLeaseTTL].
+	// [DefaultElectionTTL].
 	LeaseTTL time.Duration
 	// RetryPeriod is how long Run waits between attempts while etcd is
 	// unreachable; 0 means [DefaultRetryPeriod].
@@ -136,9 +136,9 @@ func NewSecrets(cfg SecretsConfig) (*Secrets, error) {
 	}
 	switch {
 	case cfg.LeaseTTL == 0:
-		cfg.LeaseTTL = DefaultLeaseTTL
+		cfg.LeaseTTL = DefaultElectionTTL
 	case cfg.LeaseTTL < time.Second || cfg.LeaseTTL%time.Second != 0:
-		probs.Add(CodeLeaseInvalid, "leaseTTL", "must be 0 (the default, "+DefaultLeaseTTL.String()+") or whole seconds, at least 1s")
+		probs.Add(CodeLeaseInvalid, "leaseTTL", "must be 0 (the default, "+DefaultElectionTTL.String()+") or whole seconds, at least 1s")
 	}
 	for _, p := range []struct {
 		d    *time.Duration

@@ -30,7 +30,7 @@ type adminFlags struct {
 
 func addAdminFlags(fs *flag.FlagSet) adminFlags {
 	return adminFlags{
-		addr:      fs.String("admin", "127.0.0.1:9901", `address of the admin API (GET/PUT /config, /revisions, /health, /healthz, the MCP tools at /mcp) and the console (/console/); "off": none`),
+		addr:      fs.String("admin", "127.0.0.1:9901", `address of the admin API (GET/PUT /config, /revisions, /health, /healthz, /cluster with -etcd, the MCP tools at /mcp) and the console (/console/); "off": none`),
 		tokenFile: fs.String("admin-token-file", "", "file holding the admin API's bearer token; required for an admin address that is not loopback"),
 	}
 }
@@ -45,6 +45,7 @@ type adminSettings struct {
 	compiler *snapshot.Compiler         // checks POST /config/check drafts
 	instance string                     // -instance, shown by the console
 	acme     func() tlsselect.ACMEStats // the ACME manager's state, for GET /certificates; nil without one
+	fleet    *fleetParts                // nil: no fleet
 }
 
 // settings reads the token file and refuses an admin address others can
@@ -97,7 +98,8 @@ func startAdmin(s adminSettings, pub *snapshot.Publisher, saver source.Source, s
 	a := &adminServer{}
 	cfg := admin.Config{Publisher: pub, Token: s.token, Logger: log, Metrics: s.metrics, Simulate: s.simulate,
 		Recent: s.recent, Compiler: s.compiler, Instance: s.instance, ACME: s.acme}
-	if saver != nil {
+	s.fleet.configure(&cfg)
+	if saver != nil && cfg.Store == nil {
 		cfg.Persist = func(ctx context.Context, data []byte) error {
 			_, err := saver.Save(ctx, source.Push{Data: data})
 			return err

@@ -88,6 +88,7 @@ type flags struct {
 	upgradeGrace, upgradeTimeout          time.Duration
 	etcd, etcdPrefix, instance            string
 	ticketRotation                        time.Duration
+	etcdCA, etcdCert, etcdKey             string
 	redis, redisPrefix                    string
 	redisTimeout                          time.Duration
 }
@@ -122,10 +123,13 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.DurationVar(&f.upgradeGrace, "upgrade-grace", 30*time.Second, "after SIGUSR2 handed the sockets to a new process: how long requests, streams and upgrades in flight have to finish (SIGTERM ends it)")
 	fs.DurationVar(&f.upgradeTimeout, "upgrade-timeout", time.Minute, "after SIGUSR2: how long the new process has to serve before it is killed and this one keeps serving")
 	fs.StringVar(&f.secretsPath, "secrets", "", "file keeping the affinity key and the TLS session ticket secret across restarts, created (mode 0600) when absent; empty: both random at every start. With -etcd the secrets are in etcd, and this file only seeds them when etcd has none")
-	fs.StringVar(&f.etcd, "etcd", "", "comma-separated etcd client URLs: the config document is the key -etcd-prefix+\"config\" there, watched, instead of -config's file; pushes are saved there")
+	fs.StringVar(&f.etcd, "etcd", "", "comma-separated etcd client URLs (every member's): the config document is the key -etcd-prefix+\"config\" there, watched, instead of -config's file; PUT /config saves there first, If-Match on the key's revision for the whole fleet; the instance's state is kept at -etcd-prefix+\"instances/\"+-instance under a lease, listed by GET /cluster")
 	fs.StringVar(&f.etcdPrefix, "etcd-prefix", fleet.DefaultPrefix, "prefix of the fleet's keys in etcd")
-	fs.StringVar(&f.instance, "instance", hostname(), "name of this instance in the fleet, in its logs")
+	fs.StringVar(&f.instance, "instance", hostname(), "name of this instance in the fleet, unique in it: its logs, and its state's key in etcd")
 	fs.DurationVar(&f.ticketRotation, "ticket-secret-rotation", fleet.DefaultRotationPeriod, "with -etcd: how often the instance elected among the fleet writes a new TLS session ticket secret to etcd, keeping the one it replaces to open older tickets (at least 1s)")
+	fs.StringVar(&f.etcdCA, "etcd-ca", "", "PEM file of the roots that sign etcd's server certificates (https -etcd URLs); empty: the system's")
+	fs.StringVar(&f.etcdCert, "etcd-cert", "", "PEM file of this instance's client certificate for etcd, with -etcd-key")
+	fs.StringVar(&f.etcdKey, "etcd-key", "", "PEM file of the private key of -etcd-cert")
 	fs.StringVar(&f.redis, "redis", "", "Redis URL (redis://[user:password@]host:port[/db], rediss:// for TLS) keeping the buckets of the document's cluster rate limits (buckets: cluster), shared by every instance using it; empty: such a limit is refused")
 	fs.DurationVar(&f.redisTimeout, "redis-timeout", gate.DefaultRateLimitStoreTimeout, "each cluster rate-limit decision's deadline in Redis; past it, or when Redis fails, the instance's local bucket decides")
 	fs.StringVar(&f.redisPrefix, "redis-prefix", "paduraksa:rl:", "prefix of the keys of the cluster rate limits' buckets in Redis")
@@ -177,6 +181,7 @@ type app struct {
 	watches []watch
 	reload  func()       // what SIGHUP does
 	adm     *adminServer // nil when off
+	fleet   fleetParts   // -etcd's and -redis's parts
 	sk      *sockets     // where the listening sockets come from
 
 	etcdCli *clientv3.Client // the -etcd client, made on first use; nil without -etcd
@@ -421,6 +426,7 @@ func (a *app) loadSource(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	a.fleet.record(first, o)
 	if o.Status == snapshot.Refused {
 		return fmt.Errorf("config refused, nothing is serving: %w", joinProblems(o.Errors))
 	}
@@ -459,7 +465,9 @@ func (a *app) publishChange(ctx context.Context, d source.Document) (snapshot.Ou
 // when -admin asks for it.
 func (a *app) serveAdmin(context.Context) error {
 	s := a.f.admin
-	s.metrics = admin.NewMetrics(admin.MetricsConfig{Store: a.store, Publisher: a.pub, Edge: a.srv, AccessLog: a.accessLog}).Handler()
+	s.compiler, s.fleet = &a.compiler, &a.fleet
+	s.metrics = admin.NewMetrics(admin.MetricsConfig{Store: a.store, Publisher: a.pub, Edge: a.srv, AccessLog: a.accessLog,
+		Engines: a.fleet.adminEngines}).Handler()
 	s.simulate = simulate.NewHandler(simulate.HandlerConfig{
 		Store: a.store, Compiler: &a.compiler, Sample: a.sample,
 		Revision: func(id uint64) *snapshot.Snapshot {

@@ -32,6 +32,7 @@ func (a *app) startRateLimitStore(ctx context.Context) error {
 		return fmt.Errorf("-redis: %w", err)
 	}
 	a.deferClose(func() { store.Close() })
+	a.fleet.redis = a.startProbe(ctx, "redis", store.Ping)
 	// The gate logs the store failing and answering again, once each;
 	// the client's own line per failed dial would repeat it.
 	logging.Disable()
