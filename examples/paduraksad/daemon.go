@@ -476,7 +476,7 @@ func (a *app) serveAdmin(context.Context) error {
 		},
 		Listener: simulate.Listener{ProxyProtocol: a.ec.ProxyProtocol, Connections: a.ec.Connections, Limits: a.ec.Limits},
 	})
-	s.recent, s.compiler = a.sample.Recent, &a.compiler
+	s.recent = a.sample.Recent
 	s.instance = a.f.instance
 	if acme := a.compiler.ACME; acme != nil {
 		s.acme = acme.Stats
