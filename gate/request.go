@@ -71,7 +71,7 @@ type Request struct {
 	// num is the ipaddr.Num of numOf, for clientNum.
 	num   ipaddr.Num
 	numOf netip.Addr
-	kept     *requestKept // made on first use, kept across uses of a pooled Request
+	kept  *requestKept // made on first use, kept across uses of a pooled Request
 }
 
 // requestKept is what a pooled Request keeps across requests: a
