@@ -184,10 +184,10 @@ func (l *AccessList) ID() string { return l.id }
 // Evaluate applies the list to rq.Client and the request's credentials.
 func (l *AccessList) Evaluate(r *http.Request, rq *Request) Decision {
 	c := rq.Client
-	if !l.deny.Empty() && l.deny.Contains(c) {
+	if !l.deny.Empty() && c.IsValid() && l.deny.ContainsNum(rq.clientNum()) {
 		return Decision{Verdict: Respond, Page: l.page403, Reason: "address denied"}
 	}
-	if l.hasAllow && !l.allow.Contains(c) {
+	if l.hasAllow && (!c.IsValid() || !l.allow.ContainsNum(rq.clientNum())) {
 		return Decision{Verdict: Respond, Page: l.page403, Reason: "address not allowed"}
 	}
 	if l.geo != nil && (len(l.allowCC) > 0 || len(l.denyCC) > 0) {

@@ -57,3 +57,44 @@ func refBasicAuth(v string) string {
 	}
 	return "wrong credentials"
 }
+
+// TestAccessListSeesTheForwardedClient fails if a policy decides on the
+// trusted proxy's address once X-Forwarded-For named the client: the
+// proxy (10.0.0.1) is in the allow list, the clients behind it are
+// not, or are denied; a pooled Request served the proxy's own request
+// just before, so a stale conversion of the address would show.
+func TestAccessListSeesTheForwardedClient(t *testing.T) {
+	al, err := NewAccessList(AccessListConfig{ID: "office", Allow: mustPrefix("10.0.0.0/8", "192.0.2.0/24"), Deny: mustPrefix("192.0.2.66/32")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(Config{
+		TrustedProxies: mustPrefix("10.0.0.1/32"),
+		Hosts:          []Host{{Names: []string{"app.example"}, Policies: []PolicyUse{{Policy: al}}, Routes: []Route{{Prefix: "/", Target: &forwarded{}}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newNopWriter()
+	for _, tt := range []struct {
+		xff    string
+		status int
+	}{
+		{"", http.StatusOK},                   // the proxy itself
+		{"203.0.113.9", http.StatusForbidden}, // not in the allow list
+		{"", http.StatusOK},
+		{"192.0.2.66", http.StatusForbidden}, // denied
+		{"192.0.2.7", http.StatusOK},
+		{"2001:db8::1", http.StatusForbidden},
+	} {
+		raw := "GET / HTTP/1.1\r\nHost: app.example\r\n"
+		if tt.xff != "" {
+			raw += "X-Forwarded-For: " + tt.xff + "\r\n"
+		}
+		w.reset()
+		g.ServeHTTP(w, readRequest(t, raw+"\r\n", "10.0.0.1:5000"))
+		if w.status != tt.status {
+			t.Errorf("X-Forwarded-For %q: status %d, want %d", tt.xff, w.status, tt.status)
+		}
+	}
+}

@@ -143,9 +143,9 @@ func (g *Gate) resolveClient(r *http.Request, rq *Request) {
 	}
 	rq.Client, rq.ClientSource = rq.Peer.Addr(), FromPeer
 	if !g.probes.Empty() {
-		rq.Probe = g.probes.Contains(rq.Client)
+		rq.Probe = rq.Client.IsValid() && g.probes.ContainsNum(rq.clientNum())
 	}
-	if g.trusted.Empty() || !g.trusted.Contains(rq.Client) {
+	if g.trusted.Empty() || !rq.Client.IsValid() || !g.trusted.ContainsNum(rq.clientNum()) {
 		return
 	}
 	rq.TrustedPeer = true

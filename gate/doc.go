@@ -148,6 +148,27 @@
 // policies only look, forward-auth is not called, drops are not carried
 // out, counters do not move and the target is not called.
 //
+// # Cost
+//
+// A forwarded request through a host with an allow list, a rule set and a
+// rate limit, its metrics on, costs no allocation and a few hundred
+// nanoseconds, most of them in work each request must do:
+//
+//	$ go test -run '^$' -bench 'BenchmarkGateDecide$' -benchtime 100000x -cpu 1 ./gate
+//	BenchmarkGateDecide/conn-info     100000   272 ns/op   0 B/op   0 allocs/op
+//	BenchmarkGateDecide/remote-addr   100000   302 ns/op   0 B/op   0 allocs/op
+//	BenchmarkGateDecide/50-routes     100000   319 ns/op   0 B/op   0 allocs/op
+//
+// (the fastest of 15 runs on a shared 2-core virtual machine). Two
+// monotonic clock reads (the start, which the rate limits share, and the
+// end: 25 ns each there), nine atomic adds (each policy's decision, the
+// bucket's token, the status, the duration's bucket and sum, the route's
+// in-flight gauge up and down) and four header map operations (the Host
+// lookup, Server, User-Agent for the rule set, and the benchmark's fresh
+// header map) make about half of it. A host of 50 routes with method and
+// header matches walks its trie and reads the matched header and
+// Connection: 1.2x a host of two.
+//
 // # Concurrency
 //
 // A Gate, its policies, a [State] and a [ChallengeStore] are safe for

@@ -168,29 +168,38 @@ func hostKey(dst []byte, hostport string) ([]byte, bool) {
 		h = h[:i]
 	}
 	h = strings.TrimSuffix(h, ".")
-	if len(h) == 0 || len(h) > maxHostLen-2 || len(h) > cap(dst)-len(dst) || h[0] == '.' || h[len(h)-1] == '.' {
+	n := len(dst)
+	if len(h) == 0 || len(h) > maxHostLen-2 || len(h) > cap(dst)-n || h[0] == '.' || h[len(h)-1] == '.' {
 		return dst, false
 	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		switch {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-':
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		case c == '.':
-			if h[i-1] == '.' {
-				return dst, false
-			}
-		case c != '_':
-			// RFC 3986 lets a reg-name hold sub-delims, but none is a
-			// host name, and upstreams split a list such as
-			// "secret.test,www.test" each their own way.
+	out := dst[n : n+len(h)]
+	for i := range len(h) {
+		c := hostFold[h[i]]
+		if c == 0 || c == '.' && h[i-1] == '.' { // h[0] is no dot
+			// An empty label, or a byte no host name has: RFC 3986 lets
+			// a reg-name hold sub-delims, but none is a host name, and
+			// upstreams split a list such as "secret.test,www.test" each
+			// their own way.
 			return dst, false
 		}
-		dst = append(dst, c)
+		out[i] = c
 	}
-	return dst, true
+	return dst[:n+len(h)], true
 }
+
+// hostFold maps the bytes a host name may hold (letters, digits, "-", "_"
+// and ".") to their ASCII lower case, and every other byte to 0: one load
+// a byte for hostKey.
+var hostFold = func() (t [256]byte) {
+	for c := byte('a'); c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = c, c
+	}
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c
+	}
+	t['-'], t['_'], t['.'] = '-', '_', '.'
+	return t
+}()
 
 // validPort reports whether p is empty or ":" and digits (RFC 3986 allows
 // an empty port).

@@ -193,7 +193,11 @@ func (l *RateLimit) Evaluate(r *http.Request, rq *Request) Decision {
 			return d
 		}
 	}
-	ok, left, res := l.take(rq.Client, l.scope(rq.Host, rq.Route), l.nowFor(rq), rq.DryRun)
+	key := ipaddr.Unknown
+	if rq.Client.IsValid() {
+		key = rq.clientNum().Key()
+	}
+	ok, left, res := l.take(key, l.scope(rq.Host, rq.Route), l.nowFor(rq), rq.DryRun)
 	switch {
 	case res == takeFull:
 		if !rq.DryRun {
@@ -227,7 +231,7 @@ func (l *RateLimit) scope(h *Host, rt *Route) uint64 {
 // of host h (both from [Gate.Host]; nil for a limit shared across routes),
 // without taking any.
 func (l *RateLimit) Tokens(client netip.Addr, h *Host, rt *Route) int {
-	ok, left, _ := l.take(client, l.scope(h, rt), l.now(), true)
+	ok, left, _ := l.take(ipaddr.KeyOf(client), l.scope(h, rt), l.now(), true)
 	if !ok {
 		return 0
 	}
@@ -257,11 +261,11 @@ const (
 	takeFull
 )
 
-// take counts one request of client at now. It reports whether the
-// request is allowed and how many tokens are left after it. With dry, it
-// changes nothing.
-func (l *RateLimit) take(client netip.Addr, scope, now uint64, dry bool) (bool, int, takeResult) {
-	tag, start := l.locate(client, scope)
+// take counts one request of the client of key at now. It reports whether
+// the request is allowed and, with dry, how many tokens are left after it
+// (0 without: see consume). With dry, it changes nothing.
+func (l *RateLimit) take(key ipaddr.Key, scope, now uint64, dry bool) (bool, int, takeResult) {
+	tag, start := l.locate(key, scope)
 	for attempt := 0; attempt < 2; attempt++ {
 		free := -1
 		for i := 0; i < bucketWindow; i++ {
@@ -294,7 +298,9 @@ func (l *RateLimit) take(client netip.Addr, scope, now uint64, dry bool) (bool, 
 	return true, 0, takeFull
 }
 
-// consume takes a token from b if there is one.
+// consume takes a token from b if there is one. Only a dry run (a look,
+// which takes nothing) counts the tokens left: a taking call returns 0
+// for them, and spares the request a 64-bit division.
 func (l *RateLimit) consume(b *bucket, now uint64, dry bool) (bool, int) {
 	for {
 		tat := b.tat.Load()
@@ -303,20 +309,22 @@ func (l *RateLimit) consume(b *bucket, now uint64, dry bool) (bool, int) {
 		if next > now+l.horizon {
 			return false, 0
 		}
-		left := int((now + l.horizon - next) / l.interval)
-		if dry || b.tat.CompareAndSwap(tat, next) {
-			return true, left
+		if dry {
+			return true, int((now + l.horizon - next) / l.interval)
+		}
+		if b.tat.CompareAndSwap(tat, next) {
+			return true, 0
 		}
 	}
 }
 
-// locate returns the key tag (never 0) and first slot of a client. The
-// client's key is its whole IPv4 address or its IPv6 /64, and an unknown
+// locate returns the key tag (never 0) and first slot of a client's key
+// (ipaddr.KeyOf). The key is its whole IPv4 address or its IPv6 /64, and an unknown
 // client (a PROXY header with a UNIX or UNSPEC source, a peer that is no
 // IP address) has ipaddr.Unknown, a key of its own that no address has:
 // unknown clients share one bucket, they are never exempt.
-func (l *RateLimit) locate(client netip.Addr, scope uint64) (tag, start uint64) {
-	h := l.seed.Hash(ipaddr.KeyOf(client), scope)
+func (l *RateLimit) locate(key ipaddr.Key, scope uint64) (tag, start uint64) {
+	h := l.seed.Hash(key, scope)
 	tag = h
 	if tag == 0 {
 		tag = 1

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/paduraksa/paduraksa/internal/ipaddr"
 	"github.com/paduraksa/paduraksa/telemetry"
 )
 
@@ -67,7 +68,10 @@ type Request struct {
 	returned bool          // the pipeline returned without panicking
 	inFlight bool          // counted in metrics.InFlight
 	keyBuf   [maxHostLen]byte
-	kept     *requestKept // made on first use, kept across uses of a pooled Request
+	// num is the ipaddr.Num of numOf, for clientNum.
+	num   ipaddr.Num
+	numOf netip.Addr
+	kept  *requestKept // made on first use, kept across uses of a pooled Request
 }
 
 // requestKept is what a pooled Request keeps across requests: a
@@ -85,6 +89,17 @@ func (rq *Request) keep() *requestKept {
 		rq.kept = new(requestKept)
 	}
 	return rq.kept
+}
+
+// clientNum returns the [ipaddr.Num] of rq.Client, converted once for
+// every policy that looks the client up (trusted proxies, probe sources,
+// allow and deny lists, rate limits); it is recomputed if Client changed.
+// The invalid address gives the zero Num: check Client.IsValid first.
+func (rq *Request) clientNum() ipaddr.Num {
+	if rq.numOf != rq.Client {
+		rq.num, rq.numOf = ipaddr.NumOf(rq.Client), rq.Client
+	}
+	return rq.num
 }
 
 // maxScratch bounds the scratch buffer a pooled Request keeps.

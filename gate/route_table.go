@@ -341,7 +341,7 @@ func (t *routeTable) walk(view string, r *http.Request, rq *Request) *Route {
 		v.method = methodBit(r.Method)
 	}
 	n, whole := t.root, false
-	for rest := view[1:]; ; {
+	for rest := view[1:]; len(n.children) > 0; {
 		seg, tail, more := cutSegment(rest)
 		c := n.child(seg)
 		if c == nil {

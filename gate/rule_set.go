@@ -126,15 +126,19 @@ func (s *RuleSet) ID() string { return s.id }
 
 // Evaluate applies the first matching rule.
 func (s *RuleSet) Evaluate(r *http.Request, rq *Request) Decision {
-	if i := s.match(rq.Path, r.Method, r.Header["User-Agent"]); i >= 0 {
+	if i := s.match(rq.Path, r.Method, r.Header); i >= 0 {
 		c := &s.rules[i]
 		return Decision{Verdict: c.verdict, Page: c.page, Reason: c.reason}
 	}
 	return Decision{Reason: "no rule matched"}
 }
 
-// match returns the index of the first rule that matches, or -1.
-func (s *RuleSet) match(path, method string, ua []string) int {
+// match returns the index of the first rule that matches, or -1. It
+// looks User-Agent up once, when a rule's other conditions have held and
+// it names one: a rule set of paths and methods costs no header lookup.
+func (s *RuleSet) match(path, method string, h http.Header) int {
+	var ua []string
+	uaRead := false
 	for i := range s.rules {
 		c := &s.rules[i]
 		if c.prefix != "" && (len(path) < len(c.prefix) || !equalLower(path[:len(c.prefix)], c.prefix)) {
@@ -146,8 +150,13 @@ func (s *RuleSet) match(path, method string, ua []string) int {
 		if len(c.methods) > 0 && !contains(c.methods, method) {
 			continue
 		}
-		if len(c.ua) > 0 && (len(ua) == 0 || !containsFold(ua[0], c.ua)) {
-			continue
+		if len(c.ua) > 0 {
+			if !uaRead {
+				ua, uaRead = h["User-Agent"], true
+			}
+			if len(ua) == 0 || !containsFold(ua[0], c.ua) {
+				continue
+			}
 		}
 		return i
 	}
