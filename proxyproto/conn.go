@@ -9,9 +9,11 @@ import (
 	"time"
 )
 
-// initialBufLen holds any v1 header and the common v2 headers; a longer v2
-// header grows the buffer once, to its announced length.
-const initialBufLen = 256
+// inlineBufLen is the size of the read buffer a Conn carries: any v1
+// header and the common v2 ones (with their TLVs up to 140 bytes) fit, and
+// the Conn stays in a 512-byte allocation. A longer v2 header is read into
+// a buffer of its announced length, allocated once.
+const inlineBufLen = 192
 
 // Conn is a connection whose PROXY header has been read and validated. Its
 // RemoteAddr and LocalAddr are the client's and the proxy's addresses from
@@ -30,11 +32,13 @@ type Conn struct {
 	remote  net.Addr
 	local   net.Addr
 
-	// The TCP addresses of a PROXY header and their IP bytes, kept here so
-	// that ReadConn allocates only the Conn and its read buffer (a
-	// noscan buffer of its own, so the collector does not scan it).
+	// The TCP addresses of a PROXY header and their IP bytes, and the
+	// buffer the header is read into, kept here so that ReadConn
+	// allocates only the Conn. The buffer comes last: the collector scans
+	// a Conn only up to its last pointer.
 	tcp [2]net.TCPAddr
 	ips [2][16]byte
+	buf [inlineBufLen]byte
 }
 
 var _ net.Conn = (*Conn)(nil)
@@ -68,28 +72,29 @@ func ReadConn(raw net.Conn, deadline time.Time, maxLen int) (*Conn, error) {
 		}
 	}
 	c := &Conn{raw: raw}
-	buf := make([]byte, initialBufLen)
+	buf := c.buf[:]
 	n := 0
 	for {
-		if n > 0 {
-			want := wantLen(buf[:n])
-			if want > maxLen {
+		m, err := raw.Read(buf[n:])
+		n += m
+		if m > 0 {
+			// The header usually arrives whole, in the first read: parse
+			// first, and apply the length cap's rules to what is left.
+			hn, perr := parse(&c.header, buf[:n])
+			if perr == nil && (c.header.Version == 1 || hn <= maxLen) {
+				c.pending = buf[hn:n]
+				break
+			}
+			if want := wantLen(buf[:n]); want > maxLen {
 				// Decided by the fixed part alone, however much of the
 				// rest has arrived: malformed, or valid and too long.
 				if _, err := parse(&c.header, buf[:v2FixedLen]); err != nil && err != ErrIncomplete {
 					return nil, err
 				}
 				return nil, ErrHeaderTooLarge
-			}
-			hn, err := parse(&c.header, buf[:n])
-			if err == nil {
-				c.pending = buf[hn:n]
-				break
-			}
-			if err != ErrIncomplete {
-				return nil, err
-			}
-			if want > len(buf) {
+			} else if perr != ErrIncomplete {
+				return nil, perr
+			} else if want > len(buf) {
 				nb := make([]byte, want)
 				copy(nb, buf[:n])
 				buf = nb
@@ -98,10 +103,6 @@ func ReadConn(raw net.Conn, deadline time.Time, maxLen int) (*Conn, error) {
 				// Unreachable: a full buffer always decides.
 				return nil, ErrHeaderTooLarge
 			}
-		}
-		m, err := raw.Read(buf[n:])
-		n += m
-		if m > 0 {
 			continue
 		}
 		switch {
@@ -121,10 +122,11 @@ func ReadConn(raw net.Conn, deadline time.Time, maxLen int) (*Conn, error) {
 			return nil, err
 		}
 	}
-	c.remote, c.local = raw.RemoteAddr(), raw.LocalAddr()
 	if c.header.Command == Proxy {
 		c.remote = c.headerAddr(0)
 		c.local = c.headerAddr(1)
+	} else {
+		c.remote, c.local = raw.RemoteAddr(), raw.LocalAddr()
 	}
 	return c, nil
 }
