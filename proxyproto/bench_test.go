@@ -120,6 +120,62 @@ func BenchmarkStream(b *testing.B) {
 	}
 }
 
+// BenchmarkStreamRatio reads the same bytes with ReadConn (as in
+// BenchmarkStream) and with go-proxyproto's Read over a reused
+// bufio.Reader, in alternating batches of ratioBatch connections, so that
+// both sides see the same machine load. It reports each side's ns per
+// connection, ReadConn's allocations per connection, and "x", how many
+// times cheaper ReadConn is (go-proxyproto's ns over ReadConn's). ns/op
+// is one connection of each.
+func BenchmarkStreamRatio(b *testing.B) {
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			ours, theirs := &chunkConn{data: bc.in}, &chunkConn{data: bc.in}
+			br := bufio.NewReaderSize(theirs, 256)
+			deadline := time.Now().Add(proxyproto.DefaultHeaderTimeout)
+			readConn := func() {
+				ours.reset()
+				c, err := proxyproto.ReadConn(ours, deadline, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				readGET(b, c)
+			}
+			goRead := func() {
+				theirs.reset()
+				br.Reset(theirs)
+				if _, err := goproxyproto.Read(br); err != nil {
+					b.Fatal(err)
+				}
+				readGET(b, br)
+			}
+			var tOurs, tTheirs time.Duration
+			for done := 0; done < b.N; done += ratioBatch {
+				k := min(ratioBatch, b.N-done)
+				t0 := time.Now()
+				for range k {
+					goRead()
+				}
+				t1 := time.Now()
+				for range k {
+					readConn()
+				}
+				tOurs += time.Since(t1)
+				tTheirs += t1.Sub(t0)
+			}
+			b.ReportMetric(float64(tOurs.Nanoseconds())/float64(b.N), "ReadConn-ns/op")
+			b.ReportMetric(float64(tTheirs.Nanoseconds())/float64(b.N), "go-proxyproto-ns/op")
+			b.ReportMetric(float64(tTheirs)/float64(tOurs), "x")
+			b.ReportMetric(testing.AllocsPerRun(100, readConn), "ReadConn-allocs/op")
+		})
+	}
+}
+
+// ratioBatch is the number of connections BenchmarkStreamRatio reads on
+// one side before it switches: enough that the two clock reads around a
+// batch cost nothing.
+const ratioBatch = 64
+
 // BenchmarkStreamTLVsIterate reads the TLV case and walks its TLVs, which
 // go-proxyproto decodes only when asked (Header.TLVs).
 func BenchmarkStreamTLVsIterate(b *testing.B) {
