@@ -589,6 +589,11 @@ func (e *canonEnc) routeBackends(r *Route) {
 // headers writes custom header rules. Names are written as given: the
 // round trip through Decode keeps the document's own spelling.
 func (e *canonEnc) headers(h *Headers) {
+	if len(h.Request) == 0 && len(h.Response) == 0 {
+		// Most hosts and routes have none: skip the empty block's writing
+		// and removal, a quarter of a fleet's encoding.
+		return
+	}
 	m := e.open("headers")
 	for _, dir := range [...]struct {
 		k     string

@@ -5,13 +5,19 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"time"
 )
 
-// initialBufLen holds any v1 header and the common v2 headers; a longer v2
-// header grows the buffer once, to its announced length.
-const initialBufLen = 256
+// inlineBufLen is the size of the read buffer a Conn carries: v1 TCP4 and
+// TCP6 lines and the common v2 headers (TCP4 with up to 76 bytes of TLVs,
+// TCP6 with up to 52) fit, and the Conn stays in a 384-byte allocation,
+// which the collector's cost follows. A longer v2 header is read into a
+// buffer of its announced length, and a longer v1 line (UNKNOWN with
+// addresses) into one of 107 bytes, allocated once. It is below 256, so
+// that offsets into it fit a byte.
+const inlineBufLen = 104
 
 // Conn is a connection whose PROXY header has been read and validated. Its
 // RemoteAddr and LocalAddr are the client's and the proxy's addresses from
@@ -24,17 +30,22 @@ const initialBufLen = 256
 // [ReadConn] and a [Listener]: the zero Conn has no connection, and its
 // I/O methods panic.
 type Conn struct {
-	raw     net.Conn
-	header  Header
-	pending []byte // payload read together with the header
-	remote  net.Addr
-	local   net.Addr
+	raw    net.Conn
+	header Header
+	// addrs holds the header's UDP or UNIX addresses, allocated with
+	// them; TCP ones are in tcp, and LOCAL and UNKNOWN headers use the
+	// socket's.
+	addrs *[2]net.Addr
+	// buf[pstart:pend] is the payload read together with the header.
+	pstart, pend uint8
 
-	// The TCP addresses of a PROXY header and their IP bytes, kept here so
-	// that ReadConn allocates only the Conn and its read buffer (a
-	// noscan buffer of its own, so the collector does not scan it).
+	// The TCP addresses of a PROXY header and their IP bytes, and the
+	// buffer the header is read into, kept here so that ReadConn
+	// allocates only the Conn. The buffer comes last: the collector scans
+	// a Conn only up to its last pointer.
 	tcp [2]net.TCPAddr
 	ips [2][16]byte
+	buf [inlineBufLen]byte
 }
 
 var _ net.Conn = (*Conn)(nil)
@@ -68,26 +79,41 @@ func ReadConn(raw net.Conn, deadline time.Time, maxLen int) (*Conn, error) {
 		}
 	}
 	c := &Conn{raw: raw}
-	buf := make([]byte, initialBufLen)
+	buf := c.buf[:]
 	n := 0
 	for {
-		if n > 0 {
+		m, err := raw.Read(buf[n:])
+		n += m
+		if m > 0 {
+			// The header usually arrives whole, in the first read: parse
+			// first, and apply the length cap's rules to what is left.
+			hn, perr := parse(&c.header, buf[:n])
+			if perr == nil && (c.header.Version == 1 || hn <= maxLen) {
+				if n > hn {
+					// A grown buffer holds more than the header only after
+					// a long v1 line (2 bytes at most): move them.
+					if &buf[0] != &c.buf[0] {
+						n = copy(c.buf[:], buf[hn:n])
+						hn = 0
+					}
+					c.pstart, c.pend = uint8(hn), uint8(n)
+				}
+				break
+			}
 			want := wantLen(buf[:n])
-			if want > maxLen {
+			switch {
+			case want > maxLen:
 				// Decided by the fixed part alone, however much of the
 				// rest has arrived: malformed, or valid and too long.
 				if _, err := parse(&c.header, buf[:v2FixedLen]); err != nil && err != ErrIncomplete {
 					return nil, err
 				}
 				return nil, ErrHeaderTooLarge
-			}
-			hn, err := parse(&c.header, buf[:n])
-			if err == nil {
-				c.pending = buf[hn:n]
-				break
-			}
-			if err != ErrIncomplete {
-				return nil, err
+			case perr != ErrIncomplete:
+				return nil, perr
+			case want == 0 && n == len(buf):
+				// A v1 line longer than the inline buffer.
+				want = maxV1Len
 			}
 			if want > len(buf) {
 				nb := make([]byte, want)
@@ -98,10 +124,6 @@ func ReadConn(raw net.Conn, deadline time.Time, maxLen int) (*Conn, error) {
 				// Unreachable: a full buffer always decides.
 				return nil, ErrHeaderTooLarge
 			}
-		}
-		m, err := raw.Read(buf[n:])
-		n += m
-		if m > 0 {
 			continue
 		}
 		switch {
@@ -121,47 +143,59 @@ func ReadConn(raw net.Conn, deadline time.Time, maxLen int) (*Conn, error) {
 			return nil, err
 		}
 	}
-	c.remote, c.local = raw.RemoteAddr(), raw.LocalAddr()
 	if c.header.Command == Proxy {
-		c.remote = c.headerAddr(0)
-		c.local = c.headerAddr(1)
+		c.setAddrs()
 	}
 	return c, nil
 }
 
-// headerAddr returns the source (i = 0) or destination (i = 1) of a PROXY
-// header as a net.Addr, with IPv4-mapped addresses unmapped. TCP addresses
-// live in c.
-func (c *Conn) headerAddr(i int) net.Addr {
+// setAddrs sets the addresses of a PROXY header, with IPv4-mapped
+// addresses unmapped.
+func (c *Conn) setAddrs() {
 	h := &c.header
-	if h.Protocol.IsUnix() {
+	switch {
+	case h.Protocol.IsUnix():
 		src, dst := h.UnixPaths()
-		p := [2][]byte{src, dst}[i]
 		network := "unix"
 		if h.Protocol.IsDatagram() {
 			network = "unixgram"
 		}
-		return &net.UnixAddr{Net: network, Name: unixName(p)}
+		c.addrs = &[2]net.Addr{&net.UnixAddr{Net: network, Name: unixName(src)}, &net.UnixAddr{Net: network, Name: unixName(dst)}}
+	case h.Protocol.IsDatagram():
+		c.addrs = &[2]net.Addr{
+			&net.UDPAddr{IP: c.ip(0, h.Source.Addr()), Port: int(h.Source.Port())},
+			&net.UDPAddr{IP: c.ip(1, h.Destination.Addr()), Port: int(h.Destination.Port())},
+		}
+	default:
+		c.tcp[0] = net.TCPAddr{IP: c.ip(0, h.Source.Addr()), Port: int(h.Source.Port())}
+		c.tcp[1] = net.TCPAddr{IP: c.ip(1, h.Destination.Addr()), Port: int(h.Destination.Port())}
 	}
-	ap := h.Source
-	if i == 1 {
-		ap = h.Destination
+}
+
+// ip returns a as a net.IP in c's i-th IP bytes, 4 of them for an IPv4 or
+// IPv4-mapped address.
+func (c *Conn) ip(i int, a netip.Addr) net.IP {
+	if a.Is4() || a.Is4In6() {
+		*(*[4]byte)(c.ips[i][:4]) = a.As4()
+		return c.ips[i][:4]
 	}
-	a := ap.Addr().Unmap()
-	ip := net.IP(c.ips[i][:])
-	if a.Is4() {
-		ip = ip[:4]
-		b := a.As4()
-		copy(ip, b[:])
-	} else {
-		b := a.As16()
-		copy(ip, b[:])
+	c.ips[i] = a.As16()
+	return c.ips[i][:]
+}
+
+// addr returns the client's (i = 0) or the proxy's (i = 1) address.
+func (c *Conn) addr(i int) net.Addr {
+	switch {
+	case c.raw == nil:
+		return nil
+	case c.addrs != nil:
+		return c.addrs[i]
+	case c.header.Command == Proxy:
+		return &c.tcp[i]
+	case i == 0:
+		return c.raw.RemoteAddr()
 	}
-	if h.Protocol.IsDatagram() {
-		return &net.UDPAddr{IP: ip, Port: int(ap.Port())}
-	}
-	c.tcp[i] = net.TCPAddr{IP: ip, Port: int(ap.Port())}
-	return &c.tcp[i]
+	return c.raw.LocalAddr()
 }
 
 // Header returns the parsed header. Its TLVs alias the Conn's buffer,
@@ -175,12 +209,9 @@ func (c *Conn) Raw() net.Conn { return c.raw }
 // Read reads payload: first the bytes that arrived with the header, then
 // from the underlying connection.
 func (c *Conn) Read(b []byte) (int, error) {
-	if len(c.pending) > 0 {
-		n := copy(b, c.pending)
-		c.pending = c.pending[n:]
-		if len(c.pending) == 0 {
-			c.pending = nil
-		}
+	if c.pstart < c.pend {
+		n := copy(b, c.buf[c.pstart:c.pend])
+		c.pstart += uint8(n)
 		return n, nil
 	}
 	return c.raw.Read(b)
@@ -214,11 +245,11 @@ func (c *Conn) Close() error { return c.raw.Close() }
 
 // RemoteAddr returns the client's address from the header, or the
 // socket's peer for LOCAL and UNKNOWN headers.
-func (c *Conn) RemoteAddr() net.Addr { return c.remote }
+func (c *Conn) RemoteAddr() net.Addr { return c.addr(0) }
 
 // LocalAddr returns the destination address from the header, or the
 // socket's own address for LOCAL and UNKNOWN headers.
-func (c *Conn) LocalAddr() net.Addr { return c.local }
+func (c *Conn) LocalAddr() net.Addr { return c.addr(1) }
 
 // SetDeadline sets the underlying connection's deadlines.
 func (c *Conn) SetDeadline(t time.Time) error { return c.raw.SetDeadline(t) }

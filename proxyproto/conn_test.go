@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,6 +124,13 @@ func FuzzReadConn(f *testing.F) {
 	f.Add([]byte(v2(0x21, 0x11, block4)+"GET"), []byte(nil), int32(20), true)
 	f.Add([]byte(v2(0x21, 0x11, block4)), []byte{15, 0}, int32(28), false)
 	f.Add([]byte(v2len(0x11, 0x11, 900, block4)), []byte{15}, int32(100), false)
+	// v1 lines longer than the Conn's own buffer (104 bytes), with payload
+	// in the read that completes the line and in later ones.
+	for _, n := range []int{105, 107} {
+		long := "PROXY UNKNOWN " + strings.Repeat("f", n-len("PROXY UNKNOWN \r\n")) + "\r\n"
+		f.Add([]byte(long+"GET"), []byte(nil), int32(0), false)
+		f.Add([]byte(long+"GET"), []byte{103, 0}, int32(0), true)
+	}
 	f.Fuzz(func(t *testing.T, data, sizes []byte, maxLen int32, eofWithData bool) {
 		if len(data) > proxyproto.MaxV2Len+64 {
 			return

@@ -20,40 +20,47 @@ func parseDottedQuad(s []byte) (ip [4]byte, ok bool) {
 // scanIPv4 parses the IPv4 address at the start of s and returns the
 // number of bytes it spans. The caller checks what follows: a digit after
 // a 3-digit or a "0" octet makes the address invalid.
+//
+// The address is read from a 16-byte copy of s's start, padded with NUL
+// (neither a digit nor a dot), so that each octet is read without a loop
+// or bounds checks: an octet starts at most 4 bytes after the previous
+// one, so no index passes 15.
 func scanIPv4(s []byte) (ip [4]byte, n int, ok bool) {
+	var t [16]byte
+	if len(s) >= len(t) {
+		t = [16]byte(s)
+	} else {
+		copy(t[:], s)
+	}
 	for k := range 4 {
 		if k > 0 {
-			if n >= len(s) || s[n] != '.' {
+			if t[n&15] != '.' {
 				return ip, n, false
 			}
 			n++
 		}
-		if n >= len(s) {
+		d0 := t[n&15] - '0'
+		if d0 > 9 {
 			return ip, n, false
 		}
-		d := s[n] - '0'
-		if d > 9 {
-			return ip, n, false
+		d1 := t[(n+1)&15] - '0'
+		if d1 > 9 || d0 == 0 {
+			ip[k] = d0
+			n++
+			continue
 		}
-		n++
-		v := uint(d)
-		if d != 0 {
-			for range 2 {
-				if n == len(s) {
-					break
-				}
-				d := s[n] - '0'
-				if d > 9 {
-					break
-				}
-				v = v*10 + uint(d)
-				n++
-			}
-			if v > 255 {
-				return ip, n, false
-			}
+		d2 := t[(n+2)&15] - '0'
+		if d2 > 9 {
+			ip[k] = d0*10 + d1
+			n += 2
+			continue
+		}
+		v := uint(d0)*100 + uint(d1)*10 + uint(d2)
+		if v > 255 {
+			return ip, n, false
 		}
 		ip[k] = byte(v)
+		n += 3
 	}
 	return ip, n, true
 }
