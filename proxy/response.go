@@ -141,7 +141,7 @@ func isEventStream(h http.Header) bool {
 // every read; a stream is flushed after every read (the encoder first, if
 // any) so data reaches the client as it arrives. It returns the read and
 // the write error apart: only the first is the upstream's fault.
-func copyBody(w http.ResponseWriter, dst io.Writer, src io.Reader, stream bool, enc encoder, it *idleTimer) (rerr, werr error) {
+func copyBody(w http.ResponseWriter, dst io.Writer, src io.Reader, stream bool, enc *compressWriter, it *idleTimer) (rerr, werr error) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
