@@ -143,7 +143,10 @@ func BenchmarkHTTPUtilH2(b *testing.B) {
 // on the way, a varied page and a repetitive one, each sent by the
 // upstream with its length and without (chunked: net/http frames the
 // page's one write). wire-bytes is the compressed body.
-func BenchmarkForwardGzip(b *testing.B) {
+func BenchmarkForwardGzip(b *testing.B) { eachPage(b, forwardGzip) }
+
+// eachPage runs bench on each page, with its length and chunked.
+func eachPage(b *testing.B, bench func(b *testing.B, body []byte, chunked bool)) {
 	for _, page := range []struct {
 		name string
 		body []byte
@@ -153,7 +156,7 @@ func BenchmarkForwardGzip(b *testing.B) {
 			if chunked {
 				name = page.name + "/chunked"
 			}
-			b.Run(name, func(b *testing.B) { forwardGzip(b, page.body, chunked) })
+			b.Run(name, func(b *testing.B) { bench(b, page.body, chunked) })
 		}
 	}
 }
@@ -429,28 +432,17 @@ func forwardOwnGzip(tb testing.TB, page []byte, chunked bool) (func(), *counting
 // ResponseWriter that counts. out-bytes is the gzip body, writes the
 // Write calls that reach the ResponseWriter, flushes its Flush calls.
 func BenchmarkForwardOwnGzip(b *testing.B) {
-	for _, page := range []struct {
-		name string
-		body []byte
-	}{{"varied", testpages.Varied()}, {"repetitive", testpages.Repetitive()}} {
-		for _, chunked := range []bool{false, true} {
-			name := page.name + "/length"
-			if chunked {
-				name = page.name + "/chunked"
-			}
-			b.Run(name, func(b *testing.B) {
-				f, w := forwardOwnGzip(b, page.body, chunked)
-				b.ReportAllocs()
-				for b.Loop() {
-					f()
-				}
-				if w.h.Get("Content-Encoding") != "gzip" {
-					b.Fatalf("not compressed: %v", w.h)
-				}
-				b.ReportMetric(float64(w.bytes), "out-bytes")
-				b.ReportMetric(float64(w.writes), "writes")
-				b.ReportMetric(float64(w.flushes), "flushes")
-			})
+	eachPage(b, func(b *testing.B, body []byte, chunked bool) {
+		f, w := forwardOwnGzip(b, body, chunked)
+		b.ReportAllocs()
+		for b.Loop() {
+			f()
 		}
-	}
+		if w.h.Get("Content-Encoding") != "gzip" {
+			b.Fatalf("not compressed: %v", w.h)
+		}
+		b.ReportMetric(float64(w.bytes), "out-bytes")
+		b.ReportMetric(float64(w.writes), "writes")
+		b.ReportMetric(float64(w.flushes), "flushes")
+	})
 }
