@@ -85,6 +85,7 @@ func newRoleCmd(ctx context.Context, role string, argv ...string) *exec.Cmd {
 const (
 	scH1      = "h1"
 	scGzip    = "h1-gzip"
+	scGzipRep = "h1-gzip-rep"
 	scH2      = "h2-tls"
 	scTLSNew  = "tls-new"
 	scH3      = "h3"
@@ -97,7 +98,7 @@ const (
 	scMemory  = "memory"
 )
 
-var allScenarios = []string{scH1, scGzip, scH2, scTLSNew, scH3, scApply, scChurn, scStreams, scBalance, scLimits, scFleet, scMemory}
+var allScenarios = []string{scH1, scGzip, scGzipRep, scH2, scTLSNew, scH3, scApply, scChurn, scStreams, scBalance, scLimits, scFleet, scMemory}
 
 type options struct {
 	quick      bool

@@ -32,13 +32,15 @@ var tputSpecs = []tputSpec{
 	{id: scH1, title: "HTTP/1.1 keep-alive, 13 B body", proto: "h1", path: "/", conns: 64, streams: 1},
 	{id: scGzip, title: "HTTP/1.1 keep-alive, 16 KiB HTML, gzip at the fastest level", proto: "h1", path: "/html16k",
 		gzip: true, need: featGzip, conns: 64, streams: 1},
+	{id: scGzipRep, title: "HTTP/1.1 keep-alive, 16 KiB repetitive HTML, gzip at the fastest level", proto: "h1", path: "/html16k-rep",
+		gzip: true, need: featGzip, conns: 64, streams: 1},
 	{id: scH2, title: "HTTP/2 over TLS, 10 streams per connection", proto: "h2", path: "/", need: featTLS, conns: 64, streams: 10},
 	{id: scTLSNew, title: "a new TLS connection per request (HTTP/1.1, Connection: close)", proto: "h1-close", path: "/",
 		need: featTLS, conns: 64, streams: 1},
 	{id: scH3, title: "HTTP/3, 13 B body", proto: "h3", path: "/", need: featH3, conns: 16, streams: 4},
 }
 
-var throughputIDs = []string{scH1, scGzip, scH2, scTLSNew, scH3}
+var throughputIDs = []string{scH1, scGzip, scGzipRep, scH2, scTLSNew, scH3}
 
 // sample is one measurement of one peer in one scenario and round.
 type sample struct {
@@ -167,9 +169,9 @@ func (s *suite) loadSpec(p *peer, sp tputSpec) loadSpec {
 // body, so a misconfigured peer fails instead of winning. It returns the
 // body's size on the wire.
 func (s *suite) preflight(ctx context.Context, p *peer, sp tputSpec) (int, error) {
-	want := []byte(tinyBody)
-	if sp.path == "/html16k" {
-		want = htmlPage
+	want, ok := pages[sp.path]
+	if !ok {
+		want = []byte(tinyBody)
 	}
 	if sp.proto == "h3" {
 		return s.preflightH3(ctx, p, sp, want)

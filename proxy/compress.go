@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"io"
 	"net/http"
 	"strconv"
@@ -314,7 +315,7 @@ func representationHeaders(h http.Header, c coding) {
 	}
 }
 
-// encoder is a pooled compressing writer.
+// encoder is a compressing writer.
 type encoder interface {
 	io.WriteCloser
 	Flush() error
@@ -325,28 +326,78 @@ type zstdEncoder struct{ *zstd.Encoder }
 
 func (z zstdEncoder) Reset(w io.Writer) { z.Encoder.Reset(w) }
 
+// outBuffer is the size of a compressWriter's output buffer: net/http's
+// buffer of a connection, so a body that compresses to less reaches the
+// connection in one write.
+const outBuffer = 4 << 10
+
+// compressWriter is a pooled encoder with the buffer its output gathers
+// in. An encoder writes every few hundred bytes it produces (gzip's
+// bit writer, 248 bytes); each such write would go through the
+// ResponseWriter and every wrapper of it (a write deadline armed each
+// time), and out of net/http's 2 KiB buffer as a chunk of its own.
+// Gathered, a 16 KiB page that compresses to 2 to 4 KB reaches the
+// ResponseWriter in one or two writes.
+type compressWriter struct {
+	enc encoder
+	out *bufio.Writer
+}
+
+func newCompressWriter(enc func(io.Writer) encoder) any {
+	out := bufio.NewWriterSize(io.Discard, outBuffer)
+	return &compressWriter{enc: enc(out), out: out}
+}
+
+// Write compresses p.
+func (c *compressWriter) Write(p []byte) (int, error) { return c.enc.Write(p) }
+
+// Flush sends everything written so far: the encoder's pending output,
+// ended at a byte boundary, then the buffer.
+func (c *compressWriter) Flush() error {
+	if err := c.enc.Flush(); err != nil {
+		return err
+	}
+	return c.out.Flush()
+}
+
+// Close ends the compressed stream and sends the rest.
+func (c *compressWriter) Close() error {
+	if err := c.enc.Close(); err != nil {
+		return err
+	}
+	return c.out.Flush()
+}
+
 var encoderPools = [codingCount]sync.Pool{
 	codingGzip: {New: func() any {
-		w, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
-		return encoder(w)
+		return newCompressWriter(func(out io.Writer) encoder {
+			w, _ := gzip.NewWriterLevel(out, gzip.BestSpeed)
+			return w
+		})
 	}},
 	codingZstd: {New: func() any {
-		w, _ := zstd.NewWriter(io.Discard, zstd.WithEncoderLevel(zstd.SpeedFastest),
-			zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true), zstd.WithWindowSize(1<<18))
-		return encoder(zstdEncoder{w})
+		return newCompressWriter(func(out io.Writer) encoder {
+			w, _ := zstd.NewWriter(out, zstd.WithEncoderLevel(zstd.SpeedFastest),
+				zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true), zstd.WithWindowSize(1<<18))
+			return zstdEncoder{w}
+		})
 	}},
 	codingBrotli: {New: func() any {
-		return encoder(brotli.NewWriterLevel(io.Discard, brotli.BestSpeed))
+		return newCompressWriter(func(out io.Writer) encoder { return brotli.NewWriterLevel(out, brotli.BestSpeed) })
 	}},
 }
 
-func getEncoder(c coding, w io.Writer) encoder {
-	e := encoderPools[c].Get().(encoder)
-	e.Reset(w)
+// getEncoder returns a pooled compressWriter of coding c that writes to w.
+func getEncoder(c coding, w io.Writer) *compressWriter {
+	e := encoderPools[c].Get().(*compressWriter)
+	e.out.Reset(w)
+	e.enc.Reset(e.out)
 	return e
 }
 
-func putEncoder(c coding, e encoder) {
-	e.Reset(io.Discard)
+// putEncoder puts e back in its pool, holding nothing of its response
+// (its encoder writes only to its buffer; getEncoder resets both).
+func putEncoder(c coding, e *compressWriter) {
+	e.out.Reset(io.Discard)
 	encoderPools[c].Put(e)
 }

@@ -1,12 +1,15 @@
 package proxy_test
 
 import (
+	"bufio"
 	"bytes"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
@@ -15,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paduraksa/paduraksa/gate"
+	"github.com/paduraksa/paduraksa/internal/testpages"
 	"github.com/paduraksa/paduraksa/proxy"
 )
 
@@ -171,6 +175,57 @@ func TestCompressedStreamIsFlushed(t *testing.T) {
 	rest, err := io.ReadAll(zr)
 	require.NoError(t, err)
 	assert.Equal(t, `{"n":2}`+"\n", string(rest))
+}
+
+// TestChunkedPageIsOneBlock: a page the upstream sends chunked in one
+// write reaches the client compressed in one chunk, its bytes the page's,
+// though the forwarder reads it in pieces: it flushes where the upstream
+// paused, not after every read (each flush a sync-flushed deflate block
+// and a chunk of its own). That takes the direct HTTP/1.1 client, whose
+// body tells where the upstream paused.
+func TestChunkedPageIsOneBlock(t *testing.T) {
+	body := testpages.Repetitive()
+	up := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write(body)
+	}))
+	addr, _ := setup{site: &proxy.SiteConfig{Compression: proxy.Compression{Enabled: true}}}.start(t, up)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+	_, err = io.WriteString(c, "GET /page HTTP/1.1\r\nHost: app.test\r\nAccept-Encoding: gzip\r\n\r\n")
+	require.NoError(t, err)
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, "gzip", res.Header.Get("Content-Encoding"))
+	require.Equal(t, []string{"chunked"}, res.TransferEncoding)
+	// Read the chunks by hand: net/http's reader hides their bounds.
+	var zipped []byte
+	chunks := 0
+	for {
+		line, err := br.ReadString('\n')
+		require.NoError(t, err)
+		n, err := strconv.ParseInt(strings.TrimSpace(line), 16, 64)
+		require.NoError(t, err, "chunk size line %q", line)
+		if n == 0 {
+			break
+		}
+		chunks++
+		b := make([]byte, n+2)
+		_, err = io.ReadFull(br, b)
+		require.NoError(t, err)
+		zipped = append(zipped, b[:n]...)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(zipped))
+	require.NoError(t, err)
+	plain, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	assert.Equal(t, body, plain)
+	if proxy.DefaultHTTP1() == proxy.HTTP1Direct {
+		assert.Equal(t, 1, chunks, "%d compressed bytes", len(zipped))
+	} // net/http's client body cannot tell a pause: flushed every read
 }
 
 func TestRewriteThroughTheProxy(t *testing.T) {

@@ -78,10 +78,12 @@
 //  5. The response: hop-by-hop fields and Alt-Svc removed, the gate's
 //     Server kept, the request ID set, Location mapped back under the
 //     client's prefix, compression, the custom response rules, the
-//     affinity key; then the body with a flush after every read for streams
-//     (unknown length, text/event-stream), and trailers both ways (a
-//     response with trailers is never sent with a length that would stop
-//     HTTP/1.1 from chunking them).
+//     affinity key; then the body, flushed after every read of a
+//     text/event-stream and, for a body of unknown length, wherever the
+//     upstream paused (the end of a chunk with nothing more buffered,
+//     with the direct HTTP/1.1 client; every read otherwise), and
+//     trailers both ways (a response with trailers is never sent with a
+//     length that would stop HTTP/1.1 from chunking them).
 //  6. Upgrades (HTTP/1.1 only; Upgrade: h2c is never forwarded): a 101 for
 //     the protocol asked is written on the hijacked client connection and
 //     both ends are piped, with a half-close passed on.
@@ -165,8 +167,9 @@
 // prefers them or the host lists them first. Text-like types only; never
 // for encoded responses, no-transform, 1xx/204/206/304, Content-Range,
 // HEAD or upgrades. A strong ETag is weakened, Accept-Ranges and digests are
-// dropped, Vary: Accept-Encoding is added. Encoders are pooled and flushed
-// with the stream.
+// dropped, Vary: Accept-Encoding is added. Encoders are pooled with a
+// 4 KiB buffer their output gathers in (a 16 KiB page reaches the
+// connection in one or two writes) and are flushed with the stream.
 //
 // # Transports
 //

@@ -98,7 +98,13 @@ func (f *forward) respond(res *http.Response, d *upstream.Destination) (out upst
 	f.o.idle.setBody(res.Body)
 
 	events := isEventStream(h)
-	stream := res.ContentLength < 0 || events
+	fl := flushAtEnd
+	switch {
+	case events:
+		fl = flushEachRead
+	case res.ContentLength < 0:
+		fl = flushAtPause
+	}
 	if events {
 		// The head goes now, not with the first event: a client waits
 		// for it (EventSource's open), and an event may be long in coming.
@@ -108,10 +114,10 @@ func (f *forward) respond(res *http.Response, d *upstream.Destination) (out upst
 	}
 	var rerr, werr error
 	if enc == codingNone {
-		rerr, werr = copyBody(w, w, res.Body, stream, nil, &f.o.idle)
+		rerr, werr = copyBody(w, w, res.Body, fl, nil, &f.o.idle)
 	} else {
 		e := getEncoder(enc, w)
-		rerr, werr = copyBody(w, e, res.Body, stream, e, &f.o.idle)
+		rerr, werr = copyBody(w, e, res.Body, fl, e, &f.o.idle)
 		if rerr == nil && werr == nil {
 			werr = e.Close()
 		}
@@ -137,15 +143,36 @@ func isEventStream(h http.Header) bool {
 	return len(ct) == 1 && len(ct[0]) >= 17 && strings.EqualFold(ct[0][:17], "text/event-stream")
 }
 
+// flushing is when copyBody flushes what it forwarded to the client.
+type flushing uint8
+
+const (
+	// flushAtEnd leaves a body of known length to net/http's buffers.
+	flushAtEnd flushing = iota
+	// flushAtPause flushes a body of unknown length when the upstream's
+	// has nothing more at hand (see h1client.Exchange.Pending): as the
+	// upstream flushed, not after every read. A chunk read in pieces
+	// (a 16 KiB chunk comes as two reads) is one flush, and one deflate
+	// block, instead of a flush and a sync-flushed block a read. A body
+	// that cannot tell (net/http's client, HTTP/2) is flushed every read.
+	flushAtPause
+	// flushEachRead flushes after every read: an event stream.
+	flushEachRead
+)
+
 // copyBody copies src to dst with a pooled buffer, stamping activity on
-// every read; a stream is flushed after every read (the encoder first, if
-// any) so data reaches the client as it arrives. It returns the read and
-// the write error apart: only the first is the upstream's fault.
-func copyBody(w http.ResponseWriter, dst io.Writer, src io.Reader, stream bool, enc encoder, it *idleTimer) (rerr, werr error) {
+// every read, and flushes as fl says (the encoder first, if any) so data
+// reaches the client as it arrives. It returns the read and the write
+// error apart: only the first is the upstream's fault.
+func copyBody(w http.ResponseWriter, dst io.Writer, src io.Reader, fl flushing, enc *compressWriter, it *idleTimer) (rerr, werr error) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
 	rc := http.NewResponseController(w)
+	var pending interface{ Pending() bool }
+	if fl == flushAtPause {
+		pending, _ = src.(interface{ Pending() bool })
+	}
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
@@ -153,7 +180,7 @@ func copyBody(w http.ResponseWriter, dst io.Writer, src io.Reader, stream bool, 
 			if _, werr = dst.Write(buf[:n]); werr != nil {
 				return nil, werr
 			}
-			if stream {
+			if fl == flushEachRead || fl == flushAtPause && (pending == nil || !pending.Pending()) {
 				if enc != nil {
 					if werr = enc.Flush(); werr != nil {
 						return nil, werr

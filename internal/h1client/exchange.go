@@ -303,6 +303,19 @@ func (ex *Exchange) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Pending reports whether the body has bytes to come that the upstream
+// sent as one piece: the rest of a chunk whose size line was read, or
+// bytes already in the connection's buffer. A relay that flushes as the
+// upstream flushed waits for these: a chunk's size is written once all
+// its bytes are at hand, so its rest waits on the network, never on the
+// upstream. It is false once the body ended.
+func (ex *Exchange) Pending() bool {
+	if ex.err != nil || ex.c == nil {
+		return false
+	}
+	return ex.mode == bodyChunked && ex.left > 0 || ex.c.r < ex.c.w
+}
+
 func (ex *Exchange) read(p []byte) (int, error) {
 	c := ex.c
 	switch ex.mode {

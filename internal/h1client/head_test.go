@@ -363,3 +363,50 @@ func TestChunkLineLimitHoldsHoweverItArrives(t *testing.T) {
 	_, err = io.ReadAll(ex)
 	assert.ErrorIs(t, err, errChunkSize)
 }
+
+// pieces returns its pieces one Read each, as they would arrive.
+type pieces struct{ p [][]byte }
+
+func (r *pieces) Read(b []byte) (int, error) {
+	if len(r.p) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b, r.p[0])
+	if r.p[0] = r.p[0][n:]; len(r.p[0]) == 0 {
+		r.p = r.p[1:]
+	}
+	return n, nil
+}
+
+// TestPendingTellsWhereTheUpstreamPaused: Pending is true in the middle
+// of a chunk and while bytes are buffered, false where the connection
+// has given everything the upstream sent and after the end.
+func TestPendingTellsWhereTheUpstreamPaused(t *testing.T) {
+	wire := &pieces{p: [][]byte{
+		[]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"),
+		[]byte("3\r\nabc\r\n0\r\n\r\n"),
+	}}
+	c := newConn(&wireConn{r: wire}, New(Config{}), Destination{Addr: "x"})
+	_, err := c.readHead()
+	require.NoError(t, err)
+	ex := new(Exchange)
+	ex.hdr = make(http.Header)
+	ex.start(c, "GET", nil)
+	read := func(size int) string {
+		t.Helper()
+		b := make([]byte, size)
+		n, err := ex.Read(b)
+		require.NoError(t, err)
+		return string(b[:n])
+	}
+	assert.Equal(t, "he", read(2))
+	assert.True(t, ex.Pending(), "the rest of the chunk")
+	assert.Equal(t, "llo", read(64))
+	assert.False(t, ex.Pending(), "the first piece is all read")
+	assert.Equal(t, "abc", read(64))
+	assert.True(t, ex.Pending(), "the last chunk is buffered")
+	n, err := ex.Read(make([]byte, 64))
+	assert.Zero(t, n)
+	assert.Equal(t, io.EOF, err)
+	assert.False(t, ex.Pending(), "the body ended")
+}
