@@ -799,6 +799,16 @@ func zeroCases() map[string]func(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tlsselect.MatchRefused, table.Select("a.test", tlsselect.TCP).Match, "refuses every handshake")
 		},
+		"tlsselect.TicketSecrets": func(t *testing.T) {
+			var zero tlsselect.TicketSecrets
+			_, err := tlsselect.New(tlsselect.Config{TicketSecrets: &zero})
+			var ve *tlsselect.ValidationError
+			require.ErrorAs(t, err, &ve, "a config naming the zero TicketSecrets is refused")
+			assert.Equal(t, tlsselect.CodeTicketSecretsEmpty, ve.Code)
+			require.NoError(t, zero.Set(make([]byte, tlsselect.MinTicketSecretLen), nil), "Set fills the zero value")
+			_, err = tlsselect.New(tlsselect.Config{TicketSecrets: &zero})
+			assert.NoError(t, err)
+		},
 		"tlsselect.Table": func(t *testing.T) {
 			s := tlsselect.NewSelector(&tlsselect.Table{})
 			_, err := s.GetConfigForClient(&tlsHello)
