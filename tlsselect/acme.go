@@ -715,6 +715,7 @@ func (m *ACME) run(ctx context.Context, j acmeJob) {
 	case current != nil:
 		unlock()
 		m.settle(j.id, current)
+		m.wake()
 		return
 	}
 	m.orders.Add(1)
@@ -813,17 +814,19 @@ func (m *ACME) settle(id string, cert *tls.Certificate) (renewal bool, renewAt t
 	c.ordering = false
 	renewAt = c.renewAt
 	m.mu.Unlock()
-	m.wake()
 	return renewal, renewAt
 }
 
-// ready serves cert as j's certificate, logs msg and calls OnReady.
+// ready serves cert as j's certificate, logs msg and calls OnReady;
+// only then is the schedule looked at again, so that the next due time
+// is reckoned on a clock OnReady has seen the certificate at.
 func (m *ACME) ready(j acmeJob, cert *tls.Certificate, msg string) {
 	renewal, renewAt := m.settle(j.id, cert)
 	m.log.Info(msg, "id", j.id, "names", j.names, "notAfter", cert.Leaf.NotAfter, "renewAt", renewAt)
 	if m.cfg.OnReady != nil {
 		m.cfg.OnReady(ACMEReady{ID: j.id, Names: slices.Clone(j.names), NotAfter: cert.Leaf.NotAfter, Renewal: renewal})
 	}
+	m.wake()
 }
 
 // seen has the certificate stored at key looked at again, unless an
