@@ -91,18 +91,52 @@ func (f Form) of(s span) []byte { return f.bytes[s.start:s.end] }
 // CanonicalForm returns the canonical form of a document with the byte
 // ranges of its parts; see [Canonical].
 func CanonicalForm(doc *Document) (Form, error) {
+	return CanonicalFormOver(Form{}, doc)
+}
+
+// CanonicalFormOver is [CanonicalForm] written over the memory of
+// scratch, a form an earlier call returned that nothing uses any more
+// (the zero Form is none): the bytes are the same, and a caller that
+// compares most documents with one it keeps (the unchanged check of a
+// publish) allocates nothing for those it does not keep. The form it
+// returns is valid until the next call given it; [Form.Clone] keeps it.
+func CanonicalFormOver(scratch Form, doc *Document) (Form, error) {
 	if doc == nil {
 		return Form{}, errors.New("config: canonical form of a nil document")
 	}
-	e := canonEnc{b: make([]byte, 0, 256+80*len(doc.Hosts)+160*len(doc.Upstreams))}
-	e.spans.upstreams = make([]span, len(doc.Upstreams))
-	e.spans.hosts = make([]span, len(doc.Hosts))
+	b := scratch.bytes[:0]
+	if b == nil {
+		b = make([]byte, 0, 256+80*len(doc.Hosts)+160*len(doc.Upstreams))
+	}
+	e := canonEnc{b: b}
+	e.spans.hosts = resize(scratch.hosts, len(doc.Hosts))
+	e.spans.upstreams = resize(scratch.upstreams, len(doc.Upstreams))
 	e.document(doc)
 	if e.err != nil {
 		return Form{}, e.err
 	}
 	e.spans.bytes = e.b
 	return e.spans, nil
+}
+
+// resize returns s with length n, reusing its memory when it holds n.
+func resize(s []span, n int) []span {
+	if cap(s) < n {
+		return make([]span, n)
+	}
+	return s[:n]
+}
+
+// Clone returns a copy of f that shares no memory with it, in two
+// allocations: one for the bytes, one for the ranges.
+func (f Form) Clone() Form {
+	c := f
+	c.bytes = slices.Clone(f.bytes)
+	spans := make([]span, len(f.hosts)+len(f.upstreams))
+	c.hosts = spans[:copy(spans, f.hosts):len(f.hosts)]
+	c.upstreams = spans[len(f.hosts):]
+	copy(c.upstreams, f.upstreams)
+	return c
 }
 
 // canonEnc appends canonical JSON to b. first reports whether the object
