@@ -354,6 +354,9 @@ func lookupKey(dst []byte, name string) ([]byte, bool) {
 // wildcard, whether it names that wildcard.
 func covers(leaf *x509.Certificate, name string) bool {
 	if !strings.HasPrefix(name, "*.") {
+		if !strings.HasPrefix(name, "[") && !hostname.IsIP(name) && !mayCover(leaf.DNSNames, strings.TrimSuffix(name, ".")) {
+			return false
+		}
 		return leaf.VerifyHostname(name) == nil
 	}
 	for _, n := range leaf.DNSNames {
@@ -364,11 +367,30 @@ func covers(leaf *x509.Certificate, name string) bool {
 	return false
 }
 
+// mayCover reports whether one of a certificate's DNS names could cover
+// name, a name that is not an IP literal: an equal name or a wildcard
+// over its parent ("*" over a name of one label), in any case, a
+// trailing dot aside. VerifyHostname
+// decides; most names of a fleet are not among those of its default
+// certificate, and this rules them out at the cost of a comparison.
+func mayCover(dnsNames []string, name string) bool {
+	_, parent, _ := strings.Cut(name, ".")
+	for _, n := range dnsNames {
+		n = strings.TrimSuffix(n, ".")
+		if strings.EqualFold(n, name) || (parent != "" && strings.HasPrefix(n, "*.") && strings.EqualFold(n[2:], parent)) ||
+			(parent == "" && n == "*") {
+			return true
+		}
+	}
+	return false
+}
+
 // builder prebuilds configs, one per identity.
 type builder struct {
-	keys  *ticketKeys
-	dedup map[[32]byte]*prebuilt
-	all   []*prebuilt
+	keys   *ticketKeys
+	dedup  map[[32]byte]*prebuilt
+	all    []*prebuilt
+	leaves map[*x509.Certificate][32]byte // the hash of each leaf, once a table: every host of a fleet has the default's
 }
 
 // config returns the prebuilt config for cert under pol on tr, building
@@ -382,7 +404,15 @@ func (b *builder) config(cert *tls.Certificate, pol resolvedPolicy, tr Transport
 	case pol.http1Only:
 		protos = []string{"http/1.1"}
 	}
-	id := identity(cert, pol, protos, tr)
+	leaf, ok := b.leaves[cert.Leaf]
+	if !ok {
+		leaf = sha256.Sum256(cert.Leaf.Raw)
+		if b.leaves == nil {
+			b.leaves = make(map[*x509.Certificate][32]byte)
+		}
+		b.leaves[cert.Leaf] = leaf
+	}
+	id := identity(leaf, pol, protos, tr)
 	if pb := b.dedup[id]; pb != nil {
 		return pb
 	}
@@ -410,11 +440,11 @@ func (b *builder) config(cert *tls.Certificate, pol resolvedPolicy, tr Transport
 // the leaf certificate and the policy as the config applies it. Session
 // ticket keys are derived from it, so a ticket opens only on a config
 // with the same identity.
-func identity(cert *tls.Certificate, pol resolvedPolicy, protos []string, tr Transport) [32]byte {
+// leaf is the SHA-256 of the leaf certificate's DER bytes.
+func identity(leaf [32]byte, pol resolvedPolicy, protos []string, tr Transport) [32]byte {
 	h := sha256.New()
-	var buf []byte
+	buf := make([]byte, 0, 64)
 	buf = append(buf, byte(tr))
-	leaf := sha256.Sum256(cert.Leaf.Raw)
 	buf = append(buf, leaf[:]...)
 	buf = binary.BigEndian.AppendUint16(buf, pol.minVersion)
 	buf = append(buf, byte(pol.clientAuth))
