@@ -161,7 +161,7 @@ func New(cfg Config) (*Table, error) {
 		dedup: make(map[[32]byte]*prebuilt),
 	}
 	t := &Table{
-		exact:    make(map[string]*hostEntry),
+		exact:    make(map[string]*hostEntry, len(cfg.Hosts)),
 		wildcard: make(map[string]*hostEntry),
 		clock:    s.clock,
 	}
@@ -219,7 +219,6 @@ func New(cfg Config) (*Table, error) {
 	}
 	for i := range cfg.Hosts {
 		h := &cfg.Hosts[i]
-		path := index("hosts", i)
 		id := h.Certificate
 		if id == "" {
 			id = cfg.DefaultCertificate
@@ -244,7 +243,6 @@ func New(cfg Config) (*Table, error) {
 			}
 		}
 		for j, c := range canon[i] {
-			npath := index(path+".names", j)
 			if hostname.IsIP(c) {
 				// No server name is an IP literal: NoSNI decides
 				// handshakes to IP addresses. A host that the gate
@@ -257,7 +255,7 @@ func New(cfg Config) (*Table, error) {
 			}
 			m[key] = e // no duplicates: check refused them
 			if cert != nil && !covers(cert.Leaf, c) {
-				p.warn(CodeHostNameNotCovered, npath, "certificate %q does not cover %q", id, c)
+				p.warn(CodeHostNameNotCovered, index(index("hosts", i)+".names", j), "certificate %q does not cover %q", id, c)
 			}
 		}
 	}
@@ -354,7 +352,7 @@ func lookupKey(dst []byte, name string) ([]byte, bool) {
 // wildcard, whether it names that wildcard.
 func covers(leaf *x509.Certificate, name string) bool {
 	if !strings.HasPrefix(name, "*.") {
-		if !strings.HasPrefix(name, "[") && !hostname.IsIP(name) && !mayCover(leaf.DNSNames, strings.TrimSuffix(name, ".")) {
+		if !mayCover(leaf.DNSNames, strings.TrimSuffix(name, ".")) && !strings.HasPrefix(name, "[") && !hostname.IsIP(name) {
 			return false
 		}
 		return leaf.VerifyHostname(name) == nil
