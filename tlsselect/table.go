@@ -389,19 +389,50 @@ type builder struct {
 	dedup  map[[32]byte]*prebuilt
 	all    []*prebuilt
 	leaves map[*x509.Certificate][32]byte // the hash of each leaf, once a table: every host of a fleet has the default's
+	plain  map[plainKey]*prebuilt         // the configs of policies without client CAs, by what makes them
+}
+
+// plainKey is what makes the prebuilt config of a policy without client
+// CAs: the hosts of a fleet share a few, whose identity is hashed once.
+type plainKey struct {
+	leaf       *x509.Certificate
+	tr         Transport
+	minVersion uint16
+	clientAuth tls.ClientAuthType
+	http1Only  bool
 }
 
 // config returns the prebuilt config for cert under pol on tr, building
 // it on first use.
 func (b *builder) config(cert *tls.Certificate, pol resolvedPolicy, tr Transport, clock func() time.Time, now time.Time) *prebuilt {
+	if tr == QUIC {
+		pol.minVersion = tls.VersionTLS13
+	}
+	k := plainKey{cert.Leaf, tr, pol.minVersion, pol.clientAuth, pol.http1Only}
+	plain := len(pol.clientCAs) == 0
+	if pb := b.plain[k]; plain && pb != nil {
+		return pb
+	}
 	protos := []string{"h2", "http/1.1"}
 	switch {
 	case tr == QUIC:
 		protos = []string{"h3"}
-		pol.minVersion = tls.VersionTLS13
 	case pol.http1Only:
 		protos = []string{"http/1.1"}
 	}
+	pb := b.build(cert, pol, protos, tr, clock, now)
+	if plain {
+		if b.plain == nil {
+			b.plain = make(map[plainKey]*prebuilt)
+		}
+		b.plain[k] = pb
+	}
+	return pb
+}
+
+// build returns the prebuilt config of an identity, building it on first
+// use.
+func (b *builder) build(cert *tls.Certificate, pol resolvedPolicy, protos []string, tr Transport, clock func() time.Time, now time.Time) *prebuilt {
 	leaf, ok := b.leaves[cert.Leaf]
 	if !ok {
 		leaf = sha256.Sum256(cert.Leaf.Raw)
@@ -437,8 +468,8 @@ func (b *builder) config(cert *tls.Certificate, pol resolvedPolicy, tr Transport
 // identity hashes what makes a prebuilt config what it is: the transport,
 // the leaf certificate and the policy as the config applies it. Session
 // ticket keys are derived from it, so a ticket opens only on a config
-// with the same identity.
-// leaf is the SHA-256 of the leaf certificate's DER bytes.
+// with the same identity. leaf is the SHA-256 of the leaf certificate's
+// DER bytes.
 func identity(leaf [32]byte, pol resolvedPolicy, protos []string, tr Transport) [32]byte {
 	h := sha256.New()
 	buf := make([]byte, 0, 64)
