@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"os"
 	"reflect"
 	"slices"
@@ -26,7 +25,7 @@ func TestCanonicalFormOverEqualsCanonicalForm(t *testing.T) {
 	}
 	var full Document
 	fillValue(reflect.ValueOf(&full).Elem())
-	docs = append(docs, &full, new(Document), fleetDoc(50), fleetDoc(3))
+	docs = append(docs, &full, new(Document), fleet(50), fleet(3))
 	var scratch Form
 	var kept []Form
 	var want []string
@@ -48,21 +47,6 @@ func TestCanonicalFormOverEqualsCanonicalForm(t *testing.T) {
 	for i, f := range kept {
 		assert.Equal(t, want[i], string(f.Bytes()), "clone %d", i)
 	}
-}
-
-// fleetDoc is a document of n hosts, each with a route to an upstream of
-// its own with two destinations.
-func fleetDoc(n int) *Document {
-	doc := &Document{}
-	for i := range n {
-		doc.Hosts = append(doc.Hosts, Host{
-			Names:  []string{fmt.Sprintf("h%d.test", i)},
-			Routes: []Route{{ID: "r", Path: "/", Upstream: fmt.Sprintf("u%d", i)}},
-		})
-		doc.Upstreams = append(doc.Upstreams, Upstream{ID: fmt.Sprintf("u%d", i), Destinations: []Destination{
-			{ID: "d0", Address: "http://127.0.0.1:9"}, {ID: "d1", Address: "http://127.0.0.1:10"}}})
-	}
-	return doc
 }
 
 // TestCanonicalWritesEachFieldAlone sets one field of a document at a
