@@ -91,18 +91,52 @@ func (f Form) of(s span) []byte { return f.bytes[s.start:s.end] }
 // CanonicalForm returns the canonical form of a document with the byte
 // ranges of its parts; see [Canonical].
 func CanonicalForm(doc *Document) (Form, error) {
+	return CanonicalFormOver(Form{}, doc)
+}
+
+// CanonicalFormOver is [CanonicalForm] written over the memory of
+// scratch, a form an earlier call returned that nothing uses any more
+// (the zero Form is none): the bytes are the same, and a caller that
+// compares most documents with one it keeps (the unchanged check of a
+// publish) allocates nothing for those it does not keep. The form it
+// returns is valid until the next call given it; [Form.Clone] keeps it.
+func CanonicalFormOver(scratch Form, doc *Document) (Form, error) {
 	if doc == nil {
 		return Form{}, errors.New("config: canonical form of a nil document")
 	}
-	e := canonEnc{b: make([]byte, 0, 256+80*len(doc.Hosts)+160*len(doc.Upstreams))}
-	e.spans.upstreams = make([]span, len(doc.Upstreams))
-	e.spans.hosts = make([]span, len(doc.Hosts))
+	b := scratch.bytes[:0]
+	if b == nil {
+		b = make([]byte, 0, 256+80*len(doc.Hosts)+160*len(doc.Upstreams))
+	}
+	e := canonEnc{b: b}
+	e.spans.hosts = resize(scratch.hosts, len(doc.Hosts))
+	e.spans.upstreams = resize(scratch.upstreams, len(doc.Upstreams))
 	e.document(doc)
 	if e.err != nil {
 		return Form{}, e.err
 	}
 	e.spans.bytes = e.b
 	return e.spans, nil
+}
+
+// resize returns s with length n, reusing its memory when it holds n.
+func resize(s []span, n int) []span {
+	if cap(s) < n {
+		return make([]span, n)
+	}
+	return s[:n]
+}
+
+// Clone returns a copy of f that shares no memory with it, in two
+// allocations: one for the bytes, one for the ranges.
+func (f Form) Clone() Form {
+	c := f
+	c.bytes = slices.Clone(f.bytes)
+	spans := make([]span, len(f.hosts)+len(f.upstreams))
+	c.hosts = spans[:copy(spans, f.hosts):len(f.hosts)]
+	c.upstreams = spans[len(f.hosts):]
+	copy(c.upstreams, f.upstreams)
+	return c
 }
 
 // canonEnc appends canonical JSON to b. first reports whether the object
@@ -408,7 +442,9 @@ func (e *canonEnc) host(h *Host) {
 		p := r.Path
 		switch r.PathType {
 		case "", gate.PathPrefix.String():
-			if gate.CheckPrefix(p) == nil {
+			if p == "/" {
+				p = "" // the default, most routes' (RoutePrefix's answer)
+			} else if gate.CheckPrefix(p) == nil {
 				p = RoutePrefix(p)
 			}
 		case gate.PathExact.String():
@@ -451,22 +487,29 @@ func (e *canonEnc) host(h *Host) {
 // write nothing.
 func (e *canonEnc) routeMatch(r *Route) {
 	e.strDefault("pathType", r.PathType, gate.PathTypeNames()[0])
+	if len(r.Match.Methods) > 0 || len(r.Match.Headers) > 0 || len(r.Match.Query) > 0 {
+		e.routeMatchBlock(&r.Match)
+	}
+	e.integer("order", r.Order, 0)
+}
+
+// routeMatchBlock writes a route's match block, which is not empty.
+func (e *canonEnc) routeMatchBlock(rm *RouteMatch) {
 	m := e.open("match")
-	e.stringList("methods", r.Match.Methods)
-	e.objects("headers", len(r.Match.Headers), nil, func(k int) {
-		hm := &r.Match.Headers[k]
+	e.stringList("methods", rm.Methods)
+	e.objects("headers", len(rm.Headers), nil, func(k int) {
+		hm := &rm.Headers[k]
 		e.str("name", hm.Name)
 		e.strDefault("type", hm.Type, gate.HeaderMatchTypeNames()[0])
 		e.str("value", hm.Value)
 	})
-	e.objects("query", len(r.Match.Query), nil, func(k int) {
-		qm := &r.Match.Query[k]
+	e.objects("query", len(rm.Query), nil, func(k int) {
+		qm := &rm.Query[k]
 		e.str("name", qm.Name)
 		e.strDefault("type", qm.Type, gate.QueryMatchTypeNames()[0])
 		e.str("value", qm.Value)
 	})
 	e.close(m, false)
-	e.integer("order", r.Order, 0)
 }
 
 // routeForwarding writes a route's forwarding blocks; defaults write
@@ -474,24 +517,36 @@ func (e *canonEnc) routeMatch(r *Route) {
 func (e *canonEnc) routeForwarding(r *Route) {
 	e.strDefault("hostHeader", r.HostHeader, proxy.HostHeaderNames()[0])
 	e.str("hostName", r.HostName)
+	// Most routes rewrite nothing and keep the default retries: their
+	// empty blocks are neither written nor removed.
+	if rw := &r.Rewrite; rw.StripPrefix || rw.AddPrefix != "" || rw.RewriteLocation != nil || rw.Template != "" ||
+		rw.ReplacePrefix != "" || rw.Path != "" || len(rw.Query.Set) > 0 || len(rw.Query.Add) > 0 || len(rw.Query.Remove) > 0 {
+		e.rewrite(rw)
+	}
+	e.headers(&r.Headers)
+	if r.Retry != (RouteRetry{}) {
+		m := e.open("retry")
+		e.integer("attempts", r.Retry.Attempts, 0)
+		e.integer("bodyLimit", r.Retry.BodyLimit, proxy.DefaultRetryBodyLimit)
+		e.float("budget", r.Retry.Budget, proxy.DefaultRetryBudget)
+		e.retryConnectFailures(&r.Retry)
+		e.close(m, false)
+	}
+	e.routeAnswers(r)
+}
+
+// rewrite writes a route's rewrite block; defaults write nothing.
+func (e *canonEnc) rewrite(rw *Rewrite) {
 	m := e.open("rewrite")
-	e.boolean("stripPrefix", r.Rewrite.StripPrefix)
-	e.str("addPrefix", r.Rewrite.AddPrefix)
-	if v := r.Rewrite.RewriteLocation; v != nil && !*v {
+	e.boolean("stripPrefix", rw.StripPrefix)
+	e.str("addPrefix", rw.AddPrefix)
+	if v := rw.RewriteLocation; v != nil && !*v {
 		e.key("rewriteLocation")
 		e.b = append(e.b, "false"...)
 	}
-	e.str("template", r.Rewrite.Template)
-	e.rewriteFilters(&r.Rewrite)
+	e.str("template", rw.Template)
+	e.rewriteFilters(rw)
 	e.close(m, false)
-	e.headers(&r.Headers)
-	m = e.open("retry")
-	e.integer("attempts", r.Retry.Attempts, 0)
-	e.integer("bodyLimit", r.Retry.BodyLimit, proxy.DefaultRetryBodyLimit)
-	e.float("budget", r.Retry.Budget, proxy.DefaultRetryBudget)
-	e.retryConnectFailures(&r.Retry)
-	e.close(m, false)
-	e.routeAnswers(r)
 }
 
 // rewriteFilters writes a rewrite's replaced prefix, path and query;
@@ -535,10 +590,12 @@ func (e *canonEnc) routeAnswers(r *Route) {
 	if r.Fixed != nil {
 		e.fixed("fixed", r.Fixed, gate.DefaultFixedStatus)
 	}
-	m := e.open("timeouts")
-	e.durationOr("request", r.Timeouts.Request, 0)
-	e.durationOr("perTry", r.Timeouts.PerTry, 0)
-	e.close(m, false)
+	if r.Timeouts != (RouteTimeouts{}) {
+		m := e.open("timeouts")
+		e.durationOr("request", r.Timeouts.Request, 0)
+		e.durationOr("perTry", r.Timeouts.PerTry, 0)
+		e.close(m, false)
+	}
 }
 
 // routeBackends writes a route's backends, split and mirror; defaults
@@ -553,20 +610,9 @@ func (e *canonEnc) routeBackends(r *Route) {
 			e.b = strconv.AppendInt(e.b, int64(*b.Weight), 10)
 		}
 	})
-	m := e.open("split")
-	ms := e.open("sticky")
-	e.str("cookie", r.Split.Sticky.Cookie)
-	e.str("header", r.Split.Sticky.Header)
-	e.boolean("client", r.Split.Sticky.Client)
-	e.close(ms, false)
-	e.objects("force", len(r.Split.Force), nil, func(k int) {
-		f := &r.Split.Force[k]
-		e.str("header", f.Header)
-		e.str("cookie", f.Cookie)
-		e.str("value", f.Value)
-		e.str("upstream", f.Upstream)
-	})
-	e.close(m, false)
+	if r.Split.Sticky != (Sticky{}) || len(r.Split.Force) > 0 {
+		e.split(&r.Split)
+	}
 	if mr := r.Mirror; mr != nil {
 		m := e.open("mirror")
 		e.str("upstream", mr.Upstream)
@@ -584,6 +630,24 @@ func (e *canonEnc) routeBackends(r *Route) {
 		e.durationOr("timeout", mr.Timeout, proxy.DefaultMirrorTimeout)
 		e.close(m, true)
 	}
+}
+
+// split writes a route's split block; defaults write nothing.
+func (e *canonEnc) split(sp *Split) {
+	m := e.open("split")
+	ms := e.open("sticky")
+	e.str("cookie", sp.Sticky.Cookie)
+	e.str("header", sp.Sticky.Header)
+	e.boolean("client", sp.Sticky.Client)
+	e.close(ms, false)
+	e.objects("force", len(sp.Force), nil, func(k int) {
+		f := &sp.Force[k]
+		e.str("header", f.Header)
+		e.str("cookie", f.Cookie)
+		e.str("value", f.Value)
+		e.str("upstream", f.Upstream)
+	})
+	e.close(m, false)
 }
 
 // headers writes custom header rules. Names are written as given: the

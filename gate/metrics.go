@@ -154,7 +154,11 @@ func (g *Gate) EachPolicy(f func(id string, m *PolicyMetrics)) {
 // its current one. Call it once g serves (a gate still serving the older
 // config keeps counting on what it points at, unreported).
 func (s *State) RetainMetrics(g *Gate) {
-	keepR := map[*RouteMetrics]bool{}
+	n := 1 // the unknown host's
+	for _, h := range g.compiled {
+		n += 1 + len(h.Routes)
+	}
+	keepR := make(map[*RouteMetrics]bool, n) // sized: a fleet's publish grows no table
 	g.EachRoute(func(_, _ string, m *RouteMetrics) { keepR[m] = true })
 	keepP := map[*PolicyMetrics]bool{}
 	g.EachPolicy(func(_ string, m *PolicyMetrics) { keepP[m] = true })

@@ -147,7 +147,7 @@ func TestHTTPSPort(t *testing.T) {
 // took the old port.
 func TestHTTPSPortChangeCompilesHostsAgain(t *testing.T) {
 	d := &config.Document{Hosts: []config.Host{{Names: []string{"app.test"}, HTTPSRedirect: &config.HTTPSRedirect{}, Kind: "fixed", Fixed: &config.FixedAnswer{}}}}
-	form, err := canonical(d)
+	form, err := canonical(config.Form{}, d)
 	require.NoError(t, err)
 	c := &Compiler{HTTPSPort: 8443}
 	prev, err := c.compile(d, form, nil, c.readFiles(d, nil))

@@ -236,7 +236,7 @@ func (c *Compiler) compileDocument(doc *config.Document) (*Snapshot, error) {
 	if doc == nil {
 		doc = new(config.Document)
 	}
-	form, err := canonical(doc)
+	form, err := canonical(config.Form{}, doc)
 	if err != nil {
 		return nil, err
 	}
@@ -297,14 +297,15 @@ func Validate(doc *config.Document) []*ValidationError {
 	return c.Check(doc)
 }
 
-// canonical returns the canonical form of any document.
-func canonical(doc *config.Document) (form config.Form, err error) {
+// canonical returns the canonical form of any document, written over
+// scratch's memory (see [config.CanonicalFormOver]).
+func canonical(scratch config.Form, doc *config.Document) (form config.Form, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			form, err = config.Form{}, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("canonical form panic: ", v)}
 		}
 	}()
-	if form, err = config.CanonicalForm(doc); err != nil {
+	if form, err = config.CanonicalFormOver(scratch, doc); err != nil {
 		return form, &ValidationError{Code: CodeCompileInternal, Msg: err.Error()}
 	}
 	return form, nil

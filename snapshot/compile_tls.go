@@ -57,6 +57,7 @@ func (r *run) tlsTable(prev *Snapshot) (*tlsselect.Table, *tlsInputs) {
 		cfg.Certificates = append(cfg.Certificates, ct)
 	}
 	anyHTTP3 := false
+	cfg.Hosts, in.hosts = make([]tlsselect.Host, 0, len(doc.Hosts)), make([]int, 0, len(doc.Hosts))
 	for i := range doc.Hosts {
 		h := &doc.Hosts[i]
 		if h.Certificate == "" && cfg.DefaultCertificate == "" {

@@ -159,6 +159,12 @@ type Publisher struct {
 	closed  bool
 	idle    *sync.Cond
 	hist    history // guarded by mu
+
+	// scratch is the memory the canonical form of the revision in
+	// progress is written over: an unchanged document (most of a
+	// reload's) is compared with the serving one without allocating, and
+	// an applied one keeps a copy. Only process uses it.
+	scratch config.Form
 }
 
 // NewPublisher returns a publisher for cfg.Store, or for a store of its
@@ -408,11 +414,12 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 	c := &p.cfg.Compiler
 	// A document equal to the current one costs one canonical encoding: no
 	// validation (equal to a valid document, it is valid), no compile, no
-	// swap.
-	form, err := canonical(doc)
+	// swap, no allocation.
+	form, err := canonical(p.scratch, doc)
 	if err != nil {
 		return refuse(err)
 	}
+	p.scratch = form
 	cur := p.cfg.Store.Load()
 	if decoded == nil && cur != nil && bytes.Equal(form.Bytes(), cur.canon.Bytes()) && !r.tls && (cur.tlsIn == nil || !cur.tlsIn.changedIn(r.files)) &&
 		!cur.caFilesChangedIn(r.files) {
@@ -420,7 +427,7 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 		r.outcome.Revision, r.outcome.Status, r.outcome.Took = cur.revision, Unchanged, time.Since(start)
 		return nil
 	}
-	snap, err := c.compile(doc, form, cur, r.files)
+	snap, err := c.compile(doc, form.Clone(), cur, r.files)
 	if err != nil || decoded != nil {
 		return refuse(err)
 	}

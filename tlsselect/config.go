@@ -321,7 +321,11 @@ func (c Config) check(p *problems) map[string]int {
 	if d := c.TicketKeyPeriod; d != 0 && (d < MinTicketKeyPeriod || d > MaxTicketKeyPeriod) {
 		p.add(CodeTicketKeyPeriodInvalid, "ticketKeyPeriod", "%v is not between %v and %v", d, MinTicketKeyPeriod, MaxTicketKeyPeriod)
 	}
-	names := make(map[string]string) // canonical name to the path of its first use
+	// Canonical name to its first use, whose path a duplicate's message
+	// names: made only then, as nearly every name is unique.
+	type use struct{ host, name int }
+	names := make(map[string]use, len(c.Hosts))
+	usePath := func(u use) string { return index(index("hosts", u.host)+".names", u.name) }
 	for i := range c.Hosts {
 		h := &c.Hosts[i]
 		path := index("hosts", i)
@@ -330,25 +334,25 @@ func (c Config) check(p *problems) map[string]int {
 		}
 		catchAll := false
 		for j, n := range h.Names {
-			npath := index(path+".names", j)
+			at := use{i, j}
 			if hostname.IsCatchAll(n) {
 				catchAll = true
 				if first, dup := names[hostname.CatchAll]; dup {
-					p.add(CodeHostNameDuplicate, npath, "%q is also %s", n, first)
+					p.add(CodeHostNameDuplicate, usePath(at), "%q is also %s", n, usePath(first))
 				}
-				names[hostname.CatchAll] = npath
+				names[hostname.CatchAll] = at
 				continue
 			}
 			canon, _, err := hostname.Canonical(n)
 			if err != nil {
-				p.add(CodeHostNameInvalid, npath, "%q: %v", n, err)
+				p.add(CodeHostNameInvalid, usePath(at), "%q: %v", n, err)
 				continue
 			}
 			if first, dup := names[canon]; dup {
-				p.add(CodeHostNameDuplicate, npath, "%q is also %s", n, first)
+				p.add(CodeHostNameDuplicate, usePath(at), "%q is also %s", n, usePath(first))
 				continue
 			}
-			names[canon] = npath
+			names[canon] = at
 		}
 		switch _, ok := ids[h.Certificate]; {
 		case h.Certificate != "" && !ok:

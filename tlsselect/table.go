@@ -161,7 +161,7 @@ func New(cfg Config) (*Table, error) {
 		dedup: make(map[[32]byte]*prebuilt),
 	}
 	t := &Table{
-		exact:    make(map[string]*hostEntry),
+		exact:    make(map[string]*hostEntry, len(cfg.Hosts)),
 		wildcard: make(map[string]*hostEntry),
 		clock:    s.clock,
 	}
@@ -219,7 +219,6 @@ func New(cfg Config) (*Table, error) {
 	}
 	for i := range cfg.Hosts {
 		h := &cfg.Hosts[i]
-		path := index("hosts", i)
 		id := h.Certificate
 		if id == "" {
 			id = cfg.DefaultCertificate
@@ -244,7 +243,6 @@ func New(cfg Config) (*Table, error) {
 			}
 		}
 		for j, c := range canon[i] {
-			npath := index(path+".names", j)
 			if hostname.IsIP(c) {
 				// No server name is an IP literal: NoSNI decides
 				// handshakes to IP addresses. A host that the gate
@@ -257,7 +255,7 @@ func New(cfg Config) (*Table, error) {
 			}
 			m[key] = e // no duplicates: check refused them
 			if cert != nil && !covers(cert.Leaf, c) {
-				p.warn(CodeHostNameNotCovered, npath, "certificate %q does not cover %q", id, c)
+				p.warn(CodeHostNameNotCovered, index(index("hosts", i)+".names", j), "certificate %q does not cover %q", id, c)
 			}
 		}
 	}
@@ -354,6 +352,9 @@ func lookupKey(dst []byte, name string) ([]byte, bool) {
 // wildcard, whether it names that wildcard.
 func covers(leaf *x509.Certificate, name string) bool {
 	if !strings.HasPrefix(name, "*.") {
+		if !mayCover(leaf.DNSNames, strings.TrimSuffix(name, ".")) && !strings.HasPrefix(name, "[") && !hostname.IsIP(name) {
+			return false
+		}
 		return leaf.VerifyHostname(name) == nil
 	}
 	for _, n := range leaf.DNSNames {
@@ -364,25 +365,83 @@ func covers(leaf *x509.Certificate, name string) bool {
 	return false
 }
 
+// mayCover reports whether one of a certificate's DNS names could cover
+// name, a name that is not an IP literal: an equal name or a wildcard
+// over its parent ("*" over a name of one label), in any case, a
+// trailing dot aside. VerifyHostname
+// decides; most names of a fleet are not among those of its default
+// certificate, and this rules them out at the cost of a comparison.
+func mayCover(dnsNames []string, name string) bool {
+	_, parent, _ := strings.Cut(name, ".")
+	for _, n := range dnsNames {
+		n = strings.TrimSuffix(n, ".")
+		if strings.EqualFold(n, name) || (parent != "" && strings.HasPrefix(n, "*.") && strings.EqualFold(n[2:], parent)) ||
+			(parent == "" && n == "*") {
+			return true
+		}
+	}
+	return false
+}
+
 // builder prebuilds configs, one per identity.
 type builder struct {
-	keys  *ticketKeys
-	dedup map[[32]byte]*prebuilt
-	all   []*prebuilt
+	keys   *ticketKeys
+	dedup  map[[32]byte]*prebuilt
+	all    []*prebuilt
+	leaves map[*x509.Certificate][32]byte // the hash of each leaf, once a table: every host of a fleet has the default's
+	plain  map[plainKey]*prebuilt         // the configs of policies without client CAs, by what makes them
+}
+
+// plainKey is what makes the prebuilt config of a policy without client
+// CAs: the hosts of a fleet share a few, whose identity is hashed once.
+type plainKey struct {
+	leaf       *x509.Certificate
+	tr         Transport
+	minVersion uint16
+	clientAuth tls.ClientAuthType
+	http1Only  bool
 }
 
 // config returns the prebuilt config for cert under pol on tr, building
 // it on first use.
 func (b *builder) config(cert *tls.Certificate, pol resolvedPolicy, tr Transport, clock func() time.Time, now time.Time) *prebuilt {
+	if tr == QUIC {
+		pol.minVersion = tls.VersionTLS13
+	}
+	k := plainKey{cert.Leaf, tr, pol.minVersion, pol.clientAuth, pol.http1Only}
+	plain := len(pol.clientCAs) == 0
+	if pb := b.plain[k]; plain && pb != nil {
+		return pb
+	}
 	protos := []string{"h2", "http/1.1"}
 	switch {
 	case tr == QUIC:
 		protos = []string{"h3"}
-		pol.minVersion = tls.VersionTLS13
 	case pol.http1Only:
 		protos = []string{"http/1.1"}
 	}
-	id := identity(cert, pol, protos, tr)
+	pb := b.build(cert, pol, protos, tr, clock, now)
+	if plain {
+		if b.plain == nil {
+			b.plain = make(map[plainKey]*prebuilt)
+		}
+		b.plain[k] = pb
+	}
+	return pb
+}
+
+// build returns the prebuilt config of an identity, building it on first
+// use.
+func (b *builder) build(cert *tls.Certificate, pol resolvedPolicy, protos []string, tr Transport, clock func() time.Time, now time.Time) *prebuilt {
+	leaf, ok := b.leaves[cert.Leaf]
+	if !ok {
+		leaf = sha256.Sum256(cert.Leaf.Raw)
+		if b.leaves == nil {
+			b.leaves = make(map[*x509.Certificate][32]byte)
+		}
+		b.leaves[cert.Leaf] = leaf
+	}
+	id := identity(leaf, pol, protos, tr)
 	if pb := b.dedup[id]; pb != nil {
 		return pb
 	}
@@ -409,12 +468,12 @@ func (b *builder) config(cert *tls.Certificate, pol resolvedPolicy, tr Transport
 // identity hashes what makes a prebuilt config what it is: the transport,
 // the leaf certificate and the policy as the config applies it. Session
 // ticket keys are derived from it, so a ticket opens only on a config
-// with the same identity.
-func identity(cert *tls.Certificate, pol resolvedPolicy, protos []string, tr Transport) [32]byte {
+// with the same identity. leaf is the SHA-256 of the leaf certificate's
+// DER bytes.
+func identity(leaf [32]byte, pol resolvedPolicy, protos []string, tr Transport) [32]byte {
 	h := sha256.New()
-	var buf []byte
+	buf := make([]byte, 0, 64)
 	buf = append(buf, byte(tr))
-	leaf := sha256.Sum256(cert.Leaf.Raw)
 	buf = append(buf, leaf[:]...)
 	buf = binary.BigEndian.AppendUint16(buf, pol.minVersion)
 	buf = append(buf, byte(pol.clientAuth))
