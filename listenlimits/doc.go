@@ -78,7 +78,11 @@
 // each Write max(grace, size/rate) while it waits for the client and
 // clears the deadline after it, so a handler's own pauses (an event
 // stream) are never judged; what net/http still holds in its buffer when
-// the handler returns is flushed without it. Both replace the
+// the handler returns is flushed without it. Under [Limits.Handler], over
+// HTTP/1.x and HTTP/2, a write that stays within net/http's response
+// buffer (2 KiB since the last flush) cannot wait for the client and sets
+// no deadline: on HTTP/2 each deadline is a message to the connection's
+// goroutine and a timer, which a small answer no longer pays. Both replace the
 // connection's ReadTimeout or WriteTimeout deadline while they run: use
 // them instead of those. [Limits.Handler] wraps every request, and only a
 // request that became an upgrade is exempt: once the handler hijacked the
