@@ -136,16 +136,18 @@ func (r *MinRateReader) Close() error {
 // MinRateWriter wraps no ResponseWriter, and writing it panics.
 type MinRateWriter struct {
 	http.ResponseWriter
-	rc       http.ResponseController
-	rate     float64
-	grace    time.Duration
-	connect  bool        // a CONNECT not answered yet: a 2xx upgrades it
-	upgraded atomic.Bool // the request became an upgrade
+	rc      http.ResponseController
+	rate    float64
+	grace   time.Duration
+	connect bool // a CONNECT not answered yet: a 2xx upgrades it
 	// server: ResponseWriter is net/http's own, HTTP/1.x or HTTP/2
-	// (Limits.Handler made this writer). buffered counts the bytes written since the last
-	// flush, past bufferedMax once net/http's buffer may have filled.
+	// (Limits.Handler made this writer). buffered counts the bytes
+	// written since the last flush, past bufferedMax once net/http's
+	// buffer may have filled (an int16 fits it beside the bools, so the
+	// writer is no larger than without it).
 	server   bool
-	buffered int
+	buffered int16
+	upgraded atomic.Bool // the request became an upgrade
 }
 
 // bufferedMax is the smallest response buffer of net/http's servers: an
@@ -201,8 +203,8 @@ func (w *MinRateWriter) WriteHeader(code int) {
 func (w *MinRateWriter) Write(p []byte) (int, error) {
 	w.answered(http.StatusOK)
 	if w.server {
-		if w.buffered+len(p) <= bufferedMax {
-			w.buffered += len(p)
+		if n := int(w.buffered) + len(p); n <= bufferedMax {
+			w.buffered = int16(n)
 			return w.ResponseWriter.Write(p)
 		}
 		w.buffered = bufferedMax + 1 // judged until a flush empties the buffer

@@ -332,3 +332,57 @@ func TestMinResponseRateSmallWritesHTTP2(t *testing.T) {
 	// The client reads nothing more.
 	require.ErrorIs(t, recv(t, writeErr), listenlimits.ErrTooSlow)
 }
+
+// BenchmarkHandlerSmallAnswer is one small answer (13 bytes, one Write)
+// through Limits.Handler on 127.0.0.1, over HTTP/1.1 (4 keep-alive
+// connections) and over HTTP/2 with TLS (streams of one connection);
+// client and server costs both count.
+func BenchmarkHandlerSmallAnswer(b *testing.B) {
+	body := []byte("hello, world\n")
+	limits := listenlimits.Limits{}
+	h := limits.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["Content-Type"] = []string{"text/plain"}
+		_, _ = w.Write(body)
+	}))
+	for _, proto := range []string{"http1", "http2"} {
+		b.Run(proto, func(b *testing.B) {
+			srv := &http.Server{Handler: h}
+			require.NoError(b, limits.Apply(srv))
+			raw, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(b, err)
+			var ln net.Listener = limits.Listener(raw)
+			url := "http://" + raw.Addr().String() + "/"
+			tr := &http.Transport{MaxIdleConnsPerHost: 4}
+			if proto == "http2" {
+				cfg := &tls.Config{Certificates: []tls.Certificate{selfSigned(b)}, NextProtos: []string{"h2"}}
+				ln, url = tls.NewListener(ln, cfg), "https://"+raw.Addr().String()+"/"
+				tr = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true}
+			}
+			go func() { _ = srv.Serve(ln) }()
+			defer srv.Close()
+			defer tr.CloseIdleConnections()
+			get := func() error {
+				req, _ := http.NewRequest(http.MethodGet, url, nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					return err
+				}
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return err
+			}
+			require.NoError(b, get()) // a connection made before the clock runs
+			b.ReportAllocs()
+			b.SetParallelism(2)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := get(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
