@@ -75,12 +75,12 @@
 // TLS, 64 connections of 10 streams asking for 13 bytes (h2load), each
 // setting alone, three rounds in turn, CPU per request min/median:
 // defaults 58.4/59.7 µs; MaxReadFrameSize 16 KiB 60.1/63.4;
-// MaxConcurrentStreams 250 64.5/64.9; MaxReceiveBufferPerConnection and
-// PerStream 64 KiB 62.8/64.0; WriteByteTimeout 10 s 61.7/64.4 (it sets
-// and clears a write deadline around every write to the connection);
-// MaxEncoderHeaderTableSize 0 58.3/65.0. Every one left the system calls
-// per request where they were (2.9 writes, 2.2 reads), which is where the
-// time goes: a third of the CPU is in them. net/http writes a small
+// MaxConcurrentStreams 250 64.5/64.9; MaxReceiveBufferPerStream 65 535
+// bytes 62.8/64.0; WriteByteTimeout 10 s 61.7/64.4 (it sets and clears a
+// write deadline around every write to the connection); a second series
+// of the defaults gave 58.3/65.0, which is the noise. Every one left the
+// system calls per request where they were (2.9 writes, 2.2 reads), which
+// is where the time goes: a third of the CPU is in them. net/http writes a small
 // answer's HEADERS and DATA frames in two TLS records and two writes (the
 // handler waits for HEADERS to be written, and the connection's goroutine
 // flushes whenever its queue is empty), and no setting changes that. The
