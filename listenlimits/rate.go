@@ -136,12 +136,25 @@ func (r *MinRateReader) Close() error {
 // MinRateWriter wraps no ResponseWriter, and writing it panics.
 type MinRateWriter struct {
 	http.ResponseWriter
-	rc       http.ResponseController
-	rate     float64
-	grace    time.Duration
-	connect  bool        // a CONNECT not answered yet: a 2xx upgrades it
+	rc      http.ResponseController
+	rate    float64
+	grace   time.Duration
+	connect bool // a CONNECT not answered yet: a 2xx upgrades it
+	// server: ResponseWriter is net/http's own, HTTP/1.x or HTTP/2
+	// (Limits.Handler made this writer). buffered counts the bytes
+	// written since the last flush, past bufferedMax once net/http's
+	// buffer may have filled (an int16 fits it beside the bools, so the
+	// writer is no larger than without it).
+	server   bool
+	buffered int16
 	upgraded atomic.Bool // the request became an upgrade
 }
+
+// bufferedMax is the smallest response buffer of net/http's servers: an
+// HTTP/1.x response buffers 2 KiB before it writes to the connection, an
+// HTTP/2 stream 4 KiB. Writes that add up to no more since the last flush
+// are copies into that buffer and cannot wait for the client.
+const bufferedMax = 2 << 10
 
 // NewMinRateWriter wraps w with a minimum rate of bytesPerSecond per
 // write, after grace.
@@ -189,6 +202,13 @@ func (w *MinRateWriter) WriteHeader(code int) {
 // Write writes p under the rate's deadline.
 func (w *MinRateWriter) Write(p []byte) (int, error) {
 	w.answered(http.StatusOK)
+	if w.server {
+		if n := int(w.buffered) + len(p); n <= bufferedMax {
+			w.buffered = int16(n)
+			return w.ResponseWriter.Write(p)
+		}
+		w.buffered = bufferedMax + 1 // judged until a flush empties the buffer
+	}
 	if !w.arm(len(p)) {
 		return w.ResponseWriter.Write(p)
 	}
@@ -209,6 +229,9 @@ func (w *MinRateWriter) FlushError() error {
 	err := w.rc.Flush()
 	if armed {
 		w.disarm()
+	}
+	if err == nil {
+		w.buffered = 0 // net/http's buffer is empty again
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		err = errors.Join(ErrTooSlow, err)
@@ -270,6 +293,17 @@ var (
 // holds one of the handler's places while next serves it, which for a
 // request that became an upgrade is the tunnel's whole life, and is
 // answered 503 with Retry-After when none is left.
+//
+// Over HTTP/1.x and HTTP/2, Handler counts on the ResponseWriter being
+// net/http's own, as a server hands it over (edge's is): a Write that,
+// with what was written since the last flush, stays within 2 KiB (the
+// smallest of net/http's response buffers) only copies into that buffer
+// and cannot wait for the client, so it sets no deadline. On HTTP/2 a
+// deadline is two messages to the connection's goroutine and a timer, so
+// a small answer written at once costs none of them. Writes past the
+// buffer and flushes are judged as by MinRateWriter alone. Under a
+// middleware that wraps the writer without buffering, use
+// NewMinRateWriter there instead.
 //
 // The writer implements http.Hijacker only when the ResponseWriter it
 // wraps does. Each request costs one allocation (both wrappers); with both
@@ -347,6 +381,9 @@ func rateHandler(next http.Handler, in int, inGrace time.Duration, out int, outG
 			r MinRateReader
 		})
 		j.w.init(w, out, outGrace)
+		// HTTP/3 (quic-go's writer) writes to its stream once the
+		// headers are out: only net/http's own writers buffer.
+		j.w.server = req.ProtoMajor < 3
 		j.w.connect = req.Method == http.MethodConnect
 		if in > 0 && req.Body != nil && req.Body != http.NoBody {
 			j.r.init(&j.w, req.Body, in, inGrace)

@@ -246,3 +246,143 @@ func TestHandlerAllocs(t *testing.T) {
 		assert.Equal(t, 1.0, allocs, "%T", w)
 	}
 }
+
+// deadlineCounter is a nopWriter that counts the write deadlines set on
+// it (clearing ones included) and its flushes.
+type deadlineCounter struct {
+	nopWriter
+	deadlines, flushes int
+}
+
+func (w *deadlineCounter) SetWriteDeadline(time.Time) error { w.deadlines++; return nil }
+func (w *deadlineCounter) FlushError() error                { w.flushes++; return nil }
+
+// Writes that stay within net/http's response buffer since the last flush
+// set no deadline; a write past it and every flush do, and a flush starts
+// the count again.
+func TestHandlerSmallWritesSetNoDeadline(t *testing.T) {
+	limits := listenlimits.Limits{MinResponseRate: 1000, MinResponseGrace: 2 * time.Second}
+	var cw *deadlineCounter
+	var steps []int
+	h := limits.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		_, _ = w.Write(make([]byte, 1000))
+		_, _ = w.Write(make([]byte, 1048)) // 2 KiB in all: still buffered
+		steps = append(steps, cw.deadlines)
+		_, _ = w.Write(make([]byte, 1)) // past the buffer
+		steps = append(steps, cw.deadlines)
+		_, _ = w.Write(make([]byte, 1)) // still judged until a flush
+		steps = append(steps, cw.deadlines)
+		require.NoError(t, rc.Flush())
+		steps = append(steps, cw.deadlines)
+		_, _ = w.Write(make([]byte, 100)) // buffered again
+		steps = append(steps, cw.deadlines)
+	}))
+	for _, proto := range []int{1, 2} {
+		cw = &deadlineCounter{nopWriter: nopWriter{h: http.Header{}}}
+		steps = nil
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.ProtoMajor = proto
+		h.ServeHTTP(cw, req)
+		assert.Equal(t, []int{0, 2, 4, 6, 6}, steps, "HTTP/%d", proto)
+		assert.Equal(t, 1, cw.flushes)
+	}
+
+	// HTTP/3's writer sends once its headers are out: every write is judged.
+	cw = &deadlineCounter{nopWriter: nopWriter{h: http.Header{}}}
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.ProtoMajor = 3
+	limits.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("small"))
+	})).ServeHTTP(cw, req)
+	assert.Equal(t, 2, cw.deadlines)
+}
+
+// A client that stops reading is cut even when the answer comes in small
+// writes: over HTTP/2 the stream's flow-control window fills, a write
+// waits for it past its time.
+func TestMinResponseRateSmallWritesHTTP2(t *testing.T) {
+	writeErr := make(chan error, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := make([]byte, 100)
+		for range 1 << 20 { // 100 MiB: far past the client's window
+			if _, err := w.Write(chunk); err != nil {
+				writeErr <- err
+				return
+			}
+		}
+		writeErr <- nil
+	})
+	limits := listenlimits.Limits{MinResponseRate: 100 << 20, MinResponseGrace: 1500 * time.Millisecond}
+	srv := &http.Server{Handler: limits.Handler(h)}
+	require.NoError(t, limits.Apply(srv))
+	cfg := &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}, NextProtos: []string{"h2"}}
+	addr := serve(t, srv, func(raw net.Listener) net.Listener { return tls.NewListener(limits.Listener(raw), cfg) })
+
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr, nil)
+	require.NoError(t, err)
+	resp, err := tr.RoundTrip(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, 2, resp.ProtoMajor)
+	// The client reads nothing more.
+	require.ErrorIs(t, recv(t, writeErr), listenlimits.ErrTooSlow)
+}
+
+// BenchmarkHandlerSmallAnswer is one small answer (13 bytes, one Write)
+// through Limits.Handler on 127.0.0.1, over HTTP/1.1 (4 keep-alive
+// connections) and over HTTP/2 with TLS (streams of one connection);
+// client and server costs both count.
+func BenchmarkHandlerSmallAnswer(b *testing.B) {
+	body := []byte("hello, world\n")
+	limits := listenlimits.Limits{}
+	h := limits.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["Content-Type"] = []string{"text/plain"}
+		_, _ = w.Write(body)
+	}))
+	for _, proto := range []string{"http1", "http2"} {
+		b.Run(proto, func(b *testing.B) {
+			srv := &http.Server{Handler: h}
+			require.NoError(b, limits.Apply(srv))
+			raw, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(b, err)
+			var ln net.Listener = limits.Listener(raw)
+			url := "http://" + raw.Addr().String() + "/"
+			tr := &http.Transport{MaxIdleConnsPerHost: 4}
+			if proto == "http2" {
+				cfg := &tls.Config{Certificates: []tls.Certificate{selfSigned(b)}, NextProtos: []string{"h2"}}
+				ln, url = tls.NewListener(ln, cfg), "https://"+raw.Addr().String()+"/"
+				tr = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true}
+			}
+			go func() { _ = srv.Serve(ln) }()
+			defer srv.Close()
+			defer tr.CloseIdleConnections()
+			get := func() error {
+				req, _ := http.NewRequest(http.MethodGet, url, nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					return err
+				}
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return err
+			}
+			require.NoError(b, get()) // a connection made before the clock runs
+			b.ReportAllocs()
+			b.SetParallelism(2)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := get(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
