@@ -294,6 +294,11 @@ func (a *app) startPublisher(context.Context) error {
 		a.compiler.HTTPSPort = portOf(addr.String())
 	}
 	log, store := a.log, a.store
+	// The warnings of the serving config, logged when they first appear:
+	// a fleet of hosts the default certificate does not cover warns of
+	// each at every reload, and writing them all every time costs a
+	// reload more than its publish.
+	var warned map[snapshot.ValidationError]bool
 	a.pub = snapshot.NewPublisher(snapshot.PublisherConfig{
 		Store:    store,
 		Compiler: a.compiler,
@@ -309,10 +314,15 @@ func (a *app) startPublisher(context.Context) error {
 					log.Error("config problem", "code", e.Code, "path", e.Path, "msg", e.Msg)
 				}
 			case snapshot.Applied:
-				log.Info("config applied", "revision", o.Revision, "took", o.Took)
+				log.Info("config applied", "revision", o.Revision, "took", o.Took, "warnings", len(o.Warnings))
+				now := make(map[snapshot.ValidationError]bool, len(o.Warnings))
 				for _, w := range o.Warnings {
-					log.Warn("config warning", "code", w.Code, "path", w.Path, "msg", w.Msg)
+					now[*w] = true
+					if !warned[*w] {
+						log.Warn("config warning", "code", w.Code, "path", w.Path, "msg", w.Msg)
+					}
 				}
+				warned = now
 			case snapshot.Unchanged:
 				log.Info("config unchanged", "revision", o.Revision)
 			default:

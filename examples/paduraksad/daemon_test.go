@@ -265,3 +265,31 @@ func TestDaemonRefusesACMEWithoutHTTP(t *testing.T) {
 	assert.Contains(t, err.Error(), "-acme-directory needs -http")
 	assert.Empty(t, out.String(), "nothing was served")
 }
+
+// TestDaemonLogsEachWarningOnce: a warning of the serving config is
+// logged when it first appears, not again at every reload that keeps
+// it, and again once it came back after a config without it.
+func TestDaemonLogsEachWarningOnce(t *testing.T) {
+	a := upstreamServer(t, "A")
+	warns := func(host string) string {
+		return "hosts:\n  - names: [" + host + "]\n    routes: [{path: /, upstream: app}]\n" +
+			"upstreams:\n  - id: app\n    http: {version: \"2\"}\n    destinations:\n" +
+			"      - {id: plain, address: \"http://" + a + "\"}\n      - {id: tls, address: \"https://127.0.0.1:1\"}\n"
+	}
+	path := filepath.Join(t.TempDir(), "paduraksa.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(warns("one.test")), 0o644))
+	d := startDaemon(t, "-config", path, "-watch", "0")
+	count := func() int { return strings.Count(d.logs.String(), "msg=\"config warning\"") }
+	require.Equal(t, 1, count(), "%s", d.logs)
+	require.NoError(t, os.WriteFile(path, []byte(warns("two.test")), 0o644))
+	d.reload <- os.Interrupt
+	waitFor(t, "the second config", func() bool { return strings.Contains(d.logs.String(), "revision=2") })
+	assert.Equal(t, 1, count(), "the same warning is not logged again")
+	assert.Contains(t, d.logs.String(), "revision=2 took=")
+	writeConfig(t, path, a, "three.test")
+	d.reload <- os.Interrupt
+	waitFor(t, "the config without it", func() bool { return strings.Contains(d.logs.String(), "revision=3") })
+	require.NoError(t, os.WriteFile(path, []byte(warns("four.test")), 0o644))
+	d.reload <- os.Interrupt
+	waitFor(t, "the warning back", func() bool { return count() == 2 })
+}
