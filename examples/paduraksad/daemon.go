@@ -91,6 +91,7 @@ type flags struct {
 	etcdCA, etcdCert, etcdKey             string
 	redis, redisPrefix                    string
 	redisTimeout                          time.Duration
+	redisPool                             int
 }
 
 // demo reports whether the daemon serves the embedded demo config.
@@ -131,6 +132,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.etcdCert, "etcd-cert", "", "PEM file of this instance's client certificate for etcd, with -etcd-key")
 	fs.StringVar(&f.etcdKey, "etcd-key", "", "PEM file of the private key of -etcd-cert")
 	fs.StringVar(&f.redis, "redis", "", "Redis URL (redis://[user:password@]host:port[/db], rediss:// for TLS) keeping the buckets of the document's cluster rate limits (buckets: cluster), shared by every instance using it; empty: such a limit is refused")
+	fs.IntVar(&f.redisPool, "redis-pool", defaultRedisPool, "connections to Redis kept for the cluster rate limits' decisions: each request being decided holds one for its round trip, so fewer than the requests in flight make decisions wait for one, past -redis-timeout under load")
 	fs.DurationVar(&f.redisTimeout, "redis-timeout", gate.DefaultRateLimitStoreTimeout, "each cluster rate-limit decision's deadline in Redis; past it, or when Redis fails, the instance's local bucket decides")
 	fs.StringVar(&f.redisPrefix, "redis-prefix", "paduraksa:rl:", "prefix of the keys of the cluster rate limits' buckets in Redis")
 	if err := fs.Parse(args); err != nil {

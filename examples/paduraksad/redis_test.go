@@ -113,6 +113,13 @@ func TestDaemonClusterRateLimitNeedsRedis(t *testing.T) {
 	err = run(ctx, []string{"-config", doc, "-listen", "127.0.0.1:0", "-redis", "http://x"}, options{stdout: &out, stderr: &logs})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "redislimit.url.invalid")
+
+	f, err := parseFlags([]string{"-redis", "redis://127.0.0.1:1"}, &syncBuffer{})
+	require.NoError(t, err)
+	assert.Equal(t, defaultRedisPool, f.redisPool)
+	err = run(ctx, []string{"-config", doc, "-listen", "127.0.0.1:0", "-redis", "redis://127.0.0.1:1", "-redis-pool", "-1"}, options{stdout: &out, stderr: &logs})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "redislimit.poolSize.invalid")
 }
 
 // TestDaemonRedisDownAtStart: a Redis that does not answer at start is
