@@ -623,7 +623,7 @@ func cmpOr(a, b string) string {
 func startACME(ctx context.Context, dir, email, cache, caFile string, challenges *gate.ChallengeStore, certs *fleet.Certs, log *slog.Logger, ready func()) (*tlsselect.ACME, error) {
 	var roots *x509.CertPool
 	if caFile != "" {
-		pemData, err := os.ReadFile(caFile)
+		pemData, err := readPEM(caFile)
 		if err != nil {
 			return nil, fmt.Errorf("-acme-ca: %w", err)
 		}

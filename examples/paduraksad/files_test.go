@@ -41,8 +41,9 @@ func runQuickly(t *testing.T, args ...string) error {
 	}
 }
 
-// TestDaemonFlagFilesReadByTheRules: -config and -admin-token-file
-// naming a device, a FIFO no one writes to, a directory, a socket or a
+// TestDaemonFlagFilesReadByTheRules: -config, -admin-token-file and
+// the PEM files of -etcd-ca, -etcd-cert, -etcd-key and -acme-ca naming a
+// device, a FIFO no one writes to, a directory, a socket or a
 // symlink to /dev/zero stop the daemon at once with the file's code; so
 // does a file over the cap (the admin API's document cap for -config).
 func TestDaemonFlagFilesReadByTheRules(t *testing.T) {
@@ -63,6 +64,21 @@ func TestDaemonFlagFilesReadByTheRules(t *testing.T) {
 			})
 		}
 		if f.What != "config over the cap" {
+			// The PEM files flags name: etcd's client TLS and the ACME
+			// directory's roots, read before anything is dialled.
+			for _, flagArgs := range [][]string{
+				{"-etcd-ca", f.Path, "-etcd", "https://127.0.0.1:1"},
+				{"-etcd-cert", f.Path, "-etcd-key", token, "-etcd", "https://127.0.0.1:1"},
+				{"-etcd-key", f.Path, "-etcd-cert", token, "-etcd", "https://127.0.0.1:1"},
+				{"-acme-ca", f.Path, "-acme-directory", "https://127.0.0.1:1/dir", "-http", "127.0.0.1:0", "-https", "off"},
+			} {
+				t.Run(flagArgs[0]+"/"+f.What, func(t *testing.T) {
+					err := runQuickly(t, append([]string{"-listen", "127.0.0.1:0", "-admin", "off"}, flagArgs...)...)
+					require.Error(t, err)
+					assert.Contains(t, err.Error(), flagArgs[0]+": ")
+					assert.Contains(t, err.Error(), "("+f.Code+")")
+				})
+			}
 			t.Run("-admin-token-file/"+f.What, func(t *testing.T) {
 				err := runQuickly(t, "-admin-token-file", f.Path, "-listen", "127.0.0.1:0")
 				require.Error(t, err)

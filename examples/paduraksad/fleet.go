@@ -16,6 +16,7 @@ import (
 
 	"github.com/paduraksa/paduraksa/admin"
 	"github.com/paduraksa/paduraksa/fleet"
+	"github.com/paduraksa/paduraksa/internal/namedfile"
 	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/paduraksa/paduraksa/source"
 )
@@ -99,6 +100,17 @@ func (a *app) etcdClient() (*clientv3.Client, error) {
 	return cli, nil
 }
 
+// readPEM reads a PEM file a flag names as the library reads those a
+// document names: a regular file (not a FIFO or /dev/zero) of at most
+// namedfile.MaxPEMSize, within its deadline.
+func readPEM(name string) ([]byte, error) {
+	b, err := namedfile.Reader{}.Read(name, namedfile.MaxPEMSize)
+	if err != nil {
+		return nil, namedfile.Problem(err)
+	}
+	return b, nil
+}
+
 // etcdTLS is the client TLS of -etcd-ca, -etcd-cert and -etcd-key; nil
 // when none is given. A certificate without its key (or a key without
 // its certificate) and TLS flags with an http URL are refused.
@@ -116,7 +128,7 @@ func etcdTLS(caFile, certFile, keyFile string, urls []string) (*tls.Config, erro
 	}
 	c := &tls.Config{MinVersion: tls.VersionTLS12}
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pem, err := readPEM(caFile)
 		if err != nil {
 			return nil, fmt.Errorf("-etcd-ca: %w", err)
 		}
@@ -126,7 +138,15 @@ func etcdTLS(caFile, certFile, keyFile string, urls []string) (*tls.Config, erro
 		}
 	}
 	if certFile != "" {
-		kp, err := tls.LoadX509KeyPair(certFile, keyFile)
+		certPEM, err := readPEM(certFile)
+		if err != nil {
+			return nil, fmt.Errorf("-etcd-cert: %w", err)
+		}
+		keyPEM, err := readPEM(keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("-etcd-key: %w", err)
+		}
+		kp, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
 			return nil, fmt.Errorf("-etcd-cert, -etcd-key: %w", err)
 		}
