@@ -106,6 +106,7 @@ func TestConsoleLogin(t *testing.T) {
 		{"not JSON", `token=console-token`, "application/json", CodeBodyUnreadable, 400},
 		{"a form post", `token=console-token`, "application/x-www-form-urlencoded", CodeContentType, 415},
 		{"plain text", `{"token":"console-token"}`, "text/plain", CodeContentType, 415},
+		{"beyond the cap", `{"token":"console-token"` + strings.Repeat(" ", MaxTokenFileSize) + `}`, "application/json", CodeBodyTooLarge, 413},
 	} {
 		ans := a.do("POST", "/console/login", tc.body, "Content-Type", tc.ctype)
 		assert.Equal(t, tc.status, ans.status, tc.name)
