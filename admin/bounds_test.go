@@ -46,6 +46,9 @@ func TestPushesBeyondMaxPushes(t *testing.T) {
 	assert.Equal(t, http.StatusTooManyRequests, ans.status, ans.body)
 	assert.Equal(t, CodeBusy, errorCode(t, ans))
 	assert.Equal(t, "1", ans.header.Get("Retry-After"))
+	ans = a.do("POST", "/config/check", fixedDoc("app.test", "two"))
+	assert.Equal(t, http.StatusTooManyRequests, ans.status, "a check shares the pushes' places: %s", ans.body)
+	assert.Equal(t, CodeBusy, errorCode(t, ans))
 
 	_, err := io.WriteString(c, doc)
 	require.NoError(t, err)

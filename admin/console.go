@@ -7,11 +7,12 @@ import (
 	"embed"
 	"encoding/base64"
 	"encoding/json"
-	"io"
+	"errors"
 	"io/fs"
 	"mime"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -237,7 +238,12 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req loginRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, MaxTokenFileSize)).Decode(&req); err != nil {
+	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxTokenFileSize)).Decode(&req)
+	if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
+		writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "a login is at most "+strconv.Itoa(MaxTokenFileSize)+" bytes")
+		return
+	}
+	if err != nil {
 		writeError(w, http.StatusBadRequest, CodeBodyUnreadable, `a login is JSON: {"token": "..."}`)
 		return
 	}

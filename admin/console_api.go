@@ -87,7 +87,7 @@ type RevisionDocument struct {
 func (h *Handler) getRevision(w http.ResponseWriter, r *http.Request) {
 	s := strings.TrimPrefix(r.URL.Path, "/revisions/")
 	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
+	if err != nil || strconv.FormatUint(n, 10) != s {
 		writeError(w, http.StatusNotFound, CodeRevisionUnknown, "a revision is a number: /revisions/7, not "+strconv.Quote(s))
 		return
 	}

@@ -106,6 +106,7 @@ func TestConsoleLogin(t *testing.T) {
 		{"not JSON", `token=console-token`, "application/json", CodeBodyUnreadable, 400},
 		{"a form post", `token=console-token`, "application/x-www-form-urlencoded", CodeContentType, 415},
 		{"plain text", `{"token":"console-token"}`, "text/plain", CodeContentType, 415},
+		{"beyond the cap", `{"token":"console-token"` + strings.Repeat(" ", MaxTokenFileSize) + `}`, "application/json", CodeBodyTooLarge, 413},
 	} {
 		ans := a.do("POST", "/console/login", tc.body, "Content-Type", tc.ctype)
 		assert.Equal(t, tc.status, ans.status, tc.name)
@@ -325,7 +326,7 @@ func TestOverviewRevisionAndCertificates(t *testing.T) {
 	assert.Nil(t, r.Canonical, "a refused document has no canonical form")
 	assert.Equal(t, []string{"route.upstream.unknown hosts[0].routes[0].upstream"}, codePaths(r.Errors))
 
-	for _, path := range []string{"/revisions/9", "/revisions/x", "/revisions/", "/revisions/-1"} {
+	for _, path := range []string{"/revisions/9", "/revisions/x", "/revisions/", "/revisions/-1", "/revisions/01", "/revisions/+1", "/revisions/1/", "/revisions/18446744073709551616"} {
 		ans := a.do("GET", path, "")
 		assert.Equal(t, 404, ans.status, path)
 		assert.Equal(t, CodeRevisionUnknown, errorCode(t, ans), path)

@@ -230,7 +230,8 @@
 //
 // The console reads and writes only through the API above. With
 // [Config.Token] set it shows a login page: POST /console/login with
-// {"token": "..."} as application/json checks the token and sets the
+// {"token": "..."} as application/json (at most [MaxTokenFileSize]
+// bytes, or 413 admin.body.tooLarge) checks the token and sets the
 // session cookie ([SessionCookie] and the listener's port; 32 random bytes, kept server-side by
 // digest, HttpOnly, SameSite=Strict, Secure when the request came over
 // TLS, ending after [Config.SessionTTL]; at most [MaxSessions] at once),

@@ -54,8 +54,8 @@
 // kept alive while Run runs: a stopped instance revokes it and leaves the
 // list at once, a dead one leaves it when the lease ends. After an outage
 // that outlived the lease, Run grants a new one and writes the state
-// again. [Etcd.Instances] lists every instance's state, sorted by name,
-// as an admin API's GET /cluster answers it:
+// again. [Etcd.Instances] lists every instance's state, sorted by name
+// (at most [MaxInstances]), as an admin API's GET /cluster answers it:
 //
 //	{"instances": [{"instance": "a", "version": "42", "revision": 3,
 //	  "appliedAt": "...", "lastRefusal": {"version": "43", "revision": 4,

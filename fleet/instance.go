@@ -204,15 +204,21 @@ func (in *Instance) write(ctx context.Context, lease *clientv3.LeaseID, written 
 	return nil
 }
 
+// MaxInstances is the most instance keys [Etcd.Instances] reads, the
+// first by name: one read, and the GET /cluster answer made of it, stay
+// bounded whatever the prefix holds.
+const MaxInstances = 1024
+
 // Instances reads the state of every instance of the fleet, sorted by
-// name; a value that is not an instance's state is left out. While the
+// name, at most [MaxInstances]; a value that is not an instance's state
+// is left out. While the
 // source finds etcd unreachable it answers [ErrUnreachable] at once
 // rather than wait for a read that cannot succeed.
 func (e *Etcd) Instances(ctx context.Context) ([]InstanceState, error) {
 	if st := e.Status(); !st.Reachable {
 		return nil, fmt.Errorf("%w since %s: %v", ErrUnreachable, st.Since.UTC().Format(time.RFC3339), st.Err)
 	}
-	resp, err := e.cfg.Client.Get(ctx, e.cfg.Prefix+"instances/", clientv3.WithPrefix())
+	resp, err := e.cfg.Client.Get(ctx, e.cfg.Prefix+"instances/", clientv3.WithPrefix(), clientv3.WithLimit(MaxInstances))
 	if err != nil {
 		return nil, err
 	}

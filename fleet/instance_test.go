@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/paduraksa/paduraksa/fleet"
 	"github.com/paduraksa/paduraksa/fleet/etcdtest"
@@ -165,4 +167,27 @@ func TestNewInstanceProblems(t *testing.T) {
 	}
 	assert.Equal(t, []string{fleet.CodeEtcdMissing + "@etcd", fleet.CodeNameInvalid + "@name", fleet.CodeLeaseTTLInvalid + "@leaseTTL"}, codes)
 	assert.True(t, errors.As(err, new(*problem.Error)))
+}
+
+// TestInstancesAreBounded: one read lists at most MaxInstances, the
+// first by name, however many keys the prefix holds.
+func TestInstancesAreBounded(t *testing.T) {
+	e := etcdtest.Start(t)
+	put(t, e.Client(), fixed("one"))
+	a := newInstance(t, e.Endpoint)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i <= fleet.MaxInstances; i += 100 {
+		var ops []clientv3.Op
+		for j := i; j < i+100 && j <= fleet.MaxInstances; j++ {
+			name := fmt.Sprintf("i%05d", j)
+			ops = append(ops, clientv3.OpPut(fleet.DefaultPrefix+"instances/"+name, `{"instance":"`+name+`"}`))
+		}
+		_, err := e.Client().Txn(ctx).Then(ops...).Commit()
+		require.NoError(t, err)
+	}
+	list := instances(t, a.src)
+	require.Len(t, list, fleet.MaxInstances)
+	assert.Equal(t, "i00000", list[0].Instance)
+	assert.Equal(t, fmt.Sprintf("i%05d", fleet.MaxInstances-1), list[len(list)-1].Instance)
 }
