@@ -32,7 +32,8 @@ const (
 )
 
 // fleetParts are the daemon's parts of a fleet: the -etcd source and the
-// instance's state, and the probe of -redis; each nil when not asked for.
+// instance's state (set together), and the probe of -redis; each nil
+// when not asked for.
 type fleetParts struct {
 	etcd     *fleet.Etcd
 	instance *fleet.Instance
@@ -167,18 +168,13 @@ func (p *fleetParts) otherEngines() []fleet.Engine {
 }
 
 // adminEngines is the reachability of etcd and Redis, for /healthz and
-// the metrics; nil without either.
+// the metrics, as the instance's state in etcd shows it; nil without
+// either.
 func (p *fleetParts) adminEngines() []admin.Engine {
-	var es []fleet.Engine
-	if p.etcd != nil {
-		st := p.etcd.Status()
-		e := fleet.Engine{Name: "etcd", Reachable: st.Reachable, Since: st.Since}
-		if st.Err != nil {
-			e.Error = st.Err.Error()
-		}
-		es = append(es, e)
+	es := p.otherEngines()
+	if p.instance != nil {
+		es = p.instance.State().Engines
 	}
-	es = append(es, p.otherEngines()...)
 	var out []admin.Engine
 	for _, e := range es {
 		out = append(out, admin.Engine(e))
