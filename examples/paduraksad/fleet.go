@@ -59,13 +59,7 @@ func (a *app) startEtcd() (*fleet.Etcd, error) {
 		return nil, fmt.Errorf("-instance: %w", err)
 	}
 	a.fleet.etcd, a.fleet.instance = src, in
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		in.Run(ctx)
-	}()
-	a.deferClose(func() { stop(); <-done })
+	a.runUntilClose(context.Background(), func(ctx context.Context) { in.Run(ctx) })
 	return src, nil
 }
 
@@ -192,10 +186,7 @@ type probe struct {
 // startProbe probes ping until the daemon stops, logging each change.
 func (a *app) startProbe(ctx context.Context, name string, ping func(context.Context) error) *probe {
 	p := &probe{e: fleet.Engine{Name: name, Reachable: true}}
-	ctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	a.runUntilClose(ctx, func(ctx context.Context) {
 		t := time.NewTicker(probePeriod)
 		defer t.Stop()
 		for {
@@ -218,8 +209,7 @@ func (a *app) startProbe(ctx context.Context, name string, ping func(context.Con
 			case <-t.C:
 			}
 		}
-	}()
-	a.deferClose(func() { stop(); <-done })
+	})
 	return p
 }
 
