@@ -183,13 +183,21 @@ type probe struct {
 	e  fleet.Engine
 }
 
-// startProbe probes ping until the daemon stops, logging each change.
-func (a *app) startProbe(ctx context.Context, name string, ping func(context.Context) error) *probe {
+// startProbe probes ping every probePeriod until the daemon stops,
+// logging each change; first is the answer of the ping the caller made
+// at start, which it logged itself.
+func (a *app) startProbe(ctx context.Context, name string, ping func(context.Context) error, first error) *probe {
 	p := &probe{e: fleet.Engine{Name: name, Reachable: true}}
+	p.set(first)
 	a.runUntilClose(ctx, func(ctx context.Context) {
 		t := time.NewTicker(probePeriod)
 		defer t.Stop()
 		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			err := ping(pctx)
 			cancel()
@@ -202,11 +210,6 @@ func (a *app) startProbe(ctx context.Context, name string, ping func(context.Con
 				} else {
 					a.log.Info(name + " reachable again")
 				}
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
 			}
 		}
 	})
