@@ -141,9 +141,6 @@ func (p *fleetParts) record(d source.Document, o snapshot.Outcome) {
 // configure makes the admin API a fleet's: pushes saved in etcd first,
 // GET /cluster, and the engines in /healthz.
 func (p *fleetParts) configure(cfg *admin.Config) {
-	if p == nil {
-		return
-	}
 	cfg.Engines = p.adminEngines
 	if p.etcd == nil {
 		return
