@@ -52,12 +52,7 @@ func (s *suite) limits(ctx context.Context) {
 		return
 	}
 	defer redis.stop(time.Second)
-	var sp tputSpec
-	for _, t := range tputSpecs {
-		if t.id == scH1 {
-			sp = t
-		}
-	}
+	sp := tputSpecOf(scH1)
 	type row struct {
 		ss    []sample
 		redis []float64
