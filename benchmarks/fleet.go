@@ -45,12 +45,7 @@ func (s *suite) fleet(ctx context.Context) {
 			"each polled every millisecond on a new connection. %d puts per host count.", fleetReps),
 		head: []string{"hosts", "median ms", "p99 ms", "min ms", "max ms", "served", "problems"}}
 	defer func() { s.rep.add(sec) }()
-	var p *peer
-	for _, q := range s.peers {
-		if q.kind == kindDaemon {
-			p = q
-		}
-	}
+	p := s.daemon()
 	if p == nil {
 		return
 	}
@@ -166,33 +161,6 @@ func (s *suite) startFleet(p *peer) ([]*proc, []string, error) {
 		}
 	}
 	return procs, addrs, nil
-}
-
-// pollAddr asks addr for host on a new connection every millisecond
-// until it answers 200; it fails when pr exits or the time is up.
-func pollAddr(addr, host string, pr *proc, limit time.Duration) error {
-	start := time.Now()
-	tr := &http.Transport{DisableKeepAlives: true}
-	defer tr.CloseIdleConnections()
-	c := &http.Client{Transport: tr, Timeout: 2 * time.Second}
-	for {
-		req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
-		req.Host = host
-		if resp, err := c.Do(req); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return nil
-			}
-		}
-		if pr.exited() {
-			return fmt.Errorf("%s exited: %s", pr.name, pr.tail(400))
-		}
-		if time.Since(start) > limit {
-			return fmt.Errorf("%s: %s did not answer 200 within %s", addr, host, limit)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // startEtcd runs Debian's etcd, one member, on the load generator's core

@@ -36,12 +36,7 @@ func (s *suite) limits(ctx context.Context) {
 			"script call per request, Redis on the load generator's core). The cluster row's added CPU and latency " +
 			"are what a fleet-wide limit costs per request.",
 		head: []string{"limit", "req/s", "daemon CPU µs/req med (min)", "× local med", "Redis CPU µs/req", "p50 ms", "p99 ms", "errors", "fallbacks (last round)"}}
-	var p *peer
-	for _, q := range s.peers {
-		if q.kind == kindDaemon {
-			p = q
-		}
-	}
+	p := s.daemon()
 	if p == nil {
 		return
 	}
@@ -57,12 +52,7 @@ func (s *suite) limits(ctx context.Context) {
 		return
 	}
 	defer redis.stop(time.Second)
-	var sp tputSpec
-	for _, t := range tputSpecs {
-		if t.id == scH1 {
-			sp = t
-		}
-	}
+	sp := tputSpecOf(scH1)
 	type row struct {
 		ss    []sample
 		redis []float64

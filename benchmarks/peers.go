@@ -322,35 +322,36 @@ func (p *peer) masterCLI(limit time.Duration) (net.Conn, error) {
 	}
 }
 
-// awaitHost polls host on a new connection every millisecond until it
-// answers 200; it fails when the peer exits or the time is up.
+// awaitHost polls host on the peer's plain HTTP address; see pollAddr.
 func (p *peer) awaitHost(host string, limit time.Duration) error {
-	_, err := p.pollHost(host, limit)
-	return err
+	if p.p == nil {
+		return fmt.Errorf("%s is not running", p.kind)
+	}
+	return pollAddr(net.JoinHostPort(p.ip, strconv.Itoa(httpPort)), host, p.p, limit)
 }
 
-// pollHost is awaitHost returning how long it took.
-func (p *peer) pollHost(host string, limit time.Duration) (time.Duration, error) {
+// pollAddr asks addr for host on a new connection every millisecond
+// until it answers 200; it fails when pr exits or the time is up.
+func pollAddr(addr, host string, pr *proc, limit time.Duration) error {
 	start := time.Now()
 	tr := &http.Transport{DisableKeepAlives: true}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr, Timeout: 2 * time.Second}
-	url := "http://" + net.JoinHostPort(p.ip, strconv.Itoa(httpPort)) + "/"
 	for {
-		req, _ := http.NewRequest("GET", url, nil)
+		req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
 		req.Host = host
 		if resp, err := c.Do(req); err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return time.Since(start), nil
+				return nil
 			}
 		}
-		if p.p == nil || p.p.exited() {
-			return 0, fmt.Errorf("%s exited: %s", p.kind, p.tail())
+		if pr.exited() {
+			return fmt.Errorf("%s exited: %s", pr.name, pr.tail(600))
 		}
 		if time.Since(start) > limit {
-			return 0, fmt.Errorf("%s: %s did not answer 200 within %s", p.kind, host, limit)
+			return fmt.Errorf("%s at %s: %s did not answer 200 within %s", pr.name, addr, host, limit)
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -54,7 +54,7 @@ func (s *suite) apply(ctx context.Context) {
 						err = call()
 					}
 					if err == nil {
-						_, err = p.pollHost(c.Hosts[len(c.Hosts)-1].Name, 15*time.Second)
+						err = p.awaitHost(c.Hosts[len(c.Hosts)-1].Name, 15*time.Second)
 					}
 					if err != nil {
 						problems = append(problems, oneLine(err.Error()))

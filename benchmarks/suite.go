@@ -166,6 +166,17 @@ func (s *suite) setup(ctx context.Context) error {
 	return nil
 }
 
+// daemon is the suite's paduraksad peer, nil when it is not among the
+// peers measured.
+func (s *suite) daemon() *peer {
+	for _, p := range s.peers {
+		if p.kind == kindDaemon {
+			return p
+		}
+	}
+	return nil
+}
+
 // missing says why a peer cannot run here ("" when it can).
 func (s *suite) missing(kind string) string {
 	switch kind {

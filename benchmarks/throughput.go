@@ -28,6 +28,17 @@ type tputSpec struct {
 	streams   int
 }
 
+// tputSpecOf is the spec of scenario id in tputSpecs; the zero spec
+// when there is none.
+func tputSpecOf(id string) tputSpec {
+	for _, t := range tputSpecs {
+		if t.id == id {
+			return t
+		}
+	}
+	return tputSpec{}
+}
+
 var tputSpecs = []tputSpec{
 	{id: scH1, title: "HTTP/1.1 keep-alive, 13 B body", proto: "h1", path: "/", conns: 64, streams: 1},
 	{id: scGzip, title: "HTTP/1.1 keep-alive, 16 KiB HTML, gzip at the fastest level", proto: "h1", path: "/html16k",
@@ -346,12 +357,7 @@ func (s *suite) tputTable(sp tputSpec, res map[string][]sample) section {
 // alone (the upstream's own HTTP/3 listener, no proxy), so the HTTP/3
 // rows can be read against the generator's own ceiling.
 func (s *suite) h3Self(ctx context.Context) string {
-	var sp tputSpec
-	for _, t := range tputSpecs {
-		if t.id == scH3 {
-			sp = t
-		}
-	}
+	sp := tputSpecOf(scH3)
 	spec := loadSpec{proto: "h3", url: "https://" + s.upstreamH3 + "/", host: benchHost, conns: sp.conns,
 		streams: sp.streams, duration: s.opt.warm}
 	if _, err := s.runLoad(ctx, spec); err != nil {

@@ -86,18 +86,11 @@ var (
 // nothing yet.
 func NewCerts(cfg CertsConfig) (*Certs, error) {
 	var probs problem.List
-	if cfg.Client == nil {
-		probs.Add(CodeClientMissing, "client", "an etcd client is required")
-	}
+	checkClient(&probs, cfg.Client)
 	if cfg.Challenges == nil {
 		probs.Add(CodeCertsChallengesMissing, "challenges", "the instance's challenge store is required: the CA's HTTP-01 request may land on any instance")
 	}
-	if cfg.Prefix == "" {
-		cfg.Prefix = DefaultPrefix
-	}
-	if !strings.HasPrefix(cfg.Prefix, "/") {
-		probs.Add(CodePrefixInvalid, "prefix", "a prefix starts with /, as "+DefaultPrefix+" does")
-	}
+	checkPrefix(&probs, &cfg.Prefix)
 	for _, d := range []struct {
 		d        *time.Duration
 		def, min time.Duration
@@ -118,10 +111,7 @@ func NewCerts(cfg CertsConfig) (*Certs, error) {
 	if err := probs.Err(); err != nil {
 		return nil, err
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(cfg.Logger)
 	acme := cfg.Prefix + "acme/"
 	return &Certs{
 		cfg: cfg, log: log,

@@ -125,23 +125,54 @@ var _ source.Source = (*Etcd)(nil)
 // nothing yet.
 func NewEtcd(cfg EtcdConfig) (*Etcd, error) {
 	var probs problem.List
-	if cfg.Client == nil {
-		probs.Add(CodeClientMissing, "client", "an etcd client is required")
-	}
-	if cfg.Prefix == "" {
-		cfg.Prefix = DefaultPrefix
-	}
-	if !strings.HasPrefix(cfg.Prefix, "/") {
-		probs.Add(CodePrefixInvalid, "prefix", "a prefix starts with /, as "+DefaultPrefix+" does")
-	}
+	checkClient(&probs, cfg.Client)
+	checkPrefix(&probs, &cfg.Prefix)
 	if cfg.MaxBytes < 0 || cfg.MaxBytes > config.MaxDocumentSize {
 		probs.Add(CodeMaxBytesInvalid, "maxBytes", "must be 0 (the default) or 1 to "+strconv.Itoa(config.MaxDocumentSize))
 	}
-	for _, p := range []struct {
-		d    *time.Duration
-		def  time.Duration
-		path string
-	}{{&cfg.ProbePeriod, DefaultProbePeriod, "probePeriod"}, {&cfg.ProbeTimeout, DefaultProbeTimeout, "probeTimeout"}, {&cfg.RetryPeriod, DefaultRetryPeriod, "retryPeriod"}} {
+	checkPeriods(&probs, []period{{&cfg.ProbePeriod, DefaultProbePeriod, "probePeriod"},
+		{&cfg.ProbeTimeout, DefaultProbeTimeout, "probeTimeout"}, {&cfg.RetryPeriod, DefaultRetryPeriod, "retryPeriod"}})
+	if err := probs.Err(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxBytes == 0 {
+		cfg.MaxBytes = config.MaxDocumentSize
+	}
+	log := orDiscard(cfg.Logger)
+	return &Etcd{cfg: cfg, key: cfg.Prefix + "config", log: log.With("etcdKey", cfg.Prefix+"config"),
+		reload: make(chan struct{}, 1), status: Status{Reachable: true}, applied: outcomes{changed: make(chan struct{})}}, nil
+}
+
+// checkClient adds the problem of a missing etcd client, which every
+// part of the fleet needs.
+func checkClient(probs *problem.List, c *clientv3.Client) {
+	if c == nil {
+		probs.Add(CodeClientMissing, "client", "an etcd client is required")
+	}
+}
+
+// checkPrefix sets an empty prefix to [DefaultPrefix] and adds the
+// problem of one that does not start with /.
+func checkPrefix(probs *problem.List, prefix *string) {
+	if *prefix == "" {
+		*prefix = DefaultPrefix
+	}
+	if !strings.HasPrefix(*prefix, "/") {
+		probs.Add(CodePrefixInvalid, "prefix", "a prefix starts with /, as "+DefaultPrefix+" does")
+	}
+}
+
+// period is a duration of a config, its default and its path.
+type period struct {
+	d    *time.Duration
+	def  time.Duration
+	path string
+}
+
+// checkPeriods sets each zero period to its default and adds the
+// problem of each negative one.
+func checkPeriods(probs *problem.List, ps []period) {
+	for _, p := range ps {
 		if *p.d < 0 {
 			probs.Add(CodePeriodInvalid, p.path, "must be 0 (the default) or positive")
 		}
@@ -149,18 +180,14 @@ func NewEtcd(cfg EtcdConfig) (*Etcd, error) {
 			*p.d = p.def
 		}
 	}
-	if err := probs.Err(); err != nil {
-		return nil, err
-	}
-	if cfg.MaxBytes == 0 {
-		cfg.MaxBytes = config.MaxDocumentSize
-	}
-	log := cfg.Logger
+}
+
+// orDiscard is log, or a logger discarding everything when log is nil.
+func orDiscard(log *slog.Logger) *slog.Logger {
 	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		return slog.New(slog.DiscardHandler)
 	}
-	return &Etcd{cfg: cfg, key: cfg.Prefix + "config", log: log.With("etcdKey", cfg.Prefix+"config"),
-		reload: make(chan struct{}, 1), status: Status{Reachable: true}, applied: outcomes{changed: make(chan struct{})}}, nil
+	return log
 }
 
 // Key returns the key of the document.

@@ -104,10 +104,7 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 	if err := probs.Err(); err != nil {
 		return nil, err
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(cfg.Logger)
 	return &Instance{cfg: cfg, key: cfg.Etcd.cfg.Prefix + "instances/" + cfg.Name, log: log, started: time.Now()}, nil
 }
 

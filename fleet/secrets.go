@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,15 +118,8 @@ type Secrets struct {
 // reads nothing yet.
 func NewSecrets(cfg SecretsConfig) (*Secrets, error) {
 	var probs problem.List
-	if cfg.Client == nil {
-		probs.Add(CodeClientMissing, "client", "an etcd client is required")
-	}
-	if cfg.Prefix == "" {
-		cfg.Prefix = DefaultPrefix
-	}
-	if !strings.HasPrefix(cfg.Prefix, "/") {
-		probs.Add(CodePrefixInvalid, "prefix", "a prefix starts with /, as "+DefaultPrefix+" does")
-	}
+	checkClient(&probs, cfg.Client)
+	checkPrefix(&probs, &cfg.Prefix)
 	switch {
 	case cfg.RotationPeriod == 0:
 		cfg.RotationPeriod = DefaultRotationPeriod
@@ -140,18 +132,8 @@ func NewSecrets(cfg SecretsConfig) (*Secrets, error) {
 	case cfg.LeaseTTL < time.Second || cfg.LeaseTTL%time.Second != 0:
 		probs.Add(CodeLeaseInvalid, "leaseTTL", "must be 0 (the default, "+DefaultElectionTTL.String()+") or whole seconds, at least 1s")
 	}
-	for _, p := range []struct {
-		d    *time.Duration
-		def  time.Duration
-		path string
-	}{{&cfg.RetryPeriod, DefaultRetryPeriod, "retryPeriod"}, {&cfg.Timeout, DefaultSecretsTimeout, "timeout"}} {
-		if *p.d < 0 {
-			probs.Add(CodePeriodInvalid, p.path, "must be 0 (the default) or positive")
-		}
-		if *p.d == 0 {
-			*p.d = p.def
-		}
-	}
+	checkPeriods(&probs, []period{{&cfg.RetryPeriod, DefaultRetryPeriod, "retryPeriod"},
+		{&cfg.Timeout, DefaultSecretsTimeout, "timeout"}})
 	if cfg.Seed.Affinity != nil || cfg.Seed.Ticket != nil {
 		if _, err := secrets.Parse(cfg.Seed.Marshal()); err != nil {
 			probs.Add(CodeSeedInvalid, "seed", "not keys of the secrets format: "+err.Error())
@@ -160,10 +142,7 @@ func NewSecrets(cfg SecretsConfig) (*Secrets, error) {
 	if err := probs.Err(); err != nil {
 		return nil, err
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(cfg.Logger)
 	key := cfg.Prefix + "secrets"
 	return &Secrets{cfg: cfg, key: key, log: log.With("etcdKey", key), tickets: new(tlsselect.TicketSecrets)}, nil
 }

@@ -136,15 +136,22 @@ type installedKeys struct {
 // selects the config; the check is two atomic loads.
 func (p *prebuilt) rotate(now time.Time) {
 	e := p.keys.epoch(now)
-	if in := p.installed.Load(); in.epoch == e && in.set == p.keys.secrets.set.Load() {
+	if p.holds(e) {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if in := p.installed.Load(); in.epoch == e && in.set == p.keys.secrets.set.Load() {
+	if p.holds(e) {
 		return
 	}
 	p.setKeys(e)
+}
+
+// holds reports whether config holds the keys of period e under the
+// current master secrets.
+func (p *prebuilt) holds(e int64) bool {
+	in := p.installed.Load()
+	return in.epoch == e && in.set == p.keys.secrets.set.Load()
 }
 
 // setKeys installs the keys of period e under the current master

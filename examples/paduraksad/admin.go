@@ -45,7 +45,7 @@ type adminSettings struct {
 	compiler *snapshot.Compiler         // checks POST /config/check drafts
 	instance string                     // -instance, shown by the console
 	acme     func() tlsselect.ACMEStats // the ACME manager's state, for GET /certificates; nil without one
-	fleet    *fleetParts                // nil: no fleet
+	fleet    *fleetParts                // the daemon's; its parts nil without -etcd, -redis
 }
 
 // settings reads the token file and refuses an admin address others can

@@ -192,6 +192,18 @@ type app struct {
 // deferClose runs fn when run returns, before what earlier steps started.
 func (a *app) deferClose(fn func()) { a.closers = append(a.closers, fn) }
 
+// runUntilClose runs fn on a goroutine of its own, with a context of ctx
+// that the daemon's close cancels before it waits for fn to return.
+func (a *app) runUntilClose(ctx context.Context, fn func(context.Context)) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn(ctx)
+	}()
+	a.deferClose(func() { cancel(); <-done })
+}
+
 func (a *app) close() {
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		a.closers[i]()
@@ -269,13 +281,7 @@ func (a *app) startACMEManager(ctx context.Context) error {
 		if certs, err = fleet.NewCerts(fleet.CertsConfig{Client: cli, Prefix: a.f.etcdPrefix, Challenges: a.challenges, Logger: a.log}); err != nil {
 			return fmt.Errorf("-etcd-prefix: %w", err)
 		}
-		rctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			certs.Run(rctx)
-		}()
-		a.deferClose(func() { cancel(); <-done })
+		a.runUntilClose(ctx, func(ctx context.Context) { certs.Run(ctx) })
 		a.log.Info("acme account and certificates kept in etcd, shared by the fleet; -acme-cache not used", "etcdKeys", a.f.etcdPrefix+"acme/")
 	}
 	acme, err := startACME(ctx, a.f.acmeDir, a.f.acmeEmail, a.f.acmeCache, a.f.acmeCA, a.challenges, certs, a.log, func() { a.pub.RefreshTLS() })

@@ -33,7 +33,8 @@ const (
 )
 
 // fleetParts are the daemon's parts of a fleet: the -etcd source and the
-// instance's state, and the probe of -redis; each nil when not asked for.
+// instance's state (set together), and the probe of -redis; each nil
+// when not asked for.
 type fleetParts struct {
 	etcd     *fleet.Etcd
 	instance *fleet.Instance
@@ -59,13 +60,7 @@ func (a *app) startEtcd() (*fleet.Etcd, error) {
 		return nil, fmt.Errorf("-instance: %w", err)
 	}
 	a.fleet.etcd, a.fleet.instance = src, in
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		in.Run(ctx)
-	}()
-	a.deferClose(func() { stop(); <-done })
+	a.runUntilClose(context.Background(), func(ctx context.Context) { in.Run(ctx) })
 	return src, nil
 }
 
@@ -166,9 +161,6 @@ func (p *fleetParts) record(d source.Document, o snapshot.Outcome) {
 // configure makes the admin API a fleet's: pushes saved in etcd first,
 // GET /cluster, and the engines in /healthz.
 func (p *fleetParts) configure(cfg *admin.Config) {
-	if p == nil {
-		return
-	}
 	cfg.Engines = p.adminEngines
 	if p.etcd == nil {
 		return
@@ -187,18 +179,13 @@ func (p *fleetParts) otherEngines() []fleet.Engine {
 }
 
 // adminEngines is the reachability of etcd and Redis, for /healthz and
-// the metrics; nil without either.
+// the metrics, as the instance's state in etcd shows it; nil without
+// either.
 func (p *fleetParts) adminEngines() []admin.Engine {
-	var es []fleet.Engine
-	if p.etcd != nil {
-		st := p.etcd.Status()
-		e := fleet.Engine{Name: "etcd", Reachable: st.Reachable, Since: st.Since}
-		if st.Err != nil {
-			e.Error = st.Err.Error()
-		}
-		es = append(es, e)
+	es := p.otherEngines()
+	if p.instance != nil {
+		es = p.instance.State().Engines
 	}
-	es = append(es, p.otherEngines()...)
 	var out []admin.Engine
 	for _, e := range es {
 		out = append(out, admin.Engine(e))
@@ -213,16 +200,21 @@ type probe struct {
 	e  fleet.Engine
 }
 
-// startProbe probes ping until the daemon stops, logging each change.
-func (a *app) startProbe(ctx context.Context, name string, ping func(context.Context) error) *probe {
+// startProbe probes ping every probePeriod until the daemon stops,
+// logging each change; first is the answer of the ping the caller made
+// at start, which it logged itself.
+func (a *app) startProbe(ctx context.Context, name string, ping func(context.Context) error, first error) *probe {
 	p := &probe{e: fleet.Engine{Name: name, Reachable: true}}
-	ctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	p.set(first)
+	a.runUntilClose(ctx, func(ctx context.Context) {
 		t := time.NewTicker(probePeriod)
 		defer t.Stop()
 		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			err := ping(pctx)
 			cancel()
@@ -236,14 +228,8 @@ func (a *app) startProbe(ctx context.Context, name string, ping func(context.Con
 					a.log.Info(name + " reachable again")
 				}
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
 		}
-	}()
-	a.deferClose(func() { stop(); <-done })
+	})
 	return p
 }
 

@@ -13,7 +13,8 @@ import (
 	"github.com/paduraksa/paduraksa/gate"
 )
 
-// pingTimeout bounds the start's check that Redis answers.
+// pingTimeout bounds the start's check that Redis answers, the first
+// answer of its probe.
 const pingTimeout = 2 * time.Second
 
 // defaultRedisPool is -redis-pool's default. go-redis's own (10 a CPU)
@@ -40,7 +41,6 @@ func (a *app) startRateLimitStore(ctx context.Context) error {
 		return fmt.Errorf("-redis: %w", err)
 	}
 	a.deferClose(func() { store.Close() })
-	a.fleet.redis = a.startProbe(ctx, "redis", store.Ping)
 	// The gate logs the store failing and answering again, once each;
 	// the client's own line per failed dial would repeat it.
 	logging.Disable()
@@ -52,8 +52,10 @@ func (a *app) startRateLimitStore(ctx context.Context) error {
 		shown = u.Redacted()
 	}
 	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
-	defer cancel()
-	if err := store.Ping(pctx); err != nil {
+	err = store.Ping(pctx)
+	cancel()
+	a.fleet.redis = a.startProbe(ctx, "redis", store.Ping, err)
+	if err != nil {
 		a.log.Warn("redis not answering: cluster rate limits decide locally until it does", "redis", shown, "error", err.Error())
 		return nil
 	}

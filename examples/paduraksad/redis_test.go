@@ -139,4 +139,5 @@ func TestDaemonRedisDownAtStart(t *testing.T) {
 	assert.Equal(t, map[int]int{http.StatusOK: 10, http.StatusTooManyRequests: 2}, counts, "the local bucket's limit")
 	assert.Contains(t, d.logs.String(), "redis not answering")
 	assert.Equal(t, 1, strings.Count(d.logs.String(), "store failing"), d.logs.String())
+	assert.NotContains(t, d.logs.String(), "redis unreachable", "the probe's first answer is the start's, said there")
 }

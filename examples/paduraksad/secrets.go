@@ -55,12 +55,8 @@ func (a *app) loadSecrets(ctx context.Context) error {
 		attrs = append(attrs, "seed", a.f.secretsPath)
 	}
 	a.log.Info("secrets read", attrs...)
-	rctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sec.Run(rctx) }()
-	a.deferClose(func() {
-		stop()
-		if err := <-done; !errors.Is(err, context.Canceled) {
+	a.runUntilClose(context.Background(), func(ctx context.Context) {
+		if err := sec.Run(ctx); !errors.Is(err, context.Canceled) {
 			a.log.Error("secrets watch stopped", "err", err)
 		}
 	})
