@@ -247,6 +247,9 @@ func TestSecurityHosts(t *testing.T) {
 		// A list: frameworks that take the first or the last element of
 		// X-Forwarded-Host (Express, Rails) would read the guarded name.
 		{"{n},www.test", refused}, {"www.test,{n}", refused}, {"{N}.,www.test", refused},
+		// Escaped, and bytes no host name has (UTF-8, an overlong "."):
+		// none is folded into the guarded name or passed to the catch-all.
+		{"{e}", refused}, {"{n}\x80", refused}, {"{N}\xff", refused}, {"{n}\xc0\xae", refused}, {"\xc5\xbf{n}", refused},
 	}
 	for _, name := range []string{"secret.test", "h000.test", "h077.test", "h149.test"} {
 		for _, s := range spellings {
@@ -260,6 +263,11 @@ func TestSecurityHosts(t *testing.T) {
 				checkHostAttack(t, d, up, get("www.test", target), true)
 			})
 		}
+	}
+	for _, host := range []string{"\xc5\xbfecret.test", "SECRET.TES\xe2\x84\xaa", "secret\xe3\x80\x82test"} {
+		// U+017F and U+212A fold to "s" and "k" under Unicode case
+		// folding; U+3002 is a dot to IDNA.
+		t.Run(fmt.Sprintf("Host: %q", host), func(t *testing.T) { checkHostAttack(t, d, up, get(host, "/"), false) })
 	}
 	t.Run("Host: secret.test twice", func(t *testing.T) {
 		checkHostAttack(t, d, up, "GET / HTTP/1.1\r\nHost: www.test\r\nHost: secret.test\r\n\r\n", false)
