@@ -26,7 +26,7 @@ func startPut(t *testing.T, a *api, length int) (net.Conn, *bufio.Reader) {
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	c.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(c, "PUT /config HTTP/1.1\r\nHost: admin\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", length)
+	fmt.Fprintf(c, "PUT /config HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", length)
 	br := bufio.NewReader(c)
 	res, err := http.ReadResponse(br, nil)
 	require.NoError(t, err)

@@ -205,6 +205,18 @@
 // serves beside the API (the MCP tools of package
 // github.com/paduraksa/paduraksa/mcp at /mcp) behind the same rule.
 //
+// Without a token, the listener is trusted for being unreachable from
+// elsewhere, which a browser on the same machine breaks in two ways: a
+// page whose name an attacker rebinds to 127.0.0.1 (DNS rebinding) calls
+// the API as a page of its own origin, with Host: its name, and a page of
+// any site can post a form to 127.0.0.1. So without a token, a request
+// whose Host is not a loopback name (localhost, 127.0.0.0/8 or [::1],
+// with any port) gets 403 admin.host.untrusted, and one whose Origin,
+// when sent, is not an http or https loopback origin 403
+// admin.origin.untrusted: the API, the console's files and what
+// [Handler.Protect] guards alike. To serve the API under another name,
+// set a token.
+//
 // # Console
 //
 // /console/ serves the operator's console from files embedded in the

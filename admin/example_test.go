@@ -67,7 +67,9 @@ func ExampleNew_prefix() {
 	store := new(snapshot.Store)
 	pub := snapshot.NewPublisher(snapshot.PublisherConfig{Store: store})
 	defer pub.Close()
-	api, err := admin.New(admin.Config{Publisher: pub})
+	// On the traffic's own listener, the API needs its token: without
+	// one it serves only requests addressed to a loopback name.
+	api, err := admin.New(admin.Config{Publisher: pub, Token: "s3cret"})
 	if err != nil {
 		panic(err)
 	}
@@ -80,6 +82,9 @@ func ExampleNew_prefix() {
 	do := func(method, path, body string) (int, []byte) {
 		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 		req.Host = "app.test"
+		if strings.HasPrefix(path, "/ops/") {
+			req.Header.Set("Authorization", "Bearer s3cret")
+		}
 		res, err := srv.Client().Do(req)
 		if err != nil {
 			panic(err)

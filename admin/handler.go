@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -56,7 +57,9 @@ type Config struct {
 	// Token, when set, is the bearer token every request must carry
 	// ("Authorization: Bearer <token>"); a request without it or with
 	// another gets 401. Empty means no authentication: only for a
-	// listener nobody else can reach.
+	// listener nobody else can reach, and then only requests addressed
+	// to a loopback name, from no page or a loopback one, are served
+	// (403 otherwise; see the package documentation).
 	Token string
 	// Persist, when set, is called with the bytes of every document that
 	// PUT /config applied, before the answer, so that it survives a
@@ -143,6 +146,9 @@ const (
 	CodeCSRFMissing       = "admin.csrf.missing"    // 403: a state change by a session without X-CSRF-Token
 	CodeCSRFInvalid       = "admin.csrf.invalid"    // 403: an X-CSRF-Token that is not the session's
 	CodeSessionTTLInvalid = "admin.sessionTtl.invalid"
+
+	CodeHostUntrusted   = "admin.host.untrusted"   // 403: without a token, a request addressed (Host) to a name that is not loopback
+	CodeOriginUntrusted = "admin.origin.untrusted" // 403: without a token, a request from a page (Origin) that is not on loopback
 )
 
 // Handler serves the admin API; see the package documentation. It is
@@ -154,6 +160,8 @@ type Handler struct {
 	pushes   chan struct{}     // one value per PUT in progress, at most MaxPushes
 	turn     chan struct{}     // held by the PUT applying: outcomes persist in order
 	sessions *sessions         // the console's logins
+
+	refusedLogins refusedLogins
 }
 
 // New returns the handler of cfg, or every problem of cfg.
@@ -207,6 +215,9 @@ func New(cfg Config) (*Handler, error) {
 // ServeHTTP authenticates the request and answers it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w.Header())
+	if !h.local(w, r) {
+		return
+	}
 	if h.console(w, r) {
 		return
 	}
@@ -291,7 +302,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // under the same rule.
 func (h *Handler) Protect(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h.authorized(w, r) {
+		if h.local(w, r) && h.authorized(w, r) {
 			next.ServeHTTP(w, r)
 		}
 	})
@@ -322,6 +333,67 @@ func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// local reports whether a request may be served without a token, answering
+// 403 when it may not. With a token set every request may (the token, or
+// the session and its CSRF token, decide). Without one, the listener is
+// trusted for being unreachable from elsewhere, and two requests reach it
+// from elsewhere all the same, through a browser on the machine: a page
+// whose name was rebound to 127.0.0.1 (DNS rebinding; its requests carry
+// Host: that name), and a cross-site form posted to 127.0.0.1 (it carries
+// the page's Origin). So the Host must be a loopback name (localhost,
+// 127.0.0.0/8, ::1, with any port), and an Origin, when sent, a loopback
+// origin.
+func (h *Handler) local(w http.ResponseWriter, r *http.Request) bool {
+	if h.cfg.Token != "" {
+		return true
+	}
+	if !loopbackAuthority(r.Host) {
+		writeError(w, http.StatusForbidden, CodeHostUntrusted,
+			"without an admin token, only requests addressed to a loopback name (localhost, 127.0.0.1, [::1]) are served")
+		return false
+	}
+	if o, ok := r.Header["Origin"]; ok {
+		host, found := strings.CutPrefix(strings.Join(o, ","), "http://")
+		if !found {
+			host, found = strings.CutPrefix(strings.Join(o, ","), "https://")
+		}
+		if !found || !loopbackAuthority(host) {
+			writeError(w, http.StatusForbidden, CodeOriginUntrusted,
+				"without an admin token, only pages on a loopback origin may call the admin API")
+			return false
+		}
+	}
+	return true
+}
+
+// loopbackAuthority reports whether s, a host with an optional port,
+// names only the loopback interface.
+func loopbackAuthority(s string) bool {
+	host, port := s, ""
+	if rest, ok := strings.CutPrefix(s, "["); ok {
+		h, p, ok := strings.Cut(rest, "]")
+		if !ok || !strings.Contains(h, ":") {
+			return false
+		}
+		host, port = h, p
+		if port != "" && port[0] != ':' {
+			return false
+		}
+	} else if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		host, port = s[:i], s[i:]
+	}
+	if port != "" {
+		if n, err := strconv.Atoi(port[1:]); err != nil || n < 1 || n > 65535 || port[1] == '+' {
+			return false
+		}
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback() && ip.Zone() == ""
 }
 
 // tokenMatches reports whether token is the admin token. Digests compare

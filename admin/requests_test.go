@@ -131,10 +131,10 @@ func TestRecentRequestsWithoutSample(t *testing.T) {
 	h, err := admin.New(admin.Config{Publisher: pub})
 	require.NoError(t, err)
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/requests", nil))
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/requests", nil))
 	assert.Equal(t, 404, rec.Code)
 	assert.Contains(t, rec.Body.String(), admin.CodeNotFound)
 	rec = httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("POST", "/requests", nil))
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "http://localhost/requests", nil))
 	assert.Equal(t, 405, rec.Code)
 }

@@ -106,7 +106,9 @@ func newCaller(cfg Config) (*caller, error) {
 	c := &caller{token: cfg.Token, client: cfg.HTTPClient}
 	switch {
 	case cfg.Admin != nil:
-		c.base, c.client = "http://admin.in-process", &http.Client{Transport: handlerTransport{cfg.Admin}}
+		// Addressed to localhost: a handler without a token serves only
+		// loopback names, and these requests never leave the process.
+		c.base, c.client = "http://localhost", &http.Client{Transport: handlerTransport{cfg.Admin}}
 	case cfg.AdminURL != "":
 		u, err := url.Parse(cfg.AdminURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
