@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -252,7 +253,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !h.tokenMatches(req.Token) {
-		h.cfg.Logger.Warn("admin: console login refused", "remote", r.RemoteAddr)
+		h.refusedLogins.log(h.cfg.Logger, h.sessions.now(), r.RemoteAddr)
 		writeError(w, http.StatusUnauthorized, CodeTokenInvalid, "that is not the admin token")
 		return
 	}
@@ -318,4 +319,30 @@ func (h *Handler) sessionAuthorized(w http.ResponseWriter, r *http.Request, c *h
 		return false
 	}
 	return true
+}
+
+// loginLogEvery is how often a refused console login is logged at most:
+// the login answers anyone who reaches the listener, and a line for each
+// refusal would let them fill the log.
+const loginLogEvery = 10 * time.Second
+
+// refusedLogins logs refused console logins, one line per loginLogEvery
+// at most, with how many were refused since the line before.
+type refusedLogins struct {
+	mu      sync.Mutex
+	next    time.Time // when the next line may be written
+	dropped int       // refusals not logged since the last line
+}
+
+func (l *refusedLogins) log(log *slog.Logger, now time.Time, remote string) {
+	l.mu.Lock()
+	if now.Before(l.next) {
+		l.dropped++
+		l.mu.Unlock()
+		return
+	}
+	dropped := l.dropped
+	l.next, l.dropped = now.Add(loginLogEvery), 0
+	l.mu.Unlock()
+	log.Warn("admin: console login refused", "remote", remote, "alsoRefusedSinceLastLine", dropped)
 }

@@ -1,7 +1,9 @@
 package admin
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -366,3 +368,41 @@ func TestCertificates(t *testing.T) {
 	require.NotNil(t, c.ACME)
 	assert.Equal(t, ACMEState{Names: []string{"app.test"}, RenewAt: renew, Failures: 2, LastError: "rate limited"}, *c.ACME)
 }
+
+// Refused logins are logged, but at most one line per loginLogEvery: the
+// login answers anyone, who could otherwise fill the log. Each line says
+// how many refusals it stands for.
+func TestRefusedLoginsLoggedAtARate(t *testing.T) {
+	var logs syncBuffer
+	a := newAPI(t, Config{Token: consoleToken, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a.h.sessions.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	refuse := func(n int) {
+		for range n {
+			ans := a.do("POST", "/console/login", `{"token":"nope"}`, "Content-Type", "application/json")
+			require.Equal(t, 401, ans.status)
+		}
+	}
+	refuse(50)
+	assert.Equal(t, 1, strings.Count(logs.String(), "login refused"), "one line for a burst")
+	mu.Lock()
+	now = now.Add(loginLogEvery)
+	mu.Unlock()
+	refuse(1)
+	assert.Equal(t, 2, strings.Count(logs.String(), "login refused"))
+	assert.Contains(t, logs.String(), "alsoRefusedSinceLastLine=49")
+}
+
+// syncBuffer is a bytes.Buffer that a logger and a test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
