@@ -162,6 +162,7 @@ func (t *translation) destinations(b *backend, at string) bool {
 	}
 	found := false
 	seen := map[string]bool{}
+	var terminating []config.Destination // serving, terminating: drained, or the fallback
 	for _, s := range sl {
 		pi := slices.IndexFunc(s.Ports, func(p discoveryv1.EndpointPort) bool {
 			if byName {
@@ -183,8 +184,11 @@ func (t *translation) destinations(b *backend, at string) bool {
 			return false
 		}
 		for _, e := range s.Endpoints {
-			if e.Conditions.Ready != nil && !*e.Conditions.Ready {
-				continue // the API's rule: only ready endpoints take requests
+			ready := e.Conditions.Ready == nil || *e.Conditions.Ready
+			draining := !ready && e.Conditions.Terminating != nil && *e.Conditions.Terminating &&
+				e.Conditions.Serving != nil && *e.Conditions.Serving
+			if !ready && !draining {
+				continue // neither ready nor still serving as it terminates
 			}
 			for _, a := range e.Addresses {
 				ip, err := netip.ParseAddr(a)
@@ -193,11 +197,28 @@ func (t *translation) destinations(b *backend, at string) bool {
 					return false
 				}
 				addr := "http://" + netip.AddrPortFrom(ip, uint16(*p.Port)).String()
-				if !seen[addr] {
+				switch {
+				case draining:
+					terminating = append(terminating, config.Destination{ID: destID(addr), Address: addr})
+				case !seen[addr]:
 					seen[addr] = true
 					b.dests = append(b.dests, config.Destination{ID: destID(addr), Address: addr})
 				}
 			}
+		}
+	}
+	// A terminating endpoint that still serves finishes what it has: with
+	// ready endpoints beside it, it is drained (no new requests; those in
+	// flight, streams included, end as they will), and with none, it takes
+	// the requests until the ready ones come, as kube-proxy's terminating
+	// endpoints do (KEP-1669) rather than every request failing while a
+	// rollout replaces every endpoint.
+	fallback := len(b.dests) == 0
+	for _, d := range terminating {
+		if !seen[d.Address] {
+			seen[d.Address] = true
+			d.Drain = !fallback
+			b.dests = append(b.dests, d)
 		}
 	}
 	if !found {

@@ -52,7 +52,12 @@
 //     ready endpoints of the EndpointSlices labelled
 //     kubernetes.io/service-name with the Service's name, on the slice
 //     port the Service port names (by name when the Service is in the
-//     objects, by number otherwise). appProtocol kubernetes.io/h2c is
+//     objects, by number otherwise). An endpoint that is terminating
+//     but still serving is a drained destination beside ready ones (no
+//     new requests, those in flight finish), and a destination like the
+//     others when no endpoint is ready (kube-proxy's rule for
+//     terminating endpoints), so that a rollout that replaces every
+//     endpoint fails no request. appProtocol kubernetes.io/h2c is
 //     HTTP/2 without TLS. A rule with no backendRef, or whose every
 //     weight is 0, and a route without rules, answer 500 as the API
 //     says: the route's fixed answer. A backendRef that is invalid (an
