@@ -62,7 +62,19 @@ type hostTable struct {
 	exact    map[string]*Host
 	wildcard map[string]*Host // keyed by the parent: "example.com" for "*.example.com"
 	catchAll *Host            // the host named CatchAll, or nil
+	// few holds the exact names while there are at most fewHosts of
+	// them: comparing a few names, their lengths first, costs less than
+	// hashing the name (BenchmarkHostLookup). many: exact alone holds them.
+	few  []hostName
+	many bool
 }
+
+type hostName struct {
+	name string
+	h    *Host
+}
+
+const fewHosts = 8
 
 // newHostTable returns a table sized for every name of cfg, so building it
 // never rehashes.
@@ -104,7 +116,27 @@ func (t *hostTable) add(canon string, h *Host) bool {
 		return false
 	}
 	m[key] = h
+	if len(key) == len(canon) && !t.many { // an exact name
+		if len(t.few) < fewHosts {
+			t.few = append(t.few, hostName{key, h})
+		} else {
+			t.few, t.many = nil, true
+		}
+	}
 	return true
+}
+
+// exactHost returns the host of an exact name, or nil.
+func (t *hostTable) exactHost(name []byte) *Host {
+	if t.many {
+		return t.exact[string(name)]
+	}
+	for i := range t.few {
+		if e := &t.few[i]; len(e.name) == len(name) && e.name == string(name) {
+			return e.h
+		}
+	}
+	return nil
 }
 
 // lookup finds the host for a Host header value as received (any case,
@@ -118,7 +150,7 @@ func (t *hostTable) lookup(dst []byte, hostport string) (*Host, HostMatch, []byt
 	if !ok {
 		return nil, HostUnknown, nil
 	}
-	if h := t.exact[string(name)]; h != nil {
+	if h := t.exactHost(name); h != nil {
 		return h, HostExact, name
 	}
 	if len(t.wildcard) > 0 {

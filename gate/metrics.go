@@ -84,23 +84,66 @@ func (g *Gate) attachMetrics(hosts []*Host) {
 	g.unknown = s.routeMetrics(UnknownHost, "")
 	for _, h := range hosts {
 		h.metrics = s.routeMetrics(h.firstName, NoRoute)
-		s.attachChain(&h.chain)
+		s.attachChain(&h.chain, h.firstName, NoRoute)
 		for i := range h.Routes {
 			rt := &h.Routes[i]
 			rt.metrics = s.routeMetrics(h.firstName, RouteLabel(rt))
-			s.attachChain(&rt.chain)
+			s.attachChain(&rt.chain, h.firstName, RouteLabel(rt))
 		}
 	}
 }
 
-func (s *State) attachChain(c *chain) {
+func (s *State) attachChain(c *chain, host, route string) {
 	if len(c.uses) == 0 {
 		return
 	}
 	c.metrics = make([]*PolicyMetrics, len(c.uses))
+	var ids []string
+	key := host + "\x00" + route
 	for i, u := range c.uses {
-		c.metrics[i] = s.policyMetrics(u.Policy.ID())
+		id := u.Policy.ID()
+		c.metrics[i] = s.policyMetrics(id)
+		if u.Mode != Off {
+			ids = append(ids, id)
+			key += "\x00" + id
+		}
 	}
+	if len(ids) < 2 {
+		return // one use: its own count is as cheap
+	}
+	p := s.chains[key]
+	if p == nil {
+		p = &chainPasses{ids: ids}
+		if s.chains == nil {
+			s.chains = map[string]*chainPasses{}
+		}
+		s.chains[key] = p
+	}
+	c.passes = p
+}
+
+// chainPasses counts the requests for which every policy of a chain
+// decided to continue: one count for the chain, in place of one for each
+// of its policies. [Gate.EachPolicy] adds them to each policy's Allowed.
+// They live in the State, keyed by the chain's host, route and policies,
+// so they survive publishes that keep the chain.
+type chainPasses struct {
+	n   telemetry.Counter
+	ids []string // of the uses not Off, in order (an ID may repeat)
+}
+
+// passesByPolicy returns each policy ID's share of the chains' passes.
+func (s *State) passesByPolicy() map[string]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := make(map[string]uint64, len(s.policies))
+	for _, p := range s.chains {
+		n := p.n.Load()
+		for _, id := range p.ids {
+			m[id] += n
+		}
+	}
+	return m
 }
 
 // RouteLabel is the route's label in metrics and the access log: its ID,
@@ -130,8 +173,22 @@ func (g *Gate) EachRoute(f func(host, route string, m *RouteMetrics)) {
 	f(UnknownHost, "", g.unknown)
 }
 
-// EachPolicy calls f once for every policy ID the gate's chains use.
+// EachPolicy calls f once for every policy ID the gate's chains use, with
+// the policy's counts as they are at the call: Allowed holds the passes
+// of the chains that count a pass once for all their policies.
 func (g *Gate) EachPolicy(f func(id string, m *PolicyMetrics)) {
+	passes := g.state.passesByPolicy()
+	g.eachPolicy(func(id string, m *PolicyMetrics) {
+		var c PolicyMetrics
+		c.Allowed.Add(m.Allowed.Load() + passes[id])
+		c.Blocked.Add(m.Blocked.Load())
+		c.WouldBlock.Add(m.WouldBlock.Load())
+		f(id, &c)
+	})
+}
+
+// eachPolicy calls f once for every policy's live metrics.
+func (g *Gate) eachPolicy(f func(id string, m *PolicyMetrics)) {
 	seen := map[*PolicyMetrics]bool{}
 	each := func(c *chain) {
 		for i, m := range c.metrics {
@@ -161,13 +218,34 @@ func (s *State) RetainMetrics(g *Gate) {
 	keepR := make(map[*RouteMetrics]bool, n) // sized: a fleet's publish grows no table
 	g.EachRoute(func(_, _ string, m *RouteMetrics) { keepR[m] = true })
 	keepP := map[*PolicyMetrics]bool{}
-	g.EachPolicy(func(_ string, m *PolicyMetrics) { keepP[m] = true })
+	g.eachPolicy(func(_ string, m *PolicyMetrics) { keepP[m] = true })
+	keepC := map[*chainPasses]bool{}
+	for _, h := range g.compiled {
+		keepC[h.chain.passes] = true
+		for i := range h.Routes {
+			keepC[h.Routes[i].chain.passes] = true
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, m := range s.routes {
 		if !keepR[m] {
 			delete(s.routes, k)
 		}
+	}
+	for k, p := range s.chains {
+		if keepC[p] {
+			continue
+		}
+		// A chain g does not have: its passes move to its policies'
+		// own counts, so no policy's Allowed goes back.
+		n := p.n.Load()
+		for _, id := range p.ids {
+			if m := s.policies[id]; m != nil {
+				m.Allowed.Add(n)
+			}
+		}
+		delete(s.chains, k)
 	}
 	for k, m := range s.policies {
 		if !keepP[m] {
@@ -181,7 +259,20 @@ func (c *chain) count(i int, d Decision, shadow bool) {
 	if c.metrics == nil {
 		return
 	}
-	m := c.metrics[i]
+	c.countDecision(c.metrics[i], d, shadow)
+}
+
+// countAllowed counts the uses before i, which all continued, one by one:
+// the chain will not pass whole.
+func (c *chain) countAllowed(i int) {
+	for j := range i {
+		if c.uses[j].Mode != Off {
+			c.metrics[j].Allowed.Inc()
+		}
+	}
+}
+
+func (c *chain) countDecision(m *PolicyMetrics, d Decision, shadow bool) {
 	switch {
 	case d.Verdict == Continue:
 		m.Allowed.Inc()

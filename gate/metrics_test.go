@@ -232,3 +232,59 @@ func TestRateLimitReadsTheRequestStart(t *testing.T) {
 	assert.Greater(t, rl.nowFor(rq), rl.now()+uint64(59*time.Minute), "the start is what counts")
 	assert.InDelta(t, float64(rl.now()), float64(rl.nowFor(&Request{})), float64(time.Second))
 }
+
+// TestPolicyCountsOfAChain: a chain whose policies all continue counts
+// one pass, which each policy's Allowed holds; a chain a policy stops
+// counts the policies before it one by one; an Off use counts nothing,
+// a shadowed block counts WouldBlock and the chain goes on; and a
+// publish that drops the chain keeps every count.
+func TestPolicyCountsOfAChain(t *testing.T) {
+	a, b := &stub{id: "a"}, &stub{id: "b"}
+	off := &stub{id: "off"}
+	no := &stub{id: "no", d: Decision{Verdict: Respond, Page: statusPage(403, nil), Reason: "no"}}
+	st := new(State)
+	g, err := New(Config{State: st, Hosts: []Host{{
+		Names:    []string{"app.test"},
+		Policies: []PolicyUse{{Policy: a}, {Policy: off, Mode: Off}, {Policy: b}},
+		Routes: []Route{
+			{ID: "open", Prefix: "/open", Target: &forwarded{}},
+			{ID: "shut", Prefix: "/shut", Target: &forwarded{}, Policies: []PolicyUse{{Policy: a}, {Policy: no, Mode: Shadow}, {Policy: b}, {Policy: no}}},
+		},
+	}}})
+	require.NoError(t, err)
+	w := newNopWriter()
+	serve := func(g *Gate, path string, n int) {
+		for range n {
+			w.reset()
+			g.ServeHTTP(w, readRequest(t, "GET "+path+" HTTP/1.1\r\nHost: app.test\r\n\r\n", "192.0.2.1:1"))
+		}
+	}
+	serve(g, "/open", 3)
+	serve(g, "/shut", 2)
+	require.Equal(t, 403, w.status)
+	counts := func(g *Gate) map[string][3]uint64 {
+		m := map[string][3]uint64{}
+		g.EachPolicy(func(id string, pm *PolicyMetrics) {
+			m[id] = [3]uint64{pm.Allowed.Load(), pm.Blocked.Load(), pm.WouldBlock.Load()}
+		})
+		return m
+	}
+	// a and b: 5 host passes and 2 on the route each; no: 2 shadowed, 2 blocked.
+	want := map[string][3]uint64{"a": {7, 0, 0}, "b": {7, 0, 0}, "off": {0, 0, 0}, "no": {0, 2, 2}}
+	assert.Equal(t, want, counts(g))
+	assert.Equal(t, 0, off.calls)
+
+	g2, err := New(Config{State: st, Hosts: []Host{{Names: []string{"app.test"}, Routes: []Route{
+		{ID: "open", Prefix: "/open", Target: &forwarded{}, Policies: []PolicyUse{{Policy: b}, {Policy: a}}},
+		{ID: "shut", Prefix: "/shut", Target: &forwarded{}, Policies: []PolicyUse{{Policy: no}}},
+	}}}})
+	require.NoError(t, err)
+	st.RetainMetrics(g2)
+	serve(g2, "/open", 1)
+	delete(want, "off")
+	want["a"], want["b"] = [3]uint64{8, 0, 0}, [3]uint64{8, 0, 0}
+	assert.Equal(t, want, counts(g2), "the dropped chains' passes stay counted")
+	st.mu.Lock()
+	assert.Len(t, st.chains, 1, "only g2's chain of two")
+	st.mu.Unlock()
+}

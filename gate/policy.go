@@ -156,12 +156,15 @@ type chain struct {
 	scope   Scope
 	uses    []PolicyUse
 	metrics []*PolicyMetrics // by use, from the State
+	passes  *chainPasses     // from the State; nil: each use counts its own
 }
 
 // run evaluates the chain. It returns the first enforced decision that is
 // not Continue (with the policy's index), or Continue.
 func (g *Gate) run(c *chain, r *http.Request, rq *Request) (Decision, int) {
 	tr := rq.Tracer
+	// While every use continues, the chain's one pass counts for them.
+	pending := c.passes != nil && !rq.DryRun
 	for i := range c.uses {
 		u := &c.uses[i]
 		if u.Mode == Off {
@@ -187,6 +190,13 @@ func (g *Gate) run(c *chain, r *http.Request, rq *Request) (Decision, int) {
 		if tr != nil {
 			tr.OnStep(Step{Kind: StepPolicy, Scope: c.scope, Index: i, Name: u.Policy.ID(), Mode: u.Mode, Verdict: d.Verdict, Reason: d.Reason, Status: d.status()})
 		}
+		if d.Verdict == Continue && pending {
+			continue
+		}
+		if pending {
+			c.countAllowed(i)
+			pending = false
+		}
 		if !rq.DryRun {
 			c.count(i, d, u.Mode == Shadow)
 		}
@@ -198,6 +208,9 @@ func (g *Gate) run(c *chain, r *http.Request, rq *Request) (Decision, int) {
 			continue
 		}
 		return d, i
+	}
+	if pending {
+		c.passes.n.Inc()
 	}
 	return Decision{}, -1
 }

@@ -33,6 +33,7 @@ type State struct {
 
 	routes   map[routeKey]*RouteMetrics
 	policies map[string]*PolicyMetrics
+	chains   map[string]*chainPasses
 }
 
 // Counters are the gate's counters. They are atomics, safe to read at any
