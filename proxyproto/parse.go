@@ -220,11 +220,15 @@ func scanPort(s []byte) (uint16, int) {
 	v, n := uint(0), 0
 	for n < len(s) && n < 5 {
 		d := s[n] - '0'
-		if d > 9 || (n == 1 && v == 0) {
+		if d > 9 {
 			break
 		}
 		v = v*10 + uint(d)
 		n++
+		if v == 0 {
+			// A heading zero: "0" is the whole port.
+			break
+		}
 	}
 	if v > 0xFFFF {
 		return 0, 0
