@@ -167,19 +167,19 @@ func (c *Conn) setAddrs() {
 			&net.UDPAddr{IP: c.ip(1, h.Destination.Addr()), Port: int(h.Destination.Port())},
 		}
 	default:
-		c.tcp[0] = net.TCPAddr{IP: c.ip(0, h.Source.Addr()), Port: int(h.Source.Port())}
-		c.tcp[1] = net.TCPAddr{IP: c.ip(1, h.Destination.Addr()), Port: int(h.Destination.Port())}
+		// The Conn is new: only IP and Port are set.
+		c.tcp[0].IP, c.tcp[0].Port = c.ip(0, h.Source.Addr()), int(h.Source.Port())
+		c.tcp[1].IP, c.tcp[1].Port = c.ip(1, h.Destination.Addr()), int(h.Destination.Port())
 	}
 }
 
-// ip returns a as a net.IP in c's i-th IP bytes, 4 of them for an IPv4 or
-// IPv4-mapped address.
+// ip returns a as a net.IP in c's i-th IP bytes, the last 4 of them for
+// an IPv4 or IPv4-mapped address (As16 gives both the mapped form).
 func (c *Conn) ip(i int, a netip.Addr) net.IP {
-	if a.Is4() || a.Is4In6() {
-		*(*[4]byte)(c.ips[i][:4]) = a.As4()
-		return c.ips[i][:4]
-	}
 	c.ips[i] = a.As16()
+	if a.Is4() || a.Is4In6() {
+		return c.ips[i][12:]
+	}
 	return c.ips[i][:]
 }
 

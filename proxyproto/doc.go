@@ -47,6 +47,14 @@
 // (here the limit is [Config.MaxHeaderLength]); and it cuts UNIX paths at
 // the first NUL, losing abstract socket names.
 //
+// Reading a header off a connection with [ReadConn] (BenchmarkStream,
+// counted with callgrind) takes about 900 instructions for a v2 TCP4
+// header, 1,070 for v2 TCP6 with two TLVs, 1,520 for a v1 TCP4 line and
+// 2,540 for v1 TCP6, and one allocation, the Conn; go-proxyproto's Read
+// over a reused bufio.Reader takes 5,290, 8,760, 6,700 and 9,930, and 7
+// or 8 allocations. On a busy machine the Conn's allocation, not the
+// parse, is most of ReadConn's time.
+//
 // Not covered: the UDP rule of the specification (one header per
 // datagram) needs a per-datagram API, which is Parse applied to each
 // datagram; the Listener is for streams only.

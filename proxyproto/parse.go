@@ -20,6 +20,10 @@ const (
 const (
 	v1Sig = "PROXY "
 	v2Sig = "\r\n\r\n\x00\r\nQUIT\n"
+	// v2Sig0 and v2Sig1 are v2Sig's first 8 and last 4 bytes read as
+	// little-endian numbers.
+	v2Sig0 = 0x510A0D00_0A0D0A0D
+	v2Sig1 = 0x0A544955
 )
 
 // Parse parses the PROXY protocol header at the start of b. It returns the
@@ -220,11 +224,15 @@ func scanPort(s []byte) (uint16, int) {
 	v, n := uint(0), 0
 	for n < len(s) && n < 5 {
 		d := s[n] - '0'
-		if d > 9 || (n == 1 && v == 0) {
+		if d > 9 {
 			break
 		}
 		v = v*10 + uint(d)
 		n++
+		if v == 0 {
+			// A heading zero: "0" is the whole port.
+			break
+		}
 	}
 	if v > 0xFFFF {
 		return 0, 0
@@ -319,11 +327,12 @@ func parseV1Addr(s []byte, v6 bool) (netip.Addr, error) {
 }
 
 func parseV2(h *Header, b []byte) (int, error) {
-	n := min(len(b), len(v2Sig))
-	if string(b[:n]) != v2Sig[:n] {
-		return 0, ErrNoProxyHeader
-	}
-	if len(b) <= 12 {
+	if len(b) <= 12 || binary.LittleEndian.Uint64(b) != v2Sig0 || binary.LittleEndian.Uint32(b[8:]) != v2Sig1 {
+		// A prefix, or not the signature: compared byte by byte.
+		n := min(len(b), len(v2Sig))
+		if string(b[:n]) != v2Sig[:n] {
+			return 0, ErrNoProxyHeader
+		}
 		return 0, ErrIncomplete
 	}
 	if b[12]>>4 != 2 {
@@ -361,15 +370,16 @@ func parseV2(h *Header, b []byte) (int, error) {
 	if length < block {
 		tlvStart = total
 	}
-	if r := checkTLVs(hdr, tlvStart); r != 0 {
-		return 0, r.err()
+	var tlvs []byte
+	if tlvStart < total {
+		if r := checkTLVs(hdr, tlvStart); r != 0 {
+			return 0, r.err()
+		}
+		tlvs = hdr[tlvStart:]
 	}
 	h.Version = 2
 	h.Command = cmd
-	h.tlvs = nil
-	if tlvStart < total {
-		h.tlvs = hdr[tlvStart:]
-	}
+	h.tlvs = tlvs
 	if cmd == Local {
 		h.Protocol = Unspec
 		return total, nil
