@@ -66,6 +66,23 @@
 // sets (its IdleTimeout from now, which Apply set), so the wait between
 // two requests reads no clock of its own.
 //
+// What a parked connection lets go of stays the process's until the Go
+// runtime collects and returns it: the heap goal set while the
+// connections were active holds until the next collection (an idle
+// process reaches it by the runtime's two-minute forced one), net/http's
+// pooled buffers survive one collection, and the scavenger returns free
+// pages only above the goal, at its own pace. So when a wave of parks
+// ends (at least 1 024 parks, a quarter second of 256 or more among
+// them, then a quarter second of fewer than 64), a goroutine of the
+// Listener collects twice and returns every free page to the OS
+// (runtime.GC, debug.FreeOSMemory), at most once per 30 s in the
+// process. Parking at a steady rate never ends a wave. With 10 000
+// keep-alive connections opened at once, one request each, the daemon's
+// PSS 2 s after the last one parked grew by 6.7 KiB per connection
+// instead of 20.1 (the live heap 1.1 KiB, the parked goroutine's stack
+// 4 KiB); returning about 190 MiB took some 30 ms on one core, during
+// which that core runs nothing else, once, after the load went.
+//
 // HTTP/2 streams: http.Server.HTTP2.MaxConcurrentStreams. net/http has no
 // "unlimited"; Off sets the largest value. HTTP/3 streams are quic-go's
 // quic.Config.MaxIncomingStreams.
