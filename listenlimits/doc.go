@@ -77,11 +77,14 @@
 // Listener collects twice and returns every free page to the OS
 // (runtime.GC, debug.FreeOSMemory), at most once per 30 s in the
 // process. Parking at a steady rate never ends a wave. With 10 000
-// keep-alive connections opened at once, one request each, the daemon's
-// PSS 2 s after the last one parked grew by 6.7 KiB per connection
-// instead of 20.1 (the live heap 1.1 KiB, the parked goroutine's stack
-// 4 KiB); returning about 190 MiB took some 30 ms on one core, during
-// which that core runs nothing else, once, after the load went.
+// keep-alive connections, one request each, all active together before
+// they parked, the daemon's PSS 2 s after the last one parked grew by
+// 6.7 KiB per connection instead of 20.1 (the live heap 1.1 KiB, the
+// parked goroutine's stack 4 KiB); in the benchmark suite's memory
+// scenario on a busy machine, where fewer were active at once, 5.3
+// instead of 7.9 (Caddy 28.6). Returning about 190 MiB took some 30 ms
+// on one core, during which that core runs nothing else, once, after
+// the load went.
 //
 // HTTP/2 streams: http.Server.HTTP2.MaxConcurrentStreams. net/http has no
 // "unlimited"; Off sets the largest value. HTTP/3 streams are quic-go's
