@@ -74,17 +74,17 @@
 // pages only above the goal, at its own pace. So when a wave of parks
 // ends (at least 1 024 parks, a quarter second of 256 or more among
 // them, then a quarter second of fewer than 64), a goroutine of the
-// Listener collects twice and returns every free page to the OS
-// (runtime.GC, debug.FreeOSMemory), at most once per 30 s in the
-// process. Parking at a steady rate never ends a wave. With 10 000
-// keep-alive connections, one request each, all active together before
-// they parked, the daemon's PSS 2 s after the last one parked grew by
-// 6.7 KiB per connection instead of 20.1 (the live heap 1.1 KiB, the
-// parked goroutine's stack 4 KiB); in the benchmark suite's memory
-// scenario on a busy machine, where fewer were active at once, 5.3
-// instead of 7.9 (Caddy 28.6). Returning about 190 MiB took some 30 ms
-// on one core, during which that core runs nothing else, once, after
-// the load went.
+// Listener collects twice (runtime.GC), at most once per 30 s in the
+// process, and the scavenger returns what the lower goal frees. Parking
+// at a steady rate never ends a wave. With 10 000 keep-alive
+// connections, one request each, the daemon's PSS grew by 11.8 KiB per
+// connection 2 and 5 s after the last one, and with the collection by
+// 11.1 and 8.1 KiB (the live heap then 1.1 KiB, the parked goroutines'
+// stacks 3.8). debug.FreeOSMemory after the collections brought it to
+// 5.3 KiB at 2 s, but it returns the pages at once on the calling
+// goroutine's core, about 30 ms for 190 MiB during which that core runs
+// nothing else: a stall the clients still active would see, so it is
+// not done.
 //
 // HTTP/2 streams: http.Server.HTTP2.MaxConcurrentStreams. net/http has no
 // "unlimited"; Off sets the largest value. HTTP/3 streams are quic-go's

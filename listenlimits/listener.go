@@ -29,7 +29,7 @@ import (
 // keep-alive connections (see Limits.IdleRelease). Its goroutines: one
 // that accepts from the wrapped listener for Accept, one per parked
 // connection, each waiting for that connection's next byte, and while
-// many park at once one that returns memory after them (see the package
+// many park at once one that collects after them (see the package
 // documentation); Close ends them all.
 //
 // A Listener is safe for concurrent use. Make it with [NewListener] or

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// waveTest replaces freeOSMemory and the settle ticks for the test, and
+// waveTest replaces collect and the settle ticks for the test, and
 // clears the process's last release.
 type waveTest struct {
 	releases atomic.Int32
@@ -18,13 +18,13 @@ type waveTest struct {
 
 func newWaveTest(t *testing.T) *waveTest {
 	w := &waveTest{ticks: make(chan time.Time), ln: Limits{}.Listener(nil)}
-	savedFree, savedTicks, last := freeOSMemory, waveTicks, lastRelease.Load()
-	freeOSMemory = func() { w.releases.Add(1) }
+	savedFree, savedTicks, last := collect, waveTicks, lastRelease.Load()
+	collect = func() { w.releases.Add(1) }
 	waveTicks = func() (<-chan time.Time, func()) { return w.ticks, func() {} }
 	lastRelease.Store(0)
 	t.Cleanup(func() {
 		close(w.ln.done)
-		freeOSMemory, waveTicks = savedFree, savedTicks
+		collect, waveTicks = savedFree, savedTicks
 		lastRelease.Store(last)
 	})
 	return w
