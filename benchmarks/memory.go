@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,12 +37,15 @@ func (s *suite) memory(ctx context.Context) {
 		if p.kind == kindHAProxy {
 			n = min(n, haproxyMaxConns)
 		}
-		row, kib, err := s.memoryOne(p, n)
+		row, kib, note, err := s.memoryOne(p, n)
 		if err != nil {
 			row = []string{p.kind, "failed: " + oneLine(err.Error()), "", "", "", "", ""}
 		}
 		per[p.kind] = kib
 		rows = append(rows, row)
+		if note != "" {
+			sec.after = append(sec.after, note)
+		}
 		s.progress("memory   %-10s %v", p.kind, row[1:6])
 		p.stop()
 	}
@@ -56,9 +60,11 @@ func (s *suite) memory(ctx context.Context) {
 	s.rep.add(sec)
 }
 
-func (s *suite) memoryOne(p *peer, n int) ([]string, float64, error) {
+// memoryOne measures p with n connections; note is the daemon's own
+// account of its memory (goMemory), "" for the other peers.
+func (s *suite) memoryOne(p *peer, n int) (row []string, kib float64, note string, err error) {
 	if err := p.start(p.baseConf(), 0); err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	time.Sleep(500 * time.Millisecond)
 	before := treePSS(p.pid())
@@ -93,14 +99,16 @@ func (s *suite) memoryOne(p *peer, n int) ([]string, float64, error) {
 	}()
 	time.Sleep(2 * time.Second)
 	after := treePSS(p.pid())
+	if p.kind == kindDaemon {
+		note = p.goMemory()
+	}
 	held := int64(n) - failed.Load()
-	kib := 0.0
 	if held > 0 {
 		kib = float64(after-before) / 1024 / float64(held)
 	}
 	mib := func(b int64) string { return num(float64(b) / (1 << 20)) }
 	return []string{p.kind, strconv.FormatInt(held, 10), strconv.FormatInt(failed.Load(), 10), mib(before), mib(after),
-		num(kib), ""}, kib, nil
+		num(kib), ""}, kib, note, nil
 }
 
 // idleConn opens a connection, completes one request on it and leaves it
@@ -128,4 +136,43 @@ func idleConn(addr string) (net.Conn, error) {
 	}
 	c.SetDeadline(time.Time{})
 	return c, nil
+}
+
+// goMemLine is one of the Go runtime's memory figures in the daemon's
+// metrics.
+var goMemLine = regexp.MustCompile(`(?m)^(go_goroutines|go_memstats_(?:heap_alloc|heap_idle|heap_released|stack_inuse|next_gc)_bytes) (\S+)`)
+
+// goMemory reads, from the running daemon's metrics right after its PSS
+// was read, with the connections still open, where its memory is by the Go runtime's account: the live heap
+// (with garbage not yet collected), the free heap it keeps and what it
+// has returned, the stacks and the goroutines. "" when they cannot be
+// read. It reads, and changes nothing the row measured.
+func (p *peer) goMemory() string {
+	if !p.flags["admin"] {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr(adminPort)+"/metrics", nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := p.s.adminClient.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	v := map[string]float64{}
+	for _, m := range goMemLine.FindAllSubmatch(body, -1) {
+		v[string(m[1])], _ = strconv.ParseFloat(string(m[2]), 64)
+	}
+	if len(v) < 6 {
+		return ""
+	}
+	mib := func(name string) string { return num(v["go_memstats_"+name+"_bytes"] / (1 << 20)) }
+	return fmt.Sprintf("paduraksad by the Go runtime's account, after the PSS was read: heap objects %s MiB (live and not yet collected), "+
+		"free heap kept %s MiB, returned %s MiB, stacks %s MiB, next collection at %s MiB, %.0f goroutines.",
+		mib("heap_alloc"), num((v["go_memstats_heap_idle_bytes"]-v["go_memstats_heap_released_bytes"])/(1<<20)),
+		mib("heap_released"), mib("stack_inuse"), mib("next_gc"), v["go_goroutines"])
 }

@@ -27,9 +27,10 @@ import (
 //
 // With an IdleRelease (Limits.Listener), it parks idle HTTP/1.1
 // keep-alive connections (see Limits.IdleRelease). Its goroutines: one
-// that accepts from the wrapped listener for Accept, and one per parked
-// connection, each waiting for that connection's next byte; Close ends
-// them all.
+// that accepts from the wrapped listener for Accept, one per parked
+// connection, each waiting for that connection's next byte, and while
+// many park at once one that collects after them (see the package
+// documentation); Close ends them all.
 //
 // A Listener is safe for concurrent use. Make it with [NewListener] or
 // [Limits.Listener]: one without a listener to wrap (the zero Listener)
@@ -54,6 +55,7 @@ type Listener struct {
 	pmu       sync.Mutex
 	parked    map[*conn]struct{} // guarded by pmu
 	lnClosed  bool               // guarded by pmu
+	wave      atomic.Int64       // parks of the current wave (release.go)
 }
 
 type accepted struct {
@@ -338,6 +340,7 @@ func (ln *Listener) park(c *conn) bool {
 	}
 	ln.parked[c] = struct{}{}
 	go c.awaitRequest()
+	ln.countPark()
 	return true
 }
 
