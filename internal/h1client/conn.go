@@ -15,6 +15,7 @@ import (
 // as the connection.
 type conn struct {
 	nc     net.Conn
+	raw    *rawConn // plain TCP: a body-less request is written from its read's wait
 	client *Client
 	key    Destination
 	// abort makes a blocked read or write return: it runs when the
@@ -51,6 +52,7 @@ func newConn(nc net.Conn, cl *Client, key Destination) *conn {
 		names: make(map[string]string, 16),
 		vals:  make(map[string][]string, 16),
 	}
+	c.raw = newRawConn(nc)
 	c.abort = func() { nc.SetDeadline(aLongTimeAgo) }
 	return c
 }

@@ -19,6 +19,15 @@
 // connection, buffers belong to the connection. A context that can end
 // is watched with context.AfterFunc, which allocates five objects.
 //
+// On plain TCP (unix), a request without a body is written from inside
+// the wait of its answer's first read (syscall.RawConn.Read): the read
+// parks in the poller at once instead of first finding nothing, one
+// read system call per exchange fewer (the keep-alive benchmark through
+// the proxy: 9 reads per request to 8, 17.2 system calls to 16.2). The
+// poller's readiness is reset before the write, so an answer arriving
+// after it always wakes the read; a write the socket does not take whole
+// goes on the usual way.
+//
 // The head is written byte for byte as net/http's client writes it, and
 // what net/http refuses to send Do refuses too, with a *[RequestError]
 // (FuzzRequestHead holds the two to each other). A stale keep-alive
