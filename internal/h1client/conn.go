@@ -30,10 +30,16 @@ type conn struct {
 	wbuf []byte // the request head, and a small body with it
 
 	head head
-	keys []string // scratch for sorting the request's field names
+	keys []reqField // scratch for sorting the request's fields by name
 
 	names map[string]string   // field names seen, interned
 	vals  map[string][]string // the last single value per field name
+}
+
+// reqField is a request field of a head being written: its name and values.
+type reqField struct {
+	name string
+	vals []string
 }
 
 // Sizes of a connection's buffers, and bounds on what it keeps.
