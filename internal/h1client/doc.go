@@ -26,7 +26,10 @@
 // the proxy: 9 reads per request to 8, 17.2 system calls to 16.2). The
 // poller's readiness is reset before the write, so an answer arriving
 // after it always wakes the read; a write the socket does not take whole
-// goes on the usual way.
+// goes on the usual way. Taking a pooled connection and putting it back
+// look its destination up once each, and the head's fields are sorted
+// with their values (BenchmarkForwardH1 under callgrind, whole process:
+// 169.7k instructions per request to 168.4k).
 //
 // The head is written byte for byte as net/http's client writes it, and
 // what net/http refuses to send Do refuses too, with a *[RequestError]
