@@ -28,8 +28,10 @@
 // after it always wakes the read; a write the socket does not take whole
 // goes on the usual way. Taking a pooled connection and putting it back
 // look its destination up once each, and the head's fields are sorted
-// with their values (BenchmarkForwardH1 under callgrind, whole process:
-// 169.7k instructions per request to 168.4k).
+// with their values (BenchmarkForwardH1 under callgrind, two runs each,
+// the whole process: 168.2k to 168.9k instructions per request before
+// the three changes, 166.1k to 168.4k after; appendHead 3265 to 2559,
+// the pool's put 1078 to 587).
 //
 // The head is written byte for byte as net/http's client writes it, and
 // what net/http refuses to send Do refuses too, with a *[RequestError]
