@@ -86,7 +86,7 @@ type Client struct {
 	dialer net.Dialer
 
 	mu      sync.Mutex
-	idle    map[Destination][]*conn
+	idle    map[Destination]*idleList
 	proxied int         // the keys of idle with a PROXY header; their lists are never empty
 	sweep   *time.Timer // closes expired idle connections; nil until first idle
 	armed   bool        // sweep will run
@@ -112,7 +112,7 @@ func New(cfg Config) *Client {
 	return &Client{
 		cfg:    cfg,
 		dialer: net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second},
-		idle:   make(map[Destination][]*conn),
+		idle:   make(map[Destination]*idleList),
 		slots:  make(map[string]*connSlots),
 	}
 }
@@ -156,36 +156,32 @@ func (cl *Client) get(ctx context.Context, d Destination, check bool) (*conn, er
 func (cl *Client) idleConn(d Destination, check bool) *conn {
 	now := time.Now()
 	cl.mu.Lock()
-	list := cl.idle[d]
-	for len(list) > 0 {
+	l := cl.idle[d]
+	for l != nil && len(l.conns) > 0 {
+		list := l.conns
 		c := list[len(list)-1]
 		list[len(list)-1] = nil
-		list = list[:len(list)-1]
+		l.conns = list[:len(list)-1]
+		cl.dropEmpty(d, l)
 		if now.Sub(c.idle) >= cl.cfg.IdleTimeout {
-			cl.keep(d, list)
 			cl.mu.Unlock()
 			c.nc.Close()
 			cl.mu.Lock()
-			list = cl.idle[d]
+			l = cl.idle[d]
 			continue
 		}
 		if check {
-			cl.keep(d, list)
 			cl.mu.Unlock()
 			if !closedWhileIdle(c.nc) {
 				return c
 			}
 			c.nc.Close()
 			cl.mu.Lock()
-			list = cl.idle[d]
+			l = cl.idle[d]
 			continue
 		}
-		cl.keep(d, list)
 		cl.mu.Unlock()
 		return c
-	}
-	if list != nil {
-		cl.keep(d, list)
 	}
 	cl.mu.Unlock()
 	return nil
@@ -301,18 +297,29 @@ func HostOnly(h string) string {
 	return h
 }
 
-// keep stores the idle list of d, with the lock held: the key of a
-// destination with a PROXY header goes with its last connection, so that
-// such keys count the clients that hold one.
-func (cl *Client) keep(d Destination, list []*conn) {
-	if len(list) == 0 && d.Proxy.Version != 0 {
-		if _, ok := cl.idle[d]; ok {
-			delete(cl.idle, d)
-			cl.proxied--
-		}
-		return
+// idleList is a destination's idle connections, oldest first. It is
+// kept in the pool's map by pointer, so that taking a connection or
+// putting one back looks the destination up once; its first connection
+// needs no allocation beside the list's.
+type idleList struct {
+	conns []*conn
+	first [1]*conn
+}
+
+func newIdleList() *idleList {
+	l := new(idleList)
+	l.conns = l.first[:0]
+	return l
+}
+
+// dropEmpty removes the idle list l of d, with the lock held, when it is
+// empty and d has a PROXY header: such a key goes with its last
+// connection, so that the keys count the clients that hold one.
+func (cl *Client) dropEmpty(d Destination, l *idleList) {
+	if len(l.conns) == 0 && d.Proxy.Version != 0 {
+		delete(cl.idle, d)
+		cl.proxied--
 	}
-	cl.idle[d] = list
 }
 
 // put makes c idle, or closes it when it holds unread bytes (an upstream
@@ -331,13 +338,23 @@ func (cl *Client) put(c *conn) {
 	}
 	c.used, c.idle = true, time.Now()
 	cl.mu.Lock()
-	list := cl.idle[c.key]
+	l := cl.idle[c.key]
+	n := 0
+	if l != nil {
+		n = len(l.conns)
+	}
 	proxied := c.key.Proxy.Version != 0
-	if len(list) < cl.cfg.MaxIdle && (!proxied || len(list) > 0 || cl.proxied < cl.cfg.MaxIdleProxied) {
-		if proxied && len(list) == 0 {
-			cl.proxied++
+	if n < cl.cfg.MaxIdle && (!proxied || n > 0 || cl.proxied < cl.cfg.MaxIdleProxied) {
+		if l == nil {
+			// A key with a PROXY header is in the map only while its
+			// list holds a connection.
+			l = newIdleList()
+			cl.idle[c.key] = l
+			if proxied {
+				cl.proxied++
+			}
 		}
-		cl.idle[c.key] = append(list, c)
+		l.conns = append(l.conns, c)
 		cl.idled(c.key.Addr)
 		c = nil
 		if !cl.armed {
@@ -362,7 +379,8 @@ func (cl *Client) sweepIdle() {
 	now := time.Now()
 	var expired []*conn
 	cl.mu.Lock()
-	for k, list := range cl.idle {
+	for k, l := range cl.idle {
+		list := l.conns
 		n := 0
 		for n < len(list) && now.Sub(list[n].idle) >= cl.cfg.IdleTimeout {
 			n++
@@ -379,7 +397,7 @@ func (cl *Client) sweepIdle() {
 			}
 			continue
 		}
-		cl.idle[k] = list
+		l.conns = list
 	}
 	cl.armed = len(cl.idle) > 0
 	if cl.armed {
@@ -396,10 +414,10 @@ func (cl *Client) sweepIdle() {
 func (cl *Client) CloseIdle() {
 	cl.mu.Lock()
 	idle := cl.idle
-	cl.idle, cl.proxied = make(map[Destination][]*conn), 0
+	cl.idle, cl.proxied = make(map[Destination]*idleList), 0
 	cl.mu.Unlock()
-	for _, list := range idle {
-		for _, c := range list {
+	for _, l := range idle {
+		for _, c := range l.conns {
 			c.nc.Close()
 		}
 	}

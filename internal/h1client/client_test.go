@@ -91,7 +91,7 @@ func TestExchangeAllocatesNothing(t *testing.T) {
 	assert.Equal(t, 0.0, testing.AllocsPerRun(200, exchange))
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
-	assert.Len(t, cl.idle[Destination{Addr: addr}], 1, "one connection carried them all")
+	assert.Len(t, cl.idle[Destination{Addr: addr}].conns, 1, "one connection carried them all")
 }
 
 // recordingConn records its Close.

@@ -15,6 +15,7 @@ import (
 // as the connection.
 type conn struct {
 	nc     net.Conn
+	raw    *rawConn // plain TCP: a body-less request is written from its read's wait
 	client *Client
 	key    Destination
 	// abort makes a blocked read or write return: it runs when the
@@ -29,10 +30,16 @@ type conn struct {
 	wbuf []byte // the request head, and a small body with it
 
 	head head
-	keys []string // scratch for sorting the request's field names
+	keys []reqField // scratch for sorting the request's fields by name
 
 	names map[string]string   // field names seen, interned
 	vals  map[string][]string // the last single value per field name
+}
+
+// reqField is a request field of a head being written: its name and values.
+type reqField struct {
+	name string
+	vals []string
 }
 
 // Sizes of a connection's buffers, and bounds on what it keeps.
@@ -51,6 +58,7 @@ func newConn(nc net.Conn, cl *Client, key Destination) *conn {
 		names: make(map[string]string, 16),
 		vals:  make(map[string][]string, 16),
 	}
+	c.raw = newRawConn(nc)
 	c.abort = func() { nc.SetDeadline(aLongTimeAgo) }
 	return c
 }

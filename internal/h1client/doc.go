@@ -19,6 +19,20 @@
 // connection, buffers belong to the connection. A context that can end
 // is watched with context.AfterFunc, which allocates five objects.
 //
+// On plain TCP (unix), a request without a body is written from inside
+// the wait of its answer's first read (syscall.RawConn.Read): the read
+// parks in the poller at once instead of first finding nothing, one
+// read system call per exchange fewer (the keep-alive benchmark through
+// the proxy: 9 reads per request to 8, 17.2 system calls to 16.2). The
+// poller's readiness is reset before the write, so an answer arriving
+// after it always wakes the read; a write the socket does not take whole
+// goes on the usual way. Taking a pooled connection and putting it back
+// look its destination up once each, and the head's fields are sorted
+// with their values (BenchmarkForwardH1 under callgrind, two runs each,
+// the whole process: 168.2k to 168.9k instructions per request before
+// the three changes, 166.1k to 168.4k after; appendHead 3265 to 2559,
+// the pool's put 1078 to 587).
+//
 // The head is written byte for byte as net/http's client writes it, and
 // what net/http refuses to send Do refuses too, with a *[RequestError]
 // (FuzzRequestHead holds the two to each other). A stale keep-alive

@@ -142,12 +142,30 @@ func (c *conn) exchange(ctx context.Context, req *Request, ex *Exchange) (retry 
 		c.deadline = !deadline.IsZero()
 	}
 
-	bodyErr, werr := c.writeRequest(req, head)
-	if bodyErr != nil {
-		return fail(bodyErr, false)
-	}
 	replayable := req.Body == nil
 	headerWait := c.client.cfg.ResponseHeaderTimeout
+	var werr, rerr error
+	if replayable && c.raw != nil {
+		// The head goes out from the wait of the answer's first read,
+		// so that read's deadline comes first.
+		if headerWait > 0 {
+			c.nc.SetReadDeadline(earliest(deadline, time.Now().Add(headerWait)))
+			c.deadline = true
+		}
+		var rest []byte
+		if rest, werr, rerr = c.writeRead(head); len(rest) > 0 && werr == nil {
+			_, werr = c.nc.Write(rest)
+		}
+	} else {
+		var bodyErr error
+		if bodyErr, werr = c.writeRequest(req, head); bodyErr != nil {
+			return fail(bodyErr, false)
+		}
+		if werr == nil && headerWait > 0 {
+			c.nc.SetReadDeadline(earliest(deadline, time.Now().Add(headerWait)))
+			c.deadline = true
+		}
+	}
 	if werr != nil {
 		// The upstream may have answered before it stopped reading.
 		c.nc.SetReadDeadline(earliest(deadline, time.Now().Add(writeWait)))
@@ -157,11 +175,10 @@ func (c *conn) exchange(ctx context.Context, req *Request, ex *Exchange) (retry 
 		}
 		c.head.close = true
 	} else {
-		if headerWait > 0 {
-			c.nc.SetReadDeadline(earliest(deadline, time.Now().Add(headerWait)))
-			c.deadline = true
+		got, err := false, rerr
+		if rerr == nil {
+			got, err = c.readHead()
 		}
-		got, err := c.readHead()
 		if err != nil {
 			return fail(err, c.used && !got && replayable && idempotent(req.Method))
 		}

@@ -123,13 +123,14 @@ func (cl *Client) reserve(ctx context.Context, d Destination, check bool) (*conn
 // idleOfAddr takes, with the lock held, the oldest idle connection to
 // d's address kept under another Destination, or returns nil.
 func (cl *Client) idleOfAddr(d Destination) *conn {
-	for k, list := range cl.idle {
-		if k.Addr != d.Addr || k == d || len(list) == 0 {
+	for k, l := range cl.idle {
+		if k.Addr != d.Addr || k == d || len(l.conns) == 0 {
 			continue
 		}
-		c := list[0]
-		list[0] = nil
-		cl.keep(k, list[1:])
+		c := l.conns[0]
+		l.conns[0] = nil
+		l.conns = l.conns[1:]
+		cl.dropEmpty(k, l)
 		return c
 	}
 	return nil

@@ -125,7 +125,7 @@ func (c *conn) appendHead(dst []byte, req *Request) ([]byte, error) {
 		case "Host", "User-Agent", "Content-Length", "Transfer-Encoding", "Trailer":
 			continue
 		}
-		c.keys = append(c.keys, k)
+		c.keys = append(c.keys, reqField{k, vv})
 	}
 	if ua, ok := req.Header["User-Agent"]; !ok {
 		dst = append(dst, "User-Agent: Go-http-client/1.1\r\n"...)
@@ -140,11 +140,13 @@ func (c *conn) appendHead(dst []byte, req *Request) ([]byte, error) {
 	case method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch:
 		dst = append(dst, "Content-Length: 0\r\n"...)
 	}
-	slices.Sort(c.keys)
-	for _, k := range c.keys {
-		for _, v := range req.Header[k] {
-			dst = appendField(dst, k, v)
+	slices.SortFunc(c.keys, func(a, b reqField) int { return strings.Compare(a.name, b.name) })
+	for i := range c.keys {
+		f := &c.keys[i]
+		for _, v := range f.vals {
+			dst = appendField(dst, f.name, v)
 		}
+		*f = reqField{} // the scratch holds nothing of the request
 	}
 	return append(dst, "\r\n"...), nil
 }
@@ -153,9 +155,14 @@ func (c *conn) appendHead(dst []byte, req *Request) ([]byte, error) {
 func appendField(dst []byte, k, v string) []byte {
 	dst = append(dst, k...)
 	dst = append(dst, ": "...)
-	dst = append(dst, strings.Trim(v, " \t")...)
+	if n := len(v); n > 0 && (space(v[0]) || space(v[n-1])) {
+		v = strings.Trim(v, " \t")
+	}
+	dst = append(dst, v...)
 	return append(dst, "\r\n"...)
 }
+
+func space(b byte) bool { return b == ' ' || b == '\t' }
 
 // appendRequestTarget appends the URL's request-uri as
 // url.URL.RequestURI spells it, without building the string; for CONNECT
