@@ -1,6 +1,7 @@
 package strictdecode
 
 import (
+	"bytes"
 	"reflect"
 	"strconv"
 	"unicode/utf16"
@@ -30,15 +31,15 @@ type jsonDecoder struct {
 	buf  []byte // unescaped strings
 }
 
-func (d *jsonDecoder) space() {
-	for d.pos < len(d.data) {
-		switch d.data[d.pos] {
-		case ' ', '\t', '\n', '\r':
-			d.pos++
-		default:
-			return
-		}
+func (d *jsonDecoder) space() { d.pos = skipSpace(d.data, d.pos) }
+
+// skipSpace returns the index of the first byte from i on that is not
+// JSON white space.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\n' || data[i] == '\t' || data[i] == '\r') {
+		i++
 	}
+	return i
 }
 
 // next skips white space and reports whether the next byte is c, which it
@@ -148,7 +149,7 @@ func (d *jsonDecoder) array(p *typePlan, v reflect.Value) bool {
 		return true
 	}
 	for {
-		if !d.value(p.elem, growElem(v, d.countElems)) {
+		if !d.value(p.elem, growElem(v, func() int { return d.countElems(p) })) {
 			return false
 		}
 		if d.next(']') {
@@ -160,16 +161,27 @@ func (d *jsonDecoder) array(p *typePlan, v reflect.Value) bool {
 	}
 }
 
-// countElems counts the elements of an array from pos, an element's
-// start, to the array's end.
-func (d *jsonDecoder) countElems() int {
+// countElems counts the elements of an array of plan p from pos, an
+// element's start, to the array's end: a hint of how many to allocate.
+// After the first, only elements that begin as a value of p's elements
+// can begin are counted, so that a run of commas or of mistyped values
+// does not allocate more than the values in the document would.
+func (d *jsonDecoder) countElems(p *typePlan) int {
+	data, want := d.data, startByte(p.elem)
 	n, depth := 1, 0
-	for i := d.pos; i < len(d.data); i++ {
-		switch d.data[i] {
+	for i := d.pos; i < len(data); i++ {
+		switch data[i] {
+		case ' ':
+			i = skipSpace(data, i) - 1
 		case '"':
-			for i++; i < len(d.data) && d.data[i] != '"'; i++ {
-				if d.data[i] == '\\' {
-					i++
+			for i++; i < len(data); i++ {
+				j := bytes.IndexByte(data[i:], '"')
+				if j < 0 {
+					return n
+				}
+				i += j
+				if !escaped(data, i) {
+					break
 				}
 			}
 		case '[', '{':
@@ -181,11 +193,40 @@ func (d *jsonDecoder) countElems() int {
 			depth--
 		case ',':
 			if depth == 0 {
-				n++
+				if j := skipSpace(data, i+1); j < len(data) && (want == 0 || data[j] == want) {
+					n++
+				}
 			}
 		}
 	}
 	return n
+}
+
+// startByte is the first byte of a JSON value of plan p that is not null,
+// or 0 for a number.
+func startByte(p *typePlan) byte {
+	for p.kind == reflect.Pointer {
+		p = p.elem
+	}
+	switch p.kind {
+	case reflect.Struct, reflect.Map:
+		return '{'
+	case reflect.Slice:
+		return '['
+	case reflect.String:
+		return '"'
+	}
+	return 0
+}
+
+// escaped reports whether the quote at data[i] is escaped: preceded by an
+// odd number of backslashes.
+func escaped(data []byte, i int) bool {
+	n := 0
+	for i--; i >= 0 && data[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
 }
 
 // str reads a string and returns its value, which is d.data or d.buf and

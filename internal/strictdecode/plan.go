@@ -156,14 +156,16 @@ func deref(p *typePlan, v reflect.Value) (*typePlan, reflect.Value) {
 
 // growElem appends a zero element to slice v and returns it. The
 // elements of a document's lists are large structs, each growth a copy of
-// them all: so a list that outgrows countFrom elements grows to the
-// length count says is left (a hint: counting skims the text without
-// reading it), or doubles if that is more.
+// them all and the old array garbage; most lists have one element. So a
+// list starts with room for one, then grows to the length count says is
+// left (a hint: counting skims the text without reading it), or doubles
+// if that is more: a list of a document is allocated at its length, and
+// a list of one is never counted.
 func growElem(v reflect.Value, count func() int) reflect.Value {
 	n := v.Len()
 	if n == v.Cap() {
-		extra := max(n, 4)
-		if n >= countFrom {
+		extra := 1
+		if n > 0 {
 			extra = max(count(), n)
 		}
 		v.Grow(extra)
@@ -171,8 +173,6 @@ func growElem(v reflect.Value, count func() int) reflect.Value {
 	v.SetLen(n + 1)
 	return v.Index(n)
 }
-
-const countFrom = 16
 
 // setInt sets an integer of plan p from decimal digits with an optional
 // minus sign, as strconv.ParseInt(s, 10, bits) reads them; it reports

@@ -378,6 +378,10 @@ func (d *yamlDecoder) plain(flow, key bool) (int, bool) {
 		case flow && c == ':' && strings.IndexByte(",[]{}?#", d.data[i+1]) >= 0,
 			flow && (c == '?' || c == '#' || c == '[' || c == '{'):
 			return 0, false
+		case c > ' ' && c < 0x7f:
+			i++
+			end = i
+			continue
 		default:
 			n, ok := scalarChar(d.data[i:])
 			if !ok {
