@@ -9,20 +9,7 @@ import (
 // endpointObjects is a route to svc-a whose EndpointSlice has the given
 // endpoints (YAML flow list items).
 func endpointObjects(endpoints string) string {
-	return `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: paduraksa
-  listeners: [{name: http, protocol: HTTP, port: 80}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: shop}
-spec:
-  parentRefs: [{name: gw}]
-  rules: [{backendRefs: [{name: svc-a, port: 8080}]}]
----
+	return gw + route("    - backendRefs: [{name: svc-a, port: 8080}]") + `---
 apiVersion: discovery.k8s.io/v1
 kind: EndpointSlice
 metadata: {name: a, labels: {kubernetes.io/service-name: svc-a}}
