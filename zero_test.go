@@ -226,7 +226,7 @@ func zeroCases() map[string]func(t *testing.T) {
 			h, err := admin.New(admin.Config{Publisher: snapshot.NewPublisher(snapshot.PublisherConfig{})})
 			require.NoError(t, err)
 			w := httptest.NewRecorder()
-			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://localhost/healthz", nil))
 			assert.Equal(t, http.StatusServiceUnavailable, w.Code, "nothing published yet")
 		},
 		"admin.MetricsConfig": func(t *testing.T) {
