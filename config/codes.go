@@ -27,7 +27,8 @@ import (
 //
 //	code                                  path                                        meaning
 //	document.syntax                       ""                                          not JSON or YAML; trailing data; Msg has the line and column when known
-//	document.size                         ""                                          larger than MaxDocumentSize
+//	document.size                         "", upstreams, ...                          larger than MaxDocumentSize; or lists of more elements than its bytes carry (at the list)
+//	document.problems.tooMany             ""                                          more than 1000 problems: the first 1000 come before it
 //	document.empty                        ""                                          empty or null document (write {} for an empty config)
 //	document.field.unknown                hosts[i].routes[j].bogus                    a field the document does not have (names are case-sensitive)
 //	document.field.type                   upstreams[i].health.active.threshold        a value of the wrong JSON type, or a number out of range
@@ -88,6 +89,7 @@ import (
 const (
 	CodeDocumentSyntax          = strictdecode.CodeSyntax
 	CodeDocumentSize            = strictdecode.CodeSize
+	CodeDocumentTooManyProblems = strictdecode.CodeTooManyProblems
 	CodeDocumentEmpty           = strictdecode.CodeEmpty
 	CodeDocumentFieldUnknown    = strictdecode.CodeFieldUnknown
 	CodeDocumentFieldType       = strictdecode.CodeFieldType

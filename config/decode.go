@@ -30,11 +30,15 @@ var decoder = strictdecode.New[Document](strictdecode.Options{
 // (document.field.duplicate). It also refuses syntax errors and data after
 // the document, including a second YAML document (document.syntax, with the
 // line and column in the message when known), empty and null documents
-// (document.empty), and documents over MaxDocumentSize (document.size).
+// (document.empty), documents over MaxDocumentSize (document.size), and
+// documents whose lists hold more elements than their bytes carry
+// (document.size at the list: decoded, more than 64 times the document's
+// size, which a document written to be served is far from). It lists at
+// most 1000 problems, then stops with document.problems.tooMany.
 //
 // The error joins every *ValidationError found (see [Problems]). The
 // document is nil only when data is not a document at all (syntax, size,
-// empty); with problems of fields it holds every value that decoded, the
+// empty, too many problems); with problems of fields it holds every value that decoded, the
 // fields in error left out (an element of a list in error is its zero
 // value), so that a publisher can report the problems of the values too,
 // in the same refusal. Decode does not validate the values: [Check] does

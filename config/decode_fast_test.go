@@ -2,8 +2,11 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -158,5 +161,53 @@ func TestDecodeFlowMappingDuplicates(t *testing.T) {
 			assert.Equal(t, gp, fp, "the same code, path and message")
 			assert.Equal(t, general, fast, "the same document")
 		})
+	}
+}
+
+// A document's lists decode to at most 64 times its bytes: sixteen
+// upstreams and then millions of elements of three bytes or two (valid
+// JSON, in the fast path's form or not) once took gigabytes and a minute
+// before the first check (19 GB for the 8 MB of zeros). Each is refused
+// with document.size at the list, after allocating about the budget; a
+// document of a million wrong values is reported with its first 1000
+// problems.
+func TestDecodeListsBoundedByTheDocumentsBytes(t *testing.T) {
+	doc := func(elem string, n int) []byte {
+		var b strings.Builder
+		b.WriteString(`{"upstreams":[`)
+		for i := range 16 {
+			fmt.Fprintf(&b, `{"id":"u%d"},`, i)
+		}
+		b.WriteString(strings.Repeat(elem+",", n))
+		b.WriteString(`{"id":"last"}]}`)
+		return []byte(b.String())
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		code string
+		path string
+	}{
+		{"empty objects", doc("{}", 2<<20), CodeDocumentSize, "upstreams"},
+		{"zeros", doc("0", 4<<20), CodeDocumentTooManyProblems, ""},
+		{"empty objects in YAML", []byte("upstreams:\n" + strings.Repeat("  - {}\n", 1<<20)), CodeDocumentSize, "upstreams"},
+	} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		d, err := Decode(tc.data)
+		runtime.ReadMemStats(&after)
+		require.Error(t, err, tc.name)
+		assert.Nil(t, d, tc.name)
+		probs := Problems(err)
+		last := probs[len(probs)-1]
+		assert.Equal(t, tc.code, last.Code, "%s: %v", tc.name, last)
+		assert.Equal(t, tc.path, last.Path, tc.name)
+		assert.LessOrEqual(t, len(probs), 1001, tc.name)
+		// The lists' budget (64 times the bytes), the copies of a growing
+		// list, and YAML's general path: far from the gigabytes per
+		// megabyte of before.
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(160*len(tc.data)+64<<20),
+			"%s: bytes allocated for a %d-byte document", tc.name, len(tc.data))
 	}
 }

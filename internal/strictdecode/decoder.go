@@ -14,8 +14,13 @@ const (
 	// CodeSyntax: not JSON or YAML, or data after the document (a second
 	// YAML document too); the message has the line and column when known.
 	CodeSyntax = "document.syntax"
-	// CodeSize: larger than Options.MaxSize.
+	// CodeSize: larger than Options.MaxSize, or lists of more elements
+	// than its bytes carry (decoded, more than 64 times the document's
+	// size; the path is the list's).
 	CodeSize = "document.size"
+	// CodeTooManyProblems: more than MaxProblems problems; the first
+	// MaxProblems come before it.
+	CodeTooManyProblems = "document.problems.tooMany"
 	// CodeEmpty: nothing but white space and comments, or a bare null.
 	CodeEmpty = "document.empty"
 	// CodeFieldUnknown: a field the type does not have, including one

@@ -32,9 +32,14 @@ func (d *Decoder[T]) general(data []byte, isJSON bool, v reflect.Value) (bool, e
 		}
 	}
 
-	w := walker{dec: json.NewDecoder(bytes.NewReader(js)), probs: probs, out: make([]byte, 0, len(js)), names: d.opts.TypeNames}
+	w := walker{dec: json.NewDecoder(bytes.NewReader(js)), probs: probs, out: make([]byte, 0, len(js)), names: d.opts.TypeNames,
+		budget: valueBudget(len(data))}
 	w.dec.UseNumber()
 	ok, err := w.walk(d.plan, "")
+	if errors.Is(err, errStopped) {
+		// Too large or too wrong to hold as a value: the problems so far.
+		return false, problem.List(w.probs).Err()
+	}
 	if err != nil {
 		// The input is valid JSON by now; this cannot happen.
 		return false, &problem.Error{Code: CodeSyntax, Msg: err.Error()}
@@ -92,19 +97,39 @@ func jsonSyntaxError(data []byte) error {
 // the same JSON without the members in error, and null for the elements of
 // a list in error, which encoding/json then decodes.
 type walker struct {
-	dec   *json.Decoder
-	probs []*problem.Error
-	out   []byte
-	names map[reflect.Type]string
+	dec    *json.Decoder
+	probs  []*problem.Error
+	out    []byte
+	names  map[reflect.Type]string
+	budget int // bytes the lists may still take (valueBudget)
 }
+
+// MaxProblems is the most problems a document is reported with: past it,
+// the reading stops with a last problem of code CodeTooManyProblems, so
+// that a document of a million wrong values costs no more than a page of
+// them.
+const MaxProblems = 1000
+
+// errStopped ends a walk that found the document too large as a value
+// or too wrong to list every problem of.
+var errStopped = errors.New("strictdecode: reading stopped")
 
 func (w *walker) add(code, path, msg string) {
 	w.probs = append(w.probs, &problem.Error{Code: code, Path: path, Msg: msg})
 }
 
+// stop ends the walk with a last problem.
+func (w *walker) stop(code, path, msg string) error {
+	w.add(code, path, msg)
+	return errStopped
+}
+
 // walk reads one value, checks it against p and writes it to out when it
 // fits. It reports whether it did: false for a value of the wrong type.
 func (w *walker) walk(p *typePlan, path string) (bool, error) {
+	if len(w.probs) >= MaxProblems {
+		return false, w.stop(CodeTooManyProblems, "", "more than "+strconv.Itoa(MaxProblems)+" problems: the rest are not listed")
+	}
 	tok, err := w.dec.Token()
 	if err != nil {
 		return false, err
@@ -287,7 +312,12 @@ func (w *walker) mapObject(elem *typePlan, path string) error {
 // wrong type is written as null, so the others keep their indexes.
 func (w *walker) array(elem *typePlan, path string) error {
 	w.out = append(w.out, '[')
+	size := max(int(elem.typ.Size()), 1)
 	for i := 0; w.dec.More(); i++ {
+		if w.budget -= size; w.budget < 0 {
+			return w.stop(CodeSize, path, "the document's lists would take more than "+strconv.Itoa(budgetPerByte)+
+				" times its size once decoded: too many elements for its bytes")
+		}
 		if i > 0 {
 			w.out = append(w.out, ',')
 		}

@@ -13,7 +13,7 @@ import (
 // general path: invalid UTF-8 and unpaired surrogates in strings (which
 // encoding/json replaces).
 func jsonFast(data []byte, p *typePlan, v reflect.Value) bool {
-	d := jsonDecoder{data: data}
+	d := jsonDecoder{data: data, budget: valueBudget(len(data))}
 	d.space()
 	if d.pos >= len(d.data) || d.data[d.pos] != '{' {
 		return false
@@ -26,9 +26,10 @@ func jsonFast(data []byte, p *typePlan, v reflect.Value) bool {
 }
 
 type jsonDecoder struct {
-	data []byte
-	pos  int
-	buf  []byte // unescaped strings
+	data   []byte
+	pos    int
+	buf    []byte // unescaped strings
+	budget int    // bytes the lists may still take (valueBudget)
 }
 
 func (d *jsonDecoder) space() { d.pos = skipSpace(d.data, d.pos) }
@@ -149,7 +150,8 @@ func (d *jsonDecoder) array(p *typePlan, v reflect.Value) bool {
 		return true
 	}
 	for {
-		if !d.value(p.elem, growElem(v, func() int { return d.countElems(p) })) {
+		e, ok := growElem(v, func() int { return d.countElems(p) }, &d.budget)
+		if !ok || !d.value(p.elem, e) {
 			return false
 		}
 		if d.next(']') {

@@ -154,25 +154,47 @@ func deref(p *typePlan, v reflect.Value) (*typePlan, reflect.Value) {
 	return p, v
 }
 
-// growElem appends a zero element to slice v and returns it. The
-// elements of a document's lists are large structs, each growth a copy of
-// them all and the old array garbage; most lists have one element. So a
-// list starts with room for one, then grows to the length count says is
-// left (a hint: counting skims the text without reading it), or doubles
-// if that is more: a list of a document is allocated at its length, and
-// a list of one is never counted.
-func growElem(v reflect.Value, count func() int) reflect.Value {
+// growElem appends a zero element to slice v and returns it, or reports
+// false when the element would take the lists past their budget (see
+// valueBudget). The elements of a document's lists are large structs,
+// each growth a copy of them all and the old array garbage; most lists
+// have one element. So a list starts with room for one, then grows to the
+// length count says is left (a hint: counting skims the text without
+// reading it, and the budget bounds it), or doubles if that is more: a
+// list of a document is allocated at its length, and a list of one is
+// never counted.
+func growElem(v reflect.Value, count func() int, budget *int) (reflect.Value, bool) {
+	size := max(int(v.Type().Elem().Size()), 1)
+	if *budget -= size; *budget < 0 {
+		return reflect.Value{}, false
+	}
 	n := v.Len()
 	if n == v.Cap() {
 		extra := 1
 		if n > 0 {
-			extra = max(count(), n)
+			extra = min(max(count(), n), *budget/size+1)
 		}
 		v.Grow(extra)
 	}
 	v.SetLen(n + 1)
-	return v.Index(n)
+	return v.Index(n), true
 }
+
+// The lists of a document decode to at most budgetPerByte times its size
+// in elements, plus budgetBase: a list element is a struct of up to some
+// hundred bytes written in as few as three ("{},"), so without a bound a
+// 16 MiB document of empty objects (or of zeros, in a list of objects)
+// would ask for gigabytes before a single check ran. Documents written
+// to be served take a fraction of it (a host of one route is some
+// hundred bytes of text for about as many of structs).
+const (
+	budgetPerByte = 64
+	budgetBase    = 1 << 20
+)
+
+// valueBudget is the bytes that the lists of a document of n bytes may
+// take decoded.
+func valueBudget(n int) int { return budgetPerByte*n + budgetBase }
 
 // setInt sets an integer of plan p from decimal digits with an optional
 // minus sign, as strconv.ParseInt(s, 10, bits) reads them; it reports

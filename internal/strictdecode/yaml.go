@@ -21,7 +21,7 @@ import (
 // number or boolean where a string is expected is its text); the values
 // whose conversion differs from their text give up.
 func yamlFast(data []byte, p *typePlan, v reflect.Value) bool {
-	d := yamlDecoder{data: data}
+	d := yamlDecoder{data: data, budget: valueBudget(len(data))}
 	if !d.nextLine() || d.ind < 0 {
 		return false
 	}
@@ -34,10 +34,11 @@ const eof = -1
 // yamlDecoder reads a document line by line: cur is the position being
 // read on the current line, ind the current line's indentation.
 type yamlDecoder struct {
-	data []byte
-	cur  int
-	ind  int
-	buf  []byte // quoted scalars with escapes
+	data   []byte
+	cur    int
+	ind    int
+	buf    []byte // quoted scalars with escapes
+	budget int    // bytes the lists may still take (valueBudget)
 }
 
 // nextLine moves to the next line with content from cur (the start of a
@@ -200,7 +201,10 @@ func (d *yamlDecoder) sequence(p *typePlan, v reflect.Value, ind int) bool {
 	}
 	v.Set(reflect.MakeSlice(p.typ, 0, 0))
 	for {
-		e := growElem(v, func() int { return d.countEntries(ind) })
+		e, ok := growElem(v, func() int { return d.countEntries(ind) }, &d.budget)
+		if !ok {
+			return false
+		}
 		d.cur++ // -
 		switch {
 		case d.restOfLine():
@@ -566,7 +570,8 @@ func (d *yamlDecoder) flow(p *typePlan, v reflect.Value) bool {
 	}
 	for {
 		if open == '[' {
-			if !d.flowValue(p.elem, growElem(v, func() int { return 1 })) {
+			e, ok := growElem(v, func() int { return 1 }, &d.budget)
+			if !ok || !d.flowValue(p.elem, e) {
 				return false
 			}
 		} else if !d.flowEntry(p, v, &seen) {
