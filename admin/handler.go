@@ -15,6 +15,7 @@ import (
 
 	"github.com/paduraksa/paduraksa/config"
 	"github.com/paduraksa/paduraksa/health"
+	"github.com/paduraksa/paduraksa/internal/hostport"
 	"github.com/paduraksa/paduraksa/internal/problem"
 	"github.com/paduraksa/paduraksa/snapshot"
 	"github.com/paduraksa/paduraksa/telemetry"
@@ -355,9 +356,10 @@ func (h *Handler) local(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if o, ok := r.Header["Origin"]; ok {
-		host, found := strings.CutPrefix(strings.Join(o, ","), "http://")
+		origin := strings.Join(o, ",")
+		host, found := strings.CutPrefix(origin, "http://")
 		if !found {
-			host, found = strings.CutPrefix(strings.Join(o, ","), "https://")
+			host, found = strings.CutPrefix(origin, "https://")
 		}
 		if !found || !loopbackAuthority(host) {
 			writeError(w, http.StatusForbidden, CodeOriginUntrusted,
@@ -371,29 +373,15 @@ func (h *Handler) local(w http.ResponseWriter, r *http.Request) bool {
 // loopbackAuthority reports whether s, a host with an optional port,
 // names only the loopback interface.
 func loopbackAuthority(s string) bool {
-	host, port := s, ""
-	if rest, ok := strings.CutPrefix(s, "["); ok {
-		h, p, ok := strings.Cut(rest, "]")
-		if !ok || !strings.Contains(h, ":") {
-			return false
-		}
-		host, port = h, p
-		if port != "" && port[0] != ':' {
-			return false
-		}
-	} else if i := strings.LastIndexByte(s, ':'); i >= 0 {
-		host, port = s[:i], s[i:]
+	a, reason := hostport.ParseAuthority(s)
+	if reason != "" {
+		return false
 	}
-	if port != "" {
-		if n, err := strconv.Atoi(port[1:]); err != nil || n < 1 || n > 65535 || port[1] == '+' {
-			return false
-		}
-	}
-	if strings.EqualFold(host, "localhost") {
+	if a.Host == "localhost" {
 		return true
 	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback() && ip.Zone() == ""
+	ip, err := netip.ParseAddr(a.Host)
+	return err == nil && ip.IsLoopback()
 }
 
 // tokenMatches reports whether token is the admin token. Digests compare

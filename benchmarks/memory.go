@@ -143,9 +143,10 @@ func idleConn(addr string) (net.Conn, error) {
 var goMemLine = regexp.MustCompile(`(?m)^(go_goroutines|go_memstats_(?:heap_alloc|heap_idle|heap_released|stack_inuse|next_gc)_bytes) (\S+)`)
 
 // goMemory reads, from the running daemon's metrics right after its PSS
-// was read, with the connections still open, where its memory is by the Go runtime's account: the live heap
-// (with garbage not yet collected), the free heap it keeps and what it
-// has returned, the stacks and the goroutines. "" when they cannot be
+// was read, with the connections still open, where its memory is by the
+// Go runtime's account: the live heap (with garbage not yet collected),
+// the free heap it keeps and what it has returned, the stacks and the
+// goroutines. "" when they cannot be
 // read. It reads, and changes nothing the row measured.
 func (p *peer) goMemory() string {
 	if !p.flags["admin"] {

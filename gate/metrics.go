@@ -259,7 +259,15 @@ func (c *chain) count(i int, d Decision, shadow bool) {
 	if c.metrics == nil {
 		return
 	}
-	c.countDecision(c.metrics[i], d, shadow)
+	m := c.metrics[i]
+	switch {
+	case d.Verdict == Continue:
+		m.Allowed.Inc()
+	case shadow:
+		m.WouldBlock.Inc()
+	default:
+		m.Blocked.Inc()
+	}
 }
 
 // countAllowed counts the uses before i, which all continued, one by one:
@@ -269,17 +277,6 @@ func (c *chain) countAllowed(i int) {
 		if c.uses[j].Mode != Off {
 			c.metrics[j].Allowed.Inc()
 		}
-	}
-}
-
-func (c *chain) countDecision(m *PolicyMetrics, d Decision, shadow bool) {
-	switch {
-	case d.Verdict == Continue:
-		m.Allowed.Inc()
-	case shadow:
-		m.WouldBlock.Inc()
-	default:
-		m.Blocked.Inc()
 	}
 }
 

@@ -58,8 +58,9 @@ func (ln *Listener) countPark() {
 }
 
 // watchWave waits for the wave of parks to end and then collects, unless
-// the process did less than releaseGap ago. Parking that slows down without a busy window first ends the wave without a
-// release; Close ends it too.
+// the process did less than releaseGap ago. Parking that slows down
+// without a busy window first ends the wave without a collection; Close
+// ends it too.
 func (ln *Listener) watchWave() {
 	tick, stop := waveTicks()
 	defer stop()

@@ -119,6 +119,22 @@ func ParseHostPort(s string) (a Address, reason string) {
 	return a, ""
 }
 
+// ParseAuthority parses a host with an optional port, as a Host header
+// or an origin names it: the same host and port rules as ParseHostPort,
+// the port may be left out (Port is then ""). On failure it returns the
+// reason.
+func ParseAuthority(s string) (a Address, reason string) {
+	if i := indexAddrDelim(s); i >= 0 {
+		return a, "a host with an optional port (no " + strconv.Quote(s[i:i+1]) + ")"
+	}
+	host, port, ipv6, reason := split(s)
+	if reason != "" {
+		return a, reason
+	}
+	a.Host, a.Port, a.IPv6 = host, port, ipv6
+	return a, ""
+}
+
 // split reads host[:port]: the canonical host, the port or "", and
 // whether the host is an IPv6 literal; on failure the reason.
 func split(rest string) (host, port string, ipv6 bool, reason string) {
