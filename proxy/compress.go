@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"bufio"
+	"encoding/binary"
+	"hash/crc32"
 	"io"
 	"net/http"
 	"strconv"
@@ -9,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/andybalholm/brotli"
-	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zstd"
 	"github.com/paduraksa/paduraksa/internal/problem"
 )
@@ -371,8 +373,7 @@ func (c *compressWriter) Close() error {
 var encoderPools = [codingCount]sync.Pool{
 	codingGzip: {New: func() any {
 		return newCompressWriter(func(out io.Writer) encoder {
-			w, _ := gzip.NewWriterLevel(out, gzip.BestSpeed)
-			return w
+			return &gzipEncoder{out: out, in: make([]byte, 0, gzipGather)}
 		})
 	}},
 	codingZstd: {New: func() any {
@@ -398,6 +399,114 @@ func getEncoder(c coding, w io.Writer) *compressWriter {
 // putEncoder puts e back in its pool, holding nothing of its response
 // (its encoder writes only to its buffer; getEncoder resets both).
 func putEncoder(c coding, e *compressWriter) {
+	if g, ok := e.enc.(*gzipEncoder); ok {
+		g.release()
+	}
 	e.out.Reset(io.Discard)
 	encoderPools[c].Put(e)
+}
+
+// gzipGather is the most of a body a gzipEncoder gathers before it
+// compresses: a page of up to 32 KiB is compressed in one call.
+const gzipGather = 32 << 10
+
+// gzipHeader is the header of every gzip stream: deflate, no name or
+// time, the fastest level (XFL 4), unknown OS; klauspost's gzip.Writer
+// at BestSpeed writes the same.
+var gzipHeader = [10]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 255}
+
+// flatePool holds the level 1 deflate writers of the bodies a
+// gzipEncoder streams (about 500 KB each).
+var flatePool = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.BestSpeed)
+	return w
+}}
+
+// gzipEncoder writes gzip, choosing its deflate encoder by the body (see
+// "Compression" in the package doc). It gathers the body until it is
+// flushed or outgrows gzipGather; a body that ends first is compressed at
+// Close by flate.StatelessDeflate, whose hash table is on the stack and so
+// in the cache. Any other body goes through a pooled level 1 flate.Writer
+// from then on, as a stream.
+type gzipEncoder struct {
+	out     io.Writer
+	in      []byte        // the body so far, until fw is taken
+	fw      *flate.Writer // from flatePool once the body is streamed
+	digest  uint32        // CRC-32 of the body
+	size    uint32        // length of the body, modulo 2^32
+	trailer [8]byte
+}
+
+func (g *gzipEncoder) Write(p []byte) (int, error) {
+	g.digest = crc32.Update(g.digest, crc32.IEEETable, p)
+	g.size += uint32(len(p))
+	if g.fw == nil {
+		if len(p) <= cap(g.in)-len(g.in) {
+			g.in = append(g.in, p...)
+			return len(p), nil
+		}
+		if err := g.stream(); err != nil {
+			return 0, err
+		}
+	}
+	return g.fw.Write(p)
+}
+
+// stream starts the stream and hands what was gathered to a level 1
+// writer.
+func (g *gzipEncoder) stream() error {
+	if _, err := g.out.Write(gzipHeader[:]); err != nil {
+		return err
+	}
+	g.fw = flatePool.Get().(*flate.Writer)
+	g.fw.Reset(g.out)
+	_, err := g.fw.Write(g.in)
+	g.in = g.in[:0]
+	return err
+}
+
+// Flush streams the body from now on and sends what was written so far,
+// ended at a byte boundary.
+func (g *gzipEncoder) Flush() error {
+	if g.fw == nil {
+		if err := g.stream(); err != nil {
+			return err
+		}
+	}
+	return g.fw.Flush()
+}
+
+// Close ends the deflate stream and writes the trailer.
+func (g *gzipEncoder) Close() error {
+	var err error
+	if g.fw == nil {
+		if _, err = g.out.Write(gzipHeader[:]); err == nil {
+			err = flate.StatelessDeflate(g.out, g.in, true, nil)
+		}
+		g.in = g.in[:0]
+	} else {
+		err = g.fw.Close()
+		g.release()
+	}
+	if err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint32(g.trailer[:4], g.digest)
+	binary.LittleEndian.PutUint32(g.trailer[4:], g.size)
+	_, err = g.out.Write(g.trailer[:])
+	return err
+}
+
+// Reset starts a new stream to w.
+func (g *gzipEncoder) Reset(w io.Writer) {
+	g.release()
+	*g = gzipEncoder{out: w, in: g.in[:0]}
+}
+
+// release puts the level 1 writer back in its pool, if g has one.
+func (g *gzipEncoder) release() {
+	if g.fw != nil {
+		flatePool.Put(g.fw)
+		g.fw = nil
+	}
 }

@@ -271,3 +271,21 @@ func rawReq(t *testing.T, target string) *http.Request {
 	req.URL.Opaque = target
 	return req
 }
+
+// TestForwardOwnGzipAllocations: a compressed response allocates no more
+// than a plain one, whether it is compressed in one call (a page of known
+// length) or streamed (flushed at every read).
+func TestForwardOwnGzipAllocations(t *testing.T) {
+	limit := 1.0
+	if raceEnabled {
+		limit = 8 // pooled encoders are dropped at random
+	}
+	for _, chunked := range []bool{false, true} {
+		f, w := forwardOwnGzip(t, testpages.Repetitive(), chunked)
+		f()
+		require.Equal(t, "gzip", w.h.Get("Content-Encoding"))
+		if n := testing.AllocsPerRun(100, f); n > limit {
+			t.Errorf("a compressed response (chunked %v) allocates %.1f times, want at most %v", chunked, n, limit)
+		}
+	}
+}
