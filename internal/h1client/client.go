@@ -117,10 +117,11 @@ func New(cfg Config) *Client {
 	}
 }
 
-// get returns an idle connection to d, or a new one; see idleConn for
-// bodyless. A request that finds no idle one waits for its connection
-// (see limits.go).
-func (cl *Client) get(ctx context.Context, d Destination, bodyless bool) (*conn, error) {
+// get returns an idle connection to d, or a new one dialed by connectBy
+// (zero: no bound beyond the connect timeout); see idleConn for bodyless.
+// A request that finds no idle one waits for its connection (see
+// limits.go).
+func (cl *Client) get(ctx context.Context, d Destination, bodyless bool, connectBy time.Time) (*conn, error) {
 	if c := cl.idleConn(d, bodyless); c != nil {
 		return c, nil
 	}
@@ -135,6 +136,11 @@ func (cl *Client) get(ctx context.Context, d Destination, bodyless bool) (*conn,
 		}
 	}
 	cl.dials.Add(1)
+	if !connectBy.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, connectBy)
+		defer cancel()
+	}
 	nc, err := cl.dial(ctx, d)
 	if err != nil {
 		if cl.cfg.MaxConnsPerDestination > 0 {

@@ -87,7 +87,7 @@ func (cl *Client) Do(ctx context.Context, d Destination, req *Request, ex *Excha
 		return errUnsupported
 	}
 	for {
-		c, err := cl.get(ctx, d, req.Body == nil)
+		c, err := cl.get(ctx, d, req.Body == nil, req.ConnectBy)
 		if err != nil {
 			return err
 		}
