@@ -21,9 +21,10 @@
 // a scrape reads them, a request copies nothing. Register it in a
 // registry of one's own, or serve [Metrics.Handler] (the Prometheus text
 // format, OpenMetrics when asked, with the Go runtime's and the process's
-// metrics) as Config.Metrics. The series walk the serving snapshot, so a
-// host, route, upstream or destination a publish removed has none; every
-// label value comes from the config.
+// metrics) as Config.Metrics; it renders at most [MaxScrapes] scrapes at
+// once and answers one beyond 503 with Retry-After. The series walk the
+// serving snapshot, so a host, route, upstream or destination a publish
+// removed has none; every label value comes from the config.
 //
 // # Endpoints
 //

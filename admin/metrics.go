@@ -2,6 +2,7 @@ package admin
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -53,10 +54,37 @@ func NewMetrics(cfg MetricsConfig) *Metrics { return &Metrics{cfg: cfg} }
 
 // Handler serves the metrics, the Go runtime's and the process's in the
 // Prometheus text format, or OpenMetrics when the scraper asks for it.
+// Each scrape renders every series of the snapshot, so at most
+// [MaxScrapes] render at once; one beyond is answered 503 with
+// Retry-After at once, never queued (a burst of scrapers costs the
+// gateway two renders, not one each). Each Handler counts its own.
 func (m *Metrics) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError})
+	return &scrapes{
+		next: promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError}),
+		sem:  make(chan struct{}, MaxScrapes),
+	}
+}
+
+// MaxScrapes bounds the scrapes a [Metrics.Handler] renders at once.
+const MaxScrapes = 2
+
+// scrapes serves next to at most cap(sem) requests at once.
+type scrapes struct {
+	next http.Handler
+	sem  chan struct{}
+}
+
+func (s *scrapes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case s.sem <- struct{}{}:
+		defer func() { <-s.sem }()
+		s.next.ServeHTTP(w, r)
+	default:
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "admin: "+strconv.Itoa(MaxScrapes)+" scrapes are rendering, the most at once; try again", http.StatusServiceUnavailable)
+	}
 }
 
 func desc(name, help string, labels ...string) *prometheus.Desc {

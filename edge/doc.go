@@ -68,7 +68,11 @@
 // running Server are its own: Shutdown stops accepting on all of them,
 // lets requests in flight finish until its context ends, upgrades
 // (WebSockets, tunnels) included until their tunnel ends, and then closes
-// what is left; Close closes everything at once.
+// what is left; Close closes everything at once. Idle keep-alive
+// connections end at once, HTTP/2 ones included: net/http's Shutdown
+// holds those as active, and the HTTP/2 server waits a second after its
+// GOAWAY for an idle client to close (TestShutdownClosesIdleConnectionsAtOnce:
+// 1.08 s to 1.3 ms).
 //
 // # Hand-over
 //

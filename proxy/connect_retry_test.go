@@ -226,3 +226,29 @@ func (f *fanOut) Observe(o upstream.Observation) {
 	f.m.Observe(o)
 	f.r.Observe(o)
 }
+
+// TestConnectsShareOneWindow: the connects of one request, its retries
+// included, end within ConnectWindow connect timeouts of its first
+// attempt, on both HTTP/1.1 clients: a cluster of dark destinations with
+// retries to spare costs a request no more than that, not a connect
+// timeout per destination (four here).
+func TestConnectsShareOneWindow(t *testing.T) {
+	const ct = 200 * time.Millisecond
+	for _, c := range []proxy.HTTP1Client{proxy.HTTP1Direct, proxy.HTTP1NetHTTP} {
+		t.Run(c.String(), func(t *testing.T) {
+			obs := new(recorder)
+			addr, _ := setup{observer: obs, route: proxy.RouteConfig{Retry: proxy.Retry{Attempts: 5}},
+				client: proxy.ClientConfig{ConnectTimeout: ct, HTTP1: c}}.
+				start(t, blackholeAddr(t), blackholeAddr(t), blackholeAddr(t), blackholeAddr(t))
+			start := time.Now()
+			res, _ := do(t, addr, mustReq("GET", "/"))
+			took := time.Since(start)
+			assert.Equal(t, http.StatusGatewayTimeout, res.StatusCode)
+			assert.LessOrEqual(t, len(obs.outcomes()), proxy.ConnectWindow, "attempts")
+			assert.Less(t, took, (proxy.ConnectWindow+1)*ct, "the window, and less than a connect timeout more")
+			for _, o := range obs.outcomes() {
+				assert.Equal(t, upstream.Timeout, o)
+			}
+		})
+	}
+}

@@ -137,7 +137,12 @@
 // net/http's client, the attempt took no connection (no GotConn), on
 // which alone it writes. The refusal is reported to the cluster's
 // observer with [upstream.Observation.NotSent], and a health.Monitor
-// ejects the destination at once.
+// ejects the destination at once. Once an attempt never left, the connects
+// of all the request's later attempts end within [ConnectWindow] connect
+// timeouts of its start (each dial is given what is left, on both
+// clients), and no attempt is sent with less than MinConnectTimeout left:
+// a cluster gone dark costs a request two connect timeouts, not one per
+// destination and retry.
 //
 // Other retries are off by default. A route's [Retry] resends a failed
 // attempt to another destination only when nothing of the request reached

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/paduraksa/paduraksa/internal/h1client"
@@ -234,12 +235,15 @@ func (f *forward) send(d *upstream.Destination) (*http.Response, error) {
 		why, fallback := http1Fallback(&o.req)
 		if !fallback {
 			f.direct = true
-			return o.direct(t, h1client.Destination{Addr: d.Host(), TLS: secure, ServerName: name, Proxy: ph})
+			return o.direct(t, h1client.Destination{Addr: d.Host(), TLS: secure, ServerName: name, Proxy: ph}, f.connectBy)
 		}
 		f.rt.cluster.Stats.addFallback(why)
 	}
 	if ph.Version != 0 {
 		o.withProxyHeader(ph)
+	}
+	if !f.connectBy.IsZero() {
+		o.withConnectBy(f.connectBy)
 	}
 	return o.roundTrip(via)
 }
@@ -279,12 +283,12 @@ func (o *exchange) roundTrip(via http.RoundTripper) (*http.Response, error) {
 
 // direct makes the attempt with the transport's direct client, which
 // reads nothing of the request once it returns.
-func (o *exchange) direct(t *Transport, d h1client.Destination) (*http.Response, error) {
+func (o *exchange) direct(t *Transport, d h1client.Destination, connectBy time.Time) (*http.Response, error) {
 	if o.conn != nil {
 		o.conn = nil // an earlier attempt's; the direct client keeps the Connection field
 	}
 	q := &o.dreq // its URL and Header are the exchange's own, set once
-	q.Method, q.Host, q.ContentLength = o.req.Method, o.req.Host, 0
+	q.Method, q.Host, q.ContentLength, q.ConnectBy = o.req.Method, o.req.Host, 0, connectBy
 	if b := o.req.Body; b != nil {
 		q.Body, q.ContentLength = b, o.req.ContentLength
 	} else if q.Body != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/paduraksa/paduraksa/balance"
 	"github.com/paduraksa/paduraksa/gate"
@@ -87,13 +88,15 @@ type forward struct {
 	setAffinity bool // the affinity's cookie is to be set on the answer
 	tried       [MaxRetryAttempts + MaxConnectRetries + 1]*upstream.Destination
 	ntried      int
-	nunsent     int    // retries of attempts that never left
-	conns       int    // net/http's connections taken before the attempt
-	direct      bool   // the attempt went through the direct client
-	retrying    bool   // the route retries, and this is no upgrade
-	idem        bool   // the method is idempotent
-	replayable  bool   // the body can be sent again: none, or replay
-	replay      []byte // the body, buffered to be replayed
+	nunsent     int           // retries of attempts that never left
+	sent        time.Duration // when the attempt in flight was sent (gate.Request.Elapsed)
+	connectBy   time.Time     // the connects of the attempts end by then; zero until one never left
+	conns       int           // net/http's connections taken before the attempt
+	direct      bool          // the attempt went through the direct client
+	retrying    bool          // the route retries, and this is no upgrade
+	idem        bool          // the method is idempotent
+	replayable  bool          // the body can be sent again: none, or replay
+	replay      []byte        // the body, buffered to be replayed
 	body        *reqBody
 	retryHeld   bool // a retry counted against Limits.MaxRetriesInFlight
 }
@@ -237,6 +240,9 @@ func (f *forward) attempts(d *upstream.Destination) (*http.Response, *upstream.D
 		if answered {
 			return nil, nil
 		}
+		if unsent && f.connectBy.IsZero() {
+			f.startConnectWindow()
+		}
 		var next *upstream.Destination
 		if next, token = f.retryTarget(n, out, err, unsent); next == nil {
 			f.answerFailure(out)
@@ -260,6 +266,7 @@ func (f *forward) attempt(d *upstream.Destination, n int) (*http.Response, error
 	}
 	d.Begin()
 	sent := rq.Elapsed()
+	f.sent = sent
 	if n == 0 {
 		rec.Gate = sent
 	}
@@ -362,7 +369,7 @@ func (f *forward) refusal(d *upstream.Destination, out upstream.Outcome, err err
 // each retry would cost the client another connect timeout.
 func (f *forward) retryTarget(n int, out upstream.Outcome, err error, unsent bool) (*upstream.Destination, bool) {
 	rr := &f.rt.retry
-	if f.o.dl.requestPassed() {
+	if f.o.dl.requestPassed() || f.connectWindowSpent() {
 		return nil, false
 	}
 	if unsent && rr.connect && f.nunsent < MaxConnectRetries &&

@@ -7,6 +7,7 @@ import (
 	"net/http/httptrace"
 	"net/textproto"
 	"sync"
+	"time"
 
 	"github.com/paduraksa/paduraksa/internal/h1client"
 )
@@ -38,11 +39,20 @@ type traceCtx struct {
 	// dialer of a cluster with the PROXY protocol on (see proxyHeaderOf);
 	// nil otherwise.
 	proxy *h1client.ProxyHeader
+	// connectBy bounds net/http's dial of a request whose connects are
+	// bounded (see connectWindow); zero otherwise.
+	connectBy time.Time
 }
 
 func (c *traceCtx) Value(k any) any {
 	if k == traceKey {
 		return c.trace
+	}
+	if k == (connectByKey{}) {
+		if c.connectBy.IsZero() {
+			return nil
+		}
+		return c.connectBy
 	}
 	if k == (proxyHeaderKey{}) {
 		if c.proxy == nil {

@@ -2,12 +2,14 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/paduraksa/paduraksa/internal/enum"
 	"github.com/paduraksa/paduraksa/internal/problem"
@@ -68,7 +70,8 @@ type Retry struct {
 // destination is out of rotation (panic mode): each retry would cost the
 // client another connect timeout. The destination that refused is
 // reported to the cluster's observer as [upstream.Observation.NotSent]:
-// the health package takes it out of rotation at once.
+// the health package takes it out of rotation at once. Whatever the
+// retries, the connects of one request end within [ConnectWindow].
 type ConnectFailures uint8
 
 const (
@@ -97,6 +100,18 @@ func ConnectFailuresNames() []string { return connectFailuresNames }
 // MaxConnectRetries is the most retries of a request that never left:
 // with the first attempt, three destinations are tried at most.
 const MaxConnectRetries = 2
+
+// ConnectWindow bounds the time one request spends connecting, in
+// connect timeouts ([ClientConfig.ConnectTimeout]): from the start of
+// its first attempt that never left, every later attempt's connect
+// (retries under ConnectFailures and [Retry.Attempts] alike) ends within
+// ConnectWindow connect timeouts, and no attempt is sent once less than
+// MinConnectTimeout of it is left. Two is one connect that times out and
+// another one elsewhere: a dark destination costs a client that fails
+// over one connect timeout, and a cluster gone dark costs two, however
+// many destinations and retries it has (10 s and 20 s by default). The
+// request's own context and [Timeouts.Request] bound it further.
+const ConnectWindow = 2
 
 // MaxRetryAttempts bounds [Retry.Attempts].
 const MaxRetryAttempts = 5
@@ -212,6 +227,43 @@ func retryable(out upstream.Outcome, bodyTouched, replayable, idem bool) bool {
 		}
 	}
 	return idem && replayable
+}
+
+// startConnectWindow starts the connect window of the request, whose
+// attempt in flight never left: ConnectWindow connect timeouts from when
+// that attempt was sent.
+func (f *forward) startConnectWindow() {
+	ct := DefaultConnectTimeout
+	if t, ok := f.rt.cluster.Transport.(*Transport); ok {
+		ct = connectTimeout(t.cfg)
+	}
+	f.connectBy = time.Now().Add(ConnectWindow*ct - (f.rq.Elapsed() - f.sent))
+}
+
+// connectWindowSpent reports whether the request's connect window leaves
+// less than MinConnectTimeout: no other attempt is sent.
+func (f *forward) connectWindowSpent() bool {
+	return !f.connectBy.IsZero() && time.Until(f.connectBy) < MinConnectTimeout
+}
+
+// connectByKey is the context key of a request's connect deadline, for
+// net/http's dialer: zero, or when the dial gives up.
+type connectByKey struct{}
+
+// withConnectBy sets the connect deadline of the outgoing request's
+// net/http dial.
+func (o *exchange) withConnectBy(t time.Time) {
+	if tc, ok := o.req.Context().(*traceCtx); ok {
+		tc.connectBy = t
+	}
+}
+
+// connectBy bounds ctx by the connect deadline it carries, if any.
+func connectBy(ctx context.Context) (context.Context, context.CancelFunc) {
+	if t, ok := ctx.Value(connectByKey{}).(time.Time); ok && !t.IsZero() {
+		return context.WithDeadline(ctx, t)
+	}
+	return ctx, func() {}
 }
 
 // reqBody is the outgoing request body: it streams the client's body,

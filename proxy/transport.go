@@ -372,6 +372,8 @@ func newHTTPTransport(cfg ClientConfig) *http.Transport {
 		// one net/http wraps in its own TLS is seen as ciphertext, and
 		// left unchecked.
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			ctx, cancel := connectBy(ctx)
+			defer cancel()
 			c, err := dialProxy(ctx, dialer, cfg.ProxyProtocol, network, addr)
 			if err != nil {
 				return nil, err

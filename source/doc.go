@@ -32,7 +32,8 @@
 // so a file caught half-written is never applied unless it stayed so for
 // a whole period; a reload publishes what it reads. Every reload is
 // logged with its outcome: applied, unchanged, superseded, or refused with
-// every problem's code, path and message; a file that cannot be read is
+// every problem's code, path and message (unless FileConfig.RefusalsLogged
+// leaves refusals to the publisher's own log); a file that cannot be read is
 // logged once until that changes. An admin push is written to the file
 // atomically (write, fsync, rename, directory fsync) and taken as
 // published, so the polls that read it publish nothing.

@@ -52,6 +52,12 @@ type FileConfig struct {
 	// Logger receives every reload with its outcome, an unreadable file
 	// and every push written; nil discards.
 	Logger *slog.Logger
+	// RefusalsLogged says the publisher logs every refusal itself, with
+	// its problems (a snapshot.PublisherConfig.OnOutcome that does, as
+	// the reference daemon's): a refused reload is then left to that
+	// line, so that it is logged once. The other outcomes, an unreadable
+	// file and the pushes written are logged all the same.
+	RefusalsLogged bool
 }
 
 // File is the [Source] of a config file: the gateway's document is what
@@ -313,6 +319,9 @@ func (f *File) logOutcome(d Document, o snapshot.Outcome) {
 	attrs := []any{"file", f.cfg.Path, "why", d.Why.String(), "revision", o.Revision, "status", o.Status.String()}
 	switch o.Status {
 	case snapshot.Refused:
+		if f.cfg.RefusalsLogged {
+			return
+		}
 		var b strings.Builder
 		for i, e := range o.Errors {
 			if i > 0 {

@@ -295,6 +295,39 @@ func TestFileLogsEveryReloadWithItsOutcome(t *testing.T) {
 	assert.Equal(t, uint64(2), cur.Revision, "the refused reload left the applied one serving")
 }
 
+// TestFileRefusalsLogged: with RefusalsLogged, a refused reload is left
+// to the publisher's log, and the file's other lines stay.
+func TestFileRefusalsLogged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "paduraksa.yaml")
+	write(t, path, "hosts:\n  - names: [app.test]\n    kind: fixed\n    fixed: {status: 200, body: one}\n")
+	logs := &logBuffer{}
+	f, err := NewFile(FileConfig{Path: path, Period: NoPolling, RefusalsLogged: true,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	require.NoError(t, err)
+	pub := snapshot.NewPublisher(snapshot.PublisherConfig{Store: new(snapshot.Store)})
+	defer pub.Close()
+	doc, err := f.Load(context.Background())
+	require.NoError(t, err)
+	_, err = To(pub)(context.Background(), doc)
+	require.NoError(t, err)
+	outcomes := make(chan snapshot.Status, 4)
+	run(t, f, func(ctx context.Context, d Document) (snapshot.Outcome, error) {
+		o, err := To(pub)(ctx, d)
+		outcomes <- o.Status
+		return o, err
+	})
+
+	write(t, path, "hosts:\n  - names: [app.test]\n    bogus: 1\n")
+	f.Reload()
+	require.Equal(t, snapshot.Refused, <-outcomes)
+	write(t, path, "hosts:\n  - names: [app.test]\n    kind: fixed\n    fixed: {status: 200, body: two}\n")
+	f.Reload() // the file logs its reloads in turn: this one's line follows the refused one's
+	require.Equal(t, snapshot.Applied, <-outcomes)
+	waitFor(t, "the next reload", func() bool { return strings.Contains(logs.String(), "why=reload revision=3 status=applied") })
+	assert.NotContains(t, logs.String(), "config reload refused", logs.String())
+	assert.Zero(t, logs.count("level=ERROR"), logs.String())
+}
+
 // TestFileSave: a push is written whole and taken as published: polls of
 // the file publish nothing, and a later edit publishes as usual; a push
 // that cannot be written is reported and changes nothing.

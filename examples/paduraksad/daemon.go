@@ -317,10 +317,8 @@ func (a *app) startPublisher(context.Context) error {
 				if store.Load() == nil {
 					msg = "config refused; nothing is serving yet"
 				}
-				log.Error(msg, "revision", o.Revision, "problems", len(o.Errors))
-				for _, e := range o.Errors {
-					log.Error("config problem", "code", e.Code, "path", e.Path, "msg", e.Msg)
-				}
+				// One line, every problem in it: a refusal is one event.
+				log.Error(msg, "revision", o.Revision, "problems", len(o.Errors), "errors", problemsLine(o.Errors))
 			case snapshot.Applied:
 				log.Info("config applied", "revision", o.Revision, "took", o.Took, "warnings", len(o.Warnings))
 				now := make(map[snapshot.ValidationError]bool, len(o.Warnings))
@@ -429,7 +427,8 @@ func (a *app) loadSource(ctx context.Context) error {
 		if period <= 0 {
 			period = source.NoPolling
 		}
-		file, err := source.NewFile(source.FileConfig{Path: a.f.configPath, Period: period, MaxBytes: admin.DefaultMaxDocumentBytes, Logger: a.log})
+		file, err := source.NewFile(source.FileConfig{Path: a.f.configPath, Period: period, MaxBytes: admin.DefaultMaxDocumentBytes, Logger: a.log,
+			RefusalsLogged: true}) // by the publisher's OnOutcome
 		if err != nil {
 			return err
 		}
@@ -596,6 +595,18 @@ func parsePrefixes(list string) ([]netip.Prefix, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// problemsLine is every problem of ps on one line, "; " between them.
+func problemsLine(ps []*snapshot.ValidationError) string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(p.Error())
+	}
+	return b.String()
 }
 
 func joinProblems(ps []*snapshot.ValidationError) error {

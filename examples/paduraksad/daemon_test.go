@@ -196,6 +196,32 @@ func TestDaemonConfigFileReload(t *testing.T) {
 	assert.Equal(t, 404, status)
 }
 
+// TestDaemonLogsARefusedReloadOnce: a refused change of the file is one
+// log line with every problem in it, the publisher's; the file's own
+// line for it and a line per problem are not written besides.
+func TestDaemonLogsARefusedReloadOnce(t *testing.T) {
+	a := upstreamServer(t, "A")
+	path := filepath.Join(t.TempDir(), "paduraksa.yaml")
+	writeConfig(t, path, a, "app.test")
+	d := startDaemon(t, "-config", path, "-watch", "20ms")
+	require.NoError(t, os.WriteFile(path, []byte("hosts:\n  - names: [app.test]\n    routes: [{path: /, upstream: missing}]\n    bogus: 1\n"), 0o644))
+	waitFor(t, "the refusal in the log", func() bool { return strings.Contains(d.logs.String(), "config refused") })
+	// The file logs its reloads in turn: once the next one is in the log,
+	// the refused one's would be too.
+	writeConfig(t, path, a, "other.test")
+	waitFor(t, "the next reload", func() bool { return strings.Contains(d.logs.String(), "why=change revision=3 status=applied") })
+	var refusals []string
+	for line := range strings.SplitSeq(d.logs.String(), "\n") {
+		if strings.Contains(line, "refused") || strings.Contains(line, "config problem") {
+			refusals = append(refusals, line)
+		}
+	}
+	require.Len(t, refusals, 1, "%q", refusals)
+	assert.Contains(t, refusals[0], "problems=2")
+	assert.Contains(t, refusals[0], "(document.field.unknown)")
+	assert.Contains(t, refusals[0], "(route.upstream.unknown)")
+}
+
 // TestDaemonReloadsOnSIGHUP: with the watch off, the file is read again
 // on SIGHUP alone, and SIGHUP publishes it even unchanged.
 func TestDaemonReloadsOnSIGHUP(t *testing.T) {

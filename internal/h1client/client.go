@@ -117,11 +117,12 @@ func New(cfg Config) *Client {
 	}
 }
 
-// get returns an idle connection to d, or a new one; check skips idle
-// connections the upstream closed. A request that finds no idle one
-// waits for its connection (see limits.go).
-func (cl *Client) get(ctx context.Context, d Destination, check bool) (*conn, error) {
-	if c := cl.idleConn(d, check); c != nil {
+// get returns an idle connection to d, or a new one dialed by connectBy
+// (zero: no bound beyond the connect timeout); see idleConn for bodyless.
+// A request that finds no idle one waits for its connection (see
+// limits.go).
+func (cl *Client) get(ctx context.Context, d Destination, bodyless bool, connectBy time.Time) (*conn, error) {
+	if c := cl.idleConn(d, bodyless); c != nil {
 		return c, nil
 	}
 	if err := cl.beginWait(); err != nil {
@@ -129,12 +130,17 @@ func (cl *Client) get(ctx context.Context, d Destination, check bool) (*conn, er
 	}
 	defer cl.pending.Add(-1)
 	if cl.cfg.MaxConnsPerDestination > 0 {
-		c, err := cl.reserve(ctx, d, check)
+		c, err := cl.reserve(ctx, d, bodyless)
 		if c != nil || err != nil {
 			return c, err
 		}
 	}
 	cl.dials.Add(1)
+	if !connectBy.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, connectBy)
+		defer cancel()
+	}
 	nc, err := cl.dial(ctx, d)
 	if err != nil {
 		if cl.cfg.MaxConnsPerDestination > 0 {
@@ -151,9 +157,13 @@ func (cl *Client) get(ctx context.Context, d Destination, check bool) (*conn, er
 	return newConn(nc, cl, d), nil
 }
 
-// idleConn returns an idle connection to d, or nil; check skips idle
-// connections the upstream closed.
-func (cl *Client) idleConn(d Destination, check bool) *conn {
+// idleConn returns an idle connection to d, or nil. It skips (and
+// closes) idle connections the upstream closed or wrote on: bytes there
+// are no answer to the next request, and parsed as one they would
+// answer it wrongly. A request without a body on plain TCP (bodyless,
+// and the connection's raw path) is checked as it is written, in the
+// same read wait (writeRead); the others are checked here with a peek.
+func (cl *Client) idleConn(d Destination, bodyless bool) *conn {
 	now := time.Now()
 	cl.mu.Lock()
 	l := cl.idle[d]
@@ -170,7 +180,7 @@ func (cl *Client) idleConn(d Destination, check bool) *conn {
 			l = cl.idle[d]
 			continue
 		}
-		if check {
+		if !bodyless || c.raw == nil {
 			cl.mu.Unlock()
 			if !closedWhileIdle(c.nc) {
 				return c

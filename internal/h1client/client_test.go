@@ -164,7 +164,7 @@ func TestIdleProxiedBounded(t *testing.T) {
 
 		// Client 2 takes its connection: its key leaves, and client 3's
 		// next one is pooled.
-		got, err := p.get(context.Background(), client(2), false)
+		got, err := p.get(context.Background(), client(2), false, time.Time{})
 		require.NoError(t, err)
 		assert.Same(t, c2, got)
 		c3b, r3b := conn(client(3))

@@ -2,6 +2,7 @@ package h1client
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -69,7 +70,9 @@ var errTooMany1xx = &ResponseError{"more than " + strconv.Itoa(Max1xx) + " infor
 // context's error when it ended, a *[DialError] when no connection could
 // be made, or the connection's.
 // Requests that [Carries] refuses are refused, and a body needs its
-// length. A request that may be sent again as it is (no body, and an
+// length. A pooled connection that holds bytes or end of file when the
+// request is about to be written is closed, and the request goes on
+// another. A request that may be sent again as it is (no body, and an
 // idempotent method or nothing of it written) is sent again on another
 // connection when a reused one turns out to have been closed by the
 // upstream before any of the response arrived.
@@ -83,11 +86,8 @@ func (cl *Client) Do(ctx context.Context, d Destination, req *Request, ex *Excha
 	if !Carries(req.Header) {
 		return errUnsupported
 	}
-	// A request that cannot be sent again after failing on a connection
-	// the upstream closed while it was idle does not take one that is.
-	check := req.Body != nil || !idempotent(req.Method)
 	for {
-		c, err := cl.get(ctx, d, check)
+		c, err := cl.get(ctx, d, req.Body == nil, req.ConnectBy)
 		if err != nil {
 			return err
 		}
@@ -176,6 +176,10 @@ func (c *conn) exchange(ctx context.Context, req *Request, ex *Exchange) (retry 
 		c.head.close = true
 	} else {
 		got, err := false, rerr
+		if rerr == errStale {
+			// Nothing written: any request goes on another connection.
+			return fail(rerr, true)
+		}
 		if rerr == nil {
 			got, err = c.readHead()
 		}
@@ -206,6 +210,10 @@ func (c *conn) exchange(ctx context.Context, req *Request, ex *Exchange) (retry 
 	ex.start(c, req.Method, stop)
 	return false, nil
 }
+
+// errStale is a pooled connection found holding bytes or end of file
+// as a request was about to be written on it.
+var errStale = errors.New("h1client: idle connection closed or written on by the upstream")
 
 // writeWait is how long a failed write waits for the answer an upstream
 // may have sent before it stopped reading (net/http's client waits as

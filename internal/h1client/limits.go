@@ -78,7 +78,7 @@ func (cl *Client) beginWait() error {
 // address has MaxConnsPerDestination open. It returns an idle connection
 // that turned up while it waited, or nil with the slot taken (the caller
 // dials), or the wait's error.
-func (cl *Client) reserve(ctx context.Context, d Destination, check bool) (*conn, error) {
+func (cl *Client) reserve(ctx context.Context, d Destination, bodyless bool) (*conn, error) {
 	max := cl.cfg.MaxConnsPerDestination
 	waited := false
 	for {
@@ -114,7 +114,7 @@ func (cl *Client) reserve(ctx context.Context, d Destination, check bool) (*conn
 		case <-ctx.Done():
 			return nil, &WaitError{Err: ctx.Err()}
 		}
-		if c := cl.idleConn(d, check); c != nil {
+		if c := cl.idleConn(d, bodyless); c != nil {
 			return c, nil
 		}
 	}

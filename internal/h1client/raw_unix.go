@@ -16,13 +16,15 @@ import (
 // fewer, and nothing lost: the poller's readiness is reset before the
 // write, so an answer that arrives after it wakes the read).
 type rawConn struct {
-	rc   syscall.RawConn
-	out  []byte // the bytes to write; nil once written or given up
-	in   []byte // where the answer's first bytes go
-	n    int    // bytes read into in
-	werr error  // the write's failure
-	rerr error  // the read's failure
-	fn   func(fd uintptr) bool
+	rc    syscall.RawConn
+	out   []byte // the bytes to write; nil once written or given up
+	in    []byte // where the answer's first bytes go
+	n     int    // bytes read into in
+	werr  error  // the write's failure
+	rerr  error  // the read's failure
+	idle  bool   // the connection was idle: look for stale bytes before writing
+	stale bool   // it held bytes or end of file before the write
+	fn    func(fd uintptr) bool
 }
 
 // newRawConn returns the raw path of nc, or nil for a connection that
@@ -45,8 +47,25 @@ func newRawConn(nc net.Conn) *rawConn {
 }
 
 // step is the read's callback: the first call writes, the next ones
-// read once the poller says there is something to read.
+// read once the poller says there is something to read. On a connection
+// that was idle the first call reads before it writes: bytes or end of
+// file there are not an answer to this request (an upstream that sent
+// more than its last response, a 408 before closing, a close or a
+// half-close), so the connection is stale and nothing is written. The
+// readiness the poller saw while the connection was idle is reset before
+// the callback runs, so only a read can tell.
 func (r *rawConn) step(fd uintptr) bool {
+	for r.idle {
+		_, err := syscall.Read(int(fd), r.in)
+		if err == syscall.EINTR {
+			continue
+		}
+		r.idle = false
+		if err != syscall.EAGAIN {
+			r.stale, r.out = true, nil
+			return true
+		}
+	}
 	for len(r.out) > 0 {
 		n, err := syscall.Write(int(fd), r.out)
 		if err == syscall.EINTR {
@@ -88,7 +107,9 @@ func (r *rawConn) step(fd uintptr) bool {
 // into the read buffer. It returns the unwritten rest of head (written
 // the usual way by the caller, which then reads the usual way) and the
 // failures: werr of the write, rerr of the read, each as net.Conn's
-// methods would report it.
+// methods would report it. A connection that carried an exchange before
+// and turns out to hold bytes or end of file fails with errStale, with
+// nothing written.
 func (c *conn) writeRead(head []byte) (rest []byte, werr, rerr error) {
 	r := c.raw
 	if c.r > 0 {
@@ -96,8 +117,12 @@ func (c *conn) writeRead(head []byte) (rest []byte, werr, rerr error) {
 		c.r = 0
 	}
 	r.out, r.in, r.n, r.werr, r.rerr = head, c.rbuf[c.w:], 0, nil, nil
+	r.idle, r.stale = c.used, false
 	err := r.rc.Read(r.fn)
 	rest, r.in = r.out, nil
+	if r.stale {
+		return nil, nil, errStale
+	}
 	c.w += r.n
 	if r.werr != nil {
 		return rest, c.opError("write", r.werr), nil

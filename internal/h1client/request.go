@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -38,6 +39,10 @@ type Request struct {
 	Body io.Reader
 	// ContentLength is the length of Body.
 	ContentLength int64
+	// ConnectBy, when not zero, is when a connection dialed for the
+	// request gives up, if Config.ConnectTimeout has not ended it first:
+	// the caller's bound on all the connects of its retries.
+	ConnectBy time.Time
 	// Got1xx, when not nil, is called with each informational head (1xx
 	// other than 101) before the final one; an error fails the exchange.
 	// The header map is valid only during the call and may be modified.
