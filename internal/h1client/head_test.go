@@ -410,3 +410,43 @@ func TestPendingTellsWhereTheUpstreamPaused(t *testing.T) {
 	assert.Equal(t, io.EOF, err)
 	assert.False(t, ex.Pending(), "the body ended")
 }
+
+// TestHeaderOfHeadsInTurn: one connection's heads in turn, some like the
+// previous one (the same names in the same order) and some not, each give
+// the fields net/http reads; a value slice has no spare capacity, and a
+// header map already handed out keeps its fields while the next head is
+// read.
+func TestHeaderOfHeadsInTurn(t *testing.T) {
+	heads := []string{
+		"A: 1\r\nB: 2\r\nC: 3",
+		"A: 1\r\nB: 2\r\nC: 3",         // like the last
+		"A: 1\r\nB: 9\r\nC: 3",         // one value changed
+		"A: 1\r\nB: 9\r\nC: 3\r\nD: 4", // one field more
+		"A: 1\r\nB: 9",                 // fewer
+		"b: 9\r\nA: 1",                 // other order, a name not canonical
+		"B: 9\r\nA: 1\r\nB: 5",         // a name again after a like prefix
+		"B: 9\r\nA: 1",                 // like the one before last's prefix
+		"B: 9\r\nA: 1\r\nA: 2\r\nB: 3", // repeated names
+		"B: 9\r\nA: 1\r\nC: 3",
+		"B: 9\r\nA: 1\r\nC: 3",
+		"X-a: 1\r\nx-A: 2", // one name spelt two ways
+		"X-A: 1\r\nX-A: 2",
+		"X-A: 1\r\nB: 2",
+	}
+	c := &conn{names: map[string]string{}, vals: map[string][]string{}}
+	var kept []http.Header // each head's map, and a copy of it
+	var want []http.Header
+	for _, fields := range heads {
+		raw := "HTTP/1.1 200 OK\r\n" + fields + "\r\nContent-Length: 0\r\n\r\n"
+		ref, _, err := stdRead([]byte(raw), "GET")
+		require.NoError(t, err)
+		require.NoError(t, parseHead([]byte(raw), &c.head))
+		h := c.header(make(http.Header))
+		assert.Equal(t, ref.Header, h, "fields of %q", fields)
+		for k, v := range h {
+			assert.Equal(t, len(v), cap(v), "spare capacity in %s of %q", k, fields)
+		}
+		kept, want = append(kept, h), append(want, ref.Header)
+	}
+	assert.Equal(t, want, kept, "maps handed out keep their fields")
+}
