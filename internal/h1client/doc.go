@@ -16,7 +16,9 @@
 // body. The Exchange's header map is the caller's until its next Do, and
 // a warm connection answering like fields allocates nothing
 // (TestExchangeAllocatesNothing): names and values are interned per
-// connection, buffers belong to the connection. A context that can end
+// connection, buffers belong to the connection. Fields that come in the
+// previous head's order cost one map write each (a three-field head's
+// map: 2.7k to 1.5k instructions per exchange). A context that can end
 // is watched with context.AfterFunc, which allocates five objects.
 //
 // On plain TCP (unix), a request without a body is written from inside
