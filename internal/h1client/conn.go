@@ -187,8 +187,19 @@ func (c *conn) read(p []byte) (int, error) {
 // previous one's at its place needs neither canonicalising (a canonical
 // name is its own canonical form) nor interning, and cannot be in h yet;
 // with the same value too, the previous slice is its value. So a steady
-// stream of like responses costs one map write per field.
+// stream of like responses costs one map write per field, and none when h
+// still holds the fields header last made (see intact).
 func (c *conn) header(h http.Header) http.Header {
+	if c.intact(h) {
+		for i := range c.last {
+			l, value := &c.last[i], c.head.fields[i].value
+			if l.vals[0] != string(value) {
+				l.vals = c.newValue(l.name, value)
+				h[l.name] = l.vals
+			}
+		}
+		return h
+	}
 	clear(h)
 	repeated := false
 	inOrder := true // fields so far are c.last's, in its order
@@ -219,12 +230,7 @@ func (c *conn) header(h http.Header) http.Header {
 				continue
 			}
 		}
-		v := []string{commonValue(f.value)}
-		if len(c.vals) < maxInterned {
-			c.vals[name] = v
-		} else if _, ok := c.vals[name]; ok {
-			c.vals[name] = v
-		}
+		v := c.newValue(name, f.value)
 		h[name] = v
 		c.remember(name, v)
 	}
@@ -235,6 +241,39 @@ func (c *conn) header(h http.Header) http.Header {
 		}
 	}
 	return h
+}
+
+// intact reports whether h holds exactly the fields of c.last (each with
+// the very slice header made for it), while the head has the same names in
+// the same order: then only the values that changed need writing. A map
+// the caller changed since (a field deleted, added or given another
+// slice), or another exchange's map, does not.
+func (c *conn) intact(h http.Header) bool {
+	if len(h) != len(c.last) || len(c.head.fields) != len(c.last) {
+		return false
+	}
+	for i := range c.last {
+		l := &c.last[i]
+		if l.name != string(c.head.fields[i].name) {
+			return false
+		}
+		if v, ok := h[l.name]; !ok || len(v) != 1 || &v[0] != &l.vals[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// newValue returns a new value slice for a field, and remembers it for
+// the name while there is room.
+func (c *conn) newValue(name string, value []byte) []string {
+	v := []string{commonValue(value)}
+	if len(c.vals) < maxInterned {
+		c.vals[name] = v
+	} else if _, ok := c.vals[name]; ok {
+		c.vals[name] = v
+	}
+	return v
 }
 
 // remember appends a field to c.last, the fields header compares the

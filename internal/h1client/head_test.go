@@ -450,3 +450,56 @@ func TestHeaderOfHeadsInTurn(t *testing.T) {
 	}
 	assert.Equal(t, want, kept, "maps handed out keep their fields")
 }
+
+// TestHeaderReusesAnIntactMap: heads read into one map in turn, the caller
+// changing it or not in between, or passing another map, each leave it
+// with exactly the fields net/http reads.
+func TestHeaderReusesAnIntactMap(t *testing.T) {
+	const like = "A: 1\r\nB: 2\r\nC: 3"
+	other := http.Header{}
+	steps := []struct {
+		name   string
+		fields string
+		change func(h http.Header) http.Header // the caller's, before the head is read
+	}{
+		{"first", like, nil},
+		{"untouched", like, nil},
+		{"a value changed", "A: 1\r\nB: 9\r\nC: 3", nil},
+		{"a field deleted", like, func(h http.Header) http.Header { delete(h, "B"); return h }},
+		{"a field added", like, func(h http.Header) http.Header { h["D"] = []string{"4"}; return h }},
+		{"deleted and added", like, func(h http.Header) http.Header { delete(h, "C"); h["D"] = []string{"3"}; return h }},
+		{"an equal slice", like, func(h http.Header) http.Header { h["A"] = []string{"1"}; return h }},
+		{"a value replaced", like, func(h http.Header) http.Header { h["A"] = []string{"0"}; return h }},
+		{"a value appended", like, func(h http.Header) http.Header { h["A"] = append(h["A"], "x"); return h }},
+		{"untouched again", like, nil},
+		{"another map", like, func(http.Header) http.Header { return other }},
+		{"back to the first", like, nil}, // replaced below by the map of step "untouched again"
+		{"fewer fields", "A: 1\r\nB: 2", nil},
+		{"more fields", like, nil},
+		{"other names", "A: 1\r\nX: 2\r\nC: 3", nil},
+	}
+	c := &conn{names: map[string]string{}, vals: map[string][]string{}}
+	h := http.Header{}
+	var kept http.Header
+	for _, st := range steps {
+		if st.change != nil {
+			h = st.change(h)
+		}
+		if st.name == "untouched again" {
+			kept = h
+		}
+		if st.name == "back to the first" {
+			h = kept // holds this connection's slices from two heads back
+		}
+		raw := "HTTP/1.1 200 OK\r\n" + st.fields + "\r\n\r\n"
+		ref, _, err := stdRead([]byte(raw), "GET")
+		require.NoError(t, err)
+		require.NoError(t, parseHead([]byte(raw), &c.head))
+		h = c.header(h)
+		delete(ref.Header, "Content-Length")
+		assert.Equal(t, ref.Header, h, st.name)
+		for k, v := range h {
+			assert.Equal(t, len(v), cap(v), "spare capacity in %s after %s", k, st.name)
+		}
+	}
+}
