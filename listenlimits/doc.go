@@ -210,6 +210,9 @@
 // Limits is a value. A Listener, an Upgrades and the connections a
 // Listener returns are safe for concurrent use and lock-free, except that
 // deadline changes take a per-connection mutex until the handshake ends.
+// A connection knows when its wrapped connection has no read (write)
+// deadline, without a lock, so clearing it again costs no call: net/http
+// clears both, already clear, once per request.
 // The framing guard of a connection belongs to its reading goroutine
 // (net/http reads from one at a time).
 // MinRateReader and MinRateWriter belong to their request's handler, like

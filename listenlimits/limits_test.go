@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -113,6 +114,49 @@ func TestSlowlorisIsClosed(t *testing.T) {
 	assert.True(t, got == "" || strings.HasPrefix(got, "HTTP/1.1 408"), "got %q", got)
 	assert.Less(t, time.Since(start), 5*time.Second)
 }
+
+// A slowloris is cut through a Listener too, on a connection's first
+// request and on a keep-alive connection's next one, after the requests
+// before it had net/http clear its deadlines (which the Listener's
+// connection no longer repeats once they are none).
+func TestSlowlorisIsClosedThroughListener(t *testing.T) {
+	limits := listenlimits.Limits{RequestHeaderTimeout: 50 * time.Millisecond}
+	for _, before := range []int{0, 1, 3} {
+		t.Run(fmt.Sprint(before, " requests before"), func(t *testing.T) {
+			srv := &http.Server{Handler: ok}
+			require.NoError(t, limits.Apply(srv))
+			addr := serve(t, srv, func(raw net.Listener) net.Listener { return limits.Listener(raw) })
+
+			c, err := net.Dial("tcp", addr)
+			require.NoError(t, err)
+			defer c.Close()
+			br := bufio.NewReader(c)
+			for range before {
+				_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+				require.NoError(t, err)
+				res, err := http.ReadResponse(br, nil)
+				require.NoError(t, err)
+				body, err := io.ReadAll(res.Body)
+				require.NoError(t, err)
+				require.Equal(t, "ok", string(body))
+			}
+			start := time.Now()
+			_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+			require.NoError(t, err)
+			got := readUntilClosed(t, &bufferedConn{c, br}) // headers never finish
+			assert.True(t, got == "" || strings.HasPrefix(got, "HTTP/1.1 408"), "got %q", got)
+			assert.Less(t, time.Since(start), 5*time.Second)
+		})
+	}
+}
+
+// bufferedConn reads c through r.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 func TestHeaderDribbleIsCut(t *testing.T) {
 	srv := &http.Server{Handler: ok}

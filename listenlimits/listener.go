@@ -212,6 +212,11 @@ type conn struct {
 	mu        sync.Mutex // guards the two fields below, while clamped
 	wantRead  time.Time
 	wantWrite time.Time
+	// rd and wd tell when the wrapped connection's read (write)
+	// deadline is known to be none: clearing it again costs no call
+	// (net/http clears the unset read and write deadlines once per
+	// request each).
+	rd, wd deadlineState
 
 	// The framing guard. fr belongs to the reading goroutine; net/http
 	// reads from one goroutine at a time, and hands the connection over
@@ -308,6 +313,9 @@ func (c *conn) Close() error {
 		return nil
 	}
 	c.giveBack()
+	// From now on every call has the wrapped connection's error.
+	c.rd.changed()
+	c.wd.changed()
 	return c.Conn.Close()
 }
 
@@ -350,7 +358,7 @@ func (ln *Listener) park(c *conn) bool {
 // c.
 func (c *conn) awaitRequest() {
 	ln := c.ln
-	_ = c.Conn.SetReadDeadline(c.idleUntil)
+	_ = c.setRead(c.idleUntil)
 	n, _ := c.Conn.Read(c.first[:])
 	ln.pmu.Lock()
 	delete(ln.parked, c)
@@ -385,10 +393,29 @@ func (c *conn) SetDeadline(t time.Time) error {
 			if t.IsZero() {
 				return c.unclampLocked()
 			}
-			return c.Conn.SetDeadline(clamp(t, c.until))
+			err := c.Conn.SetDeadline(clamp(t, c.until))
+			c.rd.changed()
+			c.wd.changed()
+			return err
 		}
 	}
-	return c.Conn.SetDeadline(t)
+	if !t.IsZero() {
+		err := c.Conn.SetDeadline(t)
+		c.rd.changed()
+		c.wd.changed()
+		return err
+	}
+	vr, noRead := c.rd.none()
+	vw, noWrite := c.wd.none()
+	if noRead && noWrite {
+		return nil
+	}
+	err := c.Conn.SetDeadline(t)
+	if err == nil {
+		c.rd.cleared(vr)
+		c.wd.cleared(vw)
+	}
+	return err
 }
 
 func (c *conn) SetReadDeadline(t time.Time) error {
@@ -401,7 +428,7 @@ func (c *conn) SetReadDeadline(t time.Time) error {
 			if t.IsZero() {
 				return c.unclampLocked()
 			}
-			return c.Conn.SetReadDeadline(clamp(t, c.until))
+			return c.setRead(clamp(t, c.until))
 		}
 	}
 	if idle {
@@ -416,7 +443,7 @@ func (c *conn) SetReadDeadline(t time.Time) error {
 	} else {
 		c.armed.Store(false)
 	}
-	return c.Conn.SetReadDeadline(t)
+	return c.setRead(t)
 }
 
 func (c *conn) SetWriteDeadline(t time.Time) error {
@@ -425,10 +452,47 @@ func (c *conn) SetWriteDeadline(t time.Time) error {
 		defer c.mu.Unlock()
 		if c.clamped.Load() {
 			c.wantWrite = t
-			return c.Conn.SetWriteDeadline(clamp(t, c.until))
+			return c.setWrite(clamp(t, c.until))
 		}
 	}
-	return c.Conn.SetWriteDeadline(t)
+	return c.setWrite(t)
+}
+
+// setRead sets the wrapped connection's read deadline, unless t clears
+// one known to be none.
+func (c *conn) setRead(t time.Time) error { return c.setDeadline(t, false) }
+
+// setWrite is setRead for the write deadline.
+func (c *conn) setWrite(t time.Time) error { return c.setDeadline(t, true) }
+
+// setDeadline sets the wrapped connection's write deadline (write) or
+// read deadline, unless t clears one known to be none.
+func (c *conn) setDeadline(t time.Time, write bool) error {
+	d := &c.rd
+	if write {
+		d = &c.wd
+	}
+	if !t.IsZero() {
+		err := c.setWrapped(t, write)
+		d.changed()
+		return err
+	}
+	v, none := d.none()
+	if none {
+		return nil
+	}
+	err := c.setWrapped(t, write)
+	if err == nil {
+		d.cleared(v)
+	}
+	return err
+}
+
+func (c *conn) setWrapped(t time.Time, write bool) error {
+	if write {
+		return c.Conn.SetWriteDeadline(t)
+	}
+	return c.Conn.SetReadDeadline(t)
 }
 
 // unclampLocked ends the handshake clamp and applies the deadlines asked
@@ -437,7 +501,7 @@ func (c *conn) unclampLocked() error {
 	if !c.clamped.CompareAndSwap(true, false) {
 		return nil
 	}
-	return errors.Join(c.Conn.SetReadDeadline(c.wantRead), c.Conn.SetWriteDeadline(c.wantWrite))
+	return errors.Join(c.setRead(c.wantRead), c.setWrite(c.wantWrite))
 }
 
 // CloseWrite shuts down the writing side of the wrapped connection (net/http
@@ -450,5 +514,35 @@ func (c *conn) CloseWrite() error {
 	return errors.ErrUnsupported
 }
 
-// NetConn returns the wrapped connection.
+// NetConn returns the wrapped connection. Set deadlines on c, not on it:
+// c does not clear again a deadline it knows to be none.
 func (c *conn) NetConn() net.Conn { return c.Conn }
+
+// deadlineState tells whether one of a connection's deadlines is known to
+// be none, without a lock: its value is odd when it is, and every set of
+// the deadline to a time changes it after the set. A clearing records
+// itself only if no set came between its start and its end, so a deadline
+// set concurrently with a clearing, and made after it, never stays
+// unknown once its set returned; a clearing skipped meanwhile overlapped
+// that set, and may be taken as made before it.
+type deadlineState struct{ v atomic.Uint32 }
+
+// none reports whether the deadline is known to be none, with the value
+// to pass to cleared after clearing it.
+func (d *deadlineState) none() (uint32, bool) {
+	v := d.v.Load()
+	return v, v&1 != 0
+}
+
+// cleared records a clearing that started when the value was v.
+func (d *deadlineState) cleared(v uint32) { d.v.CompareAndSwap(v, v|1) }
+
+// changed records a set to a time (or to anything unknown), after it.
+func (d *deadlineState) changed() {
+	for {
+		v := d.v.Load()
+		if d.v.CompareAndSwap(v, (v|1)+1) {
+			return
+		}
+	}
+}

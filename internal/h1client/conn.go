@@ -34,6 +34,9 @@ type conn struct {
 
 	names map[string]string   // field names seen, interned
 	vals  map[string][]string // the last single value per field name
+	// last is the previous head's fields in order, when their names were
+	// all different (see header); at most maxInterned.
+	last []reqField
 }
 
 // reqField is a request field of a head being written: its name and values.
@@ -178,36 +181,107 @@ func (c *conn) read(p []byte) (int, error) {
 // after they are made (an earlier exchange's header map may hold them
 // while the connection carries the next) and have no spare capacity, so
 // appending to one copies it.
+//
+// While the fields come as the previous head's did (same names in the
+// same order, each name once), a field whose name is byte for byte the
+// previous one's at its place needs neither canonicalising (a canonical
+// name is its own canonical form) nor interning, and cannot be in h yet;
+// with the same value too, the previous slice is its value. So a steady
+// stream of like responses costs one map write per field, and none when h
+// still holds the fields header last made (see intact).
 func (c *conn) header(h http.Header) http.Header {
+	if c.intact(h) {
+		for i := range c.last {
+			l, value := &c.last[i], c.head.fields[i].value
+			if l.vals[0] != string(value) {
+				l.vals = c.newValue(l.name, value)
+				h[l.name] = l.vals
+			}
+		}
+		return h
+	}
 	clear(h)
 	repeated := false
+	inOrder := true // fields so far are c.last's, in its order
+	last := c.last
+	c.last = c.last[:0]
 	for i := range c.head.fields {
 		f := &c.head.fields[i]
-		canonicalInPlace(f.name)
-		name := c.intern(f.name)
-		if old, ok := h[name]; ok {
-			// A cached value has no spare capacity: appending copies it.
-			h[name], repeated = append(old, string(f.value)), true
-			continue
+		var name string
+		if inOrder && i < len(last) && last[i].name == string(f.name) {
+			name = last[i].name
+			if v := last[i].vals; v[0] == string(f.value) {
+				h[name] = v
+				c.remember(name, v)
+				continue
+			}
+		} else {
+			inOrder = false
+			canonicalInPlace(f.name)
+			name = c.intern(f.name)
+			if old, ok := h[name]; ok {
+				// A cached value has no spare capacity: appending copies it.
+				h[name], repeated = append(old, string(f.value)), true
+				continue
+			}
+			if v, ok := c.vals[name]; ok && v[0] == string(f.value) {
+				h[name] = v
+				c.remember(name, v)
+				continue
+			}
 		}
-		if v, ok := c.vals[name]; ok && v[0] == string(f.value) {
-			h[name] = v
-			continue
-		}
-		v := []string{commonValue(f.value)}
-		if len(c.vals) < maxInterned {
-			c.vals[name] = v
-		} else if _, ok := c.vals[name]; ok {
-			c.vals[name] = v
-		}
+		v := c.newValue(name, f.value)
 		h[name] = v
+		c.remember(name, v)
 	}
 	if repeated {
+		c.last = c.last[:0]
 		for k, v := range h {
 			h[k] = slices.Clip(v)
 		}
 	}
 	return h
+}
+
+// intact reports whether h holds exactly the fields of c.last (each with
+// the very slice header made for it), while the head has the same names in
+// the same order: then only the values that changed need writing. A map
+// the caller changed since (a field deleted, added or given another
+// slice), or another exchange's map, does not.
+func (c *conn) intact(h http.Header) bool {
+	if len(h) != len(c.last) || len(c.head.fields) != len(c.last) {
+		return false
+	}
+	for i := range c.last {
+		l := &c.last[i]
+		if l.name != string(c.head.fields[i].name) {
+			return false
+		}
+		if v, ok := h[l.name]; !ok || len(v) != 1 || &v[0] != &l.vals[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// newValue returns a new value slice for a field, and remembers it for
+// the name while there is room.
+func (c *conn) newValue(name string, value []byte) []string {
+	v := []string{commonValue(value)}
+	if len(c.vals) < maxInterned {
+		c.vals[name] = v
+	} else if _, ok := c.vals[name]; ok {
+		c.vals[name] = v
+	}
+	return v
+}
+
+// remember appends a field to c.last, the fields header compares the
+// next head's with.
+func (c *conn) remember(name string, v []string) {
+	if len(c.last) < maxInterned {
+		c.last = append(c.last, reqField{name, v})
+	}
 }
 
 // intern returns the string of a canonical field name: a common one, one

@@ -16,7 +16,11 @@
 // body. The Exchange's header map is the caller's until its next Do, and
 // a warm connection answering like fields allocates nothing
 // (TestExchangeAllocatesNothing): names and values are interned per
-// connection, buffers belong to the connection. A context that can end
+// connection, buffers belong to the connection. Fields that come in the
+// previous head's order cost one map write each, and none but for changed
+// values when the map still holds the previous head's fields (a
+// three-field head's map in BenchmarkForwardH1: 2.7k instructions per
+// exchange before, 0.85k). A context that can end
 // is watched with context.AfterFunc, which allocates five objects.
 //
 // On plain TCP (unix), a request without a body is written from inside

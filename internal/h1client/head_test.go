@@ -410,3 +410,96 @@ func TestPendingTellsWhereTheUpstreamPaused(t *testing.T) {
 	assert.Equal(t, io.EOF, err)
 	assert.False(t, ex.Pending(), "the body ended")
 }
+
+// TestHeaderOfHeadsInTurn: one connection's heads in turn, some like the
+// previous one (the same names in the same order) and some not, each give
+// the fields net/http reads; a value slice has no spare capacity, and a
+// header map already handed out keeps its fields while the next head is
+// read.
+func TestHeaderOfHeadsInTurn(t *testing.T) {
+	heads := []string{
+		"A: 1\r\nB: 2\r\nC: 3",
+		"A: 1\r\nB: 2\r\nC: 3",         // like the last
+		"A: 1\r\nB: 9\r\nC: 3",         // one value changed
+		"A: 1\r\nB: 9\r\nC: 3\r\nD: 4", // one field more
+		"A: 1\r\nB: 9",                 // fewer
+		"b: 9\r\nA: 1",                 // other order, a name not canonical
+		"B: 9\r\nA: 1\r\nB: 5",         // a name again after a like prefix
+		"B: 9\r\nA: 1",                 // like the one before last's prefix
+		"B: 9\r\nA: 1\r\nA: 2\r\nB: 3", // repeated names
+		"B: 9\r\nA: 1\r\nC: 3",
+		"B: 9\r\nA: 1\r\nC: 3",
+		"X-a: 1\r\nx-A: 2", // one name spelt two ways
+		"X-A: 1\r\nX-A: 2",
+		"X-A: 1\r\nB: 2",
+	}
+	c := &conn{names: map[string]string{}, vals: map[string][]string{}}
+	var kept []http.Header // each head's map, and a copy of it
+	var want []http.Header
+	for _, fields := range heads {
+		raw := "HTTP/1.1 200 OK\r\n" + fields + "\r\nContent-Length: 0\r\n\r\n"
+		ref, _, err := stdRead([]byte(raw), "GET")
+		require.NoError(t, err)
+		require.NoError(t, parseHead([]byte(raw), &c.head))
+		h := c.header(make(http.Header))
+		assert.Equal(t, ref.Header, h, "fields of %q", fields)
+		for k, v := range h {
+			assert.Equal(t, len(v), cap(v), "spare capacity in %s of %q", k, fields)
+		}
+		kept, want = append(kept, h), append(want, ref.Header)
+	}
+	assert.Equal(t, want, kept, "maps handed out keep their fields")
+}
+
+// TestHeaderReusesAnIntactMap: heads read into one map in turn, the caller
+// changing it or not in between, or passing another map, each leave it
+// with exactly the fields net/http reads.
+func TestHeaderReusesAnIntactMap(t *testing.T) {
+	const like = "A: 1\r\nB: 2\r\nC: 3"
+	other := http.Header{}
+	steps := []struct {
+		name   string
+		fields string
+		change func(h http.Header) http.Header // the caller's, before the head is read
+	}{
+		{"first", like, nil},
+		{"untouched", like, nil},
+		{"a value changed", "A: 1\r\nB: 9\r\nC: 3", nil},
+		{"a field deleted", like, func(h http.Header) http.Header { delete(h, "B"); return h }},
+		{"a field added", like, func(h http.Header) http.Header { h["D"] = []string{"4"}; return h }},
+		{"deleted and added", like, func(h http.Header) http.Header { delete(h, "C"); h["D"] = []string{"3"}; return h }},
+		{"an equal slice", like, func(h http.Header) http.Header { h["A"] = []string{"1"}; return h }},
+		{"a value replaced", like, func(h http.Header) http.Header { h["A"] = []string{"0"}; return h }},
+		{"a value appended", like, func(h http.Header) http.Header { h["A"] = append(h["A"], "x"); return h }},
+		{"untouched again", like, nil},
+		{"another map", like, func(http.Header) http.Header { return other }},
+		{"back to the first", like, nil}, // replaced below by the map of step "untouched again"
+		{"fewer fields", "A: 1\r\nB: 2", nil},
+		{"more fields", like, nil},
+		{"other names", "A: 1\r\nX: 2\r\nC: 3", nil},
+	}
+	c := &conn{names: map[string]string{}, vals: map[string][]string{}}
+	h := http.Header{}
+	var kept http.Header
+	for _, st := range steps {
+		if st.change != nil {
+			h = st.change(h)
+		}
+		if st.name == "untouched again" {
+			kept = h
+		}
+		if st.name == "back to the first" {
+			h = kept // holds this connection's slices from two heads back
+		}
+		raw := "HTTP/1.1 200 OK\r\n" + st.fields + "\r\n\r\n"
+		ref, _, err := stdRead([]byte(raw), "GET")
+		require.NoError(t, err)
+		require.NoError(t, parseHead([]byte(raw), &c.head))
+		h = c.header(h)
+		delete(ref.Header, "Content-Length")
+		assert.Equal(t, ref.Header, h, st.name)
+		for k, v := range h {
+			assert.Equal(t, len(v), cap(v), "spare capacity in %s after %s", k, st.name)
+		}
+	}
+}
