@@ -107,13 +107,36 @@ func scanIPv6(s []byte) (netip.Addr, int, bool) {
 		// A group of hex digits, then c, the byte after them: a space at
 		// the end of s.
 		start, acc, c := i, uint(0), byte(' ')
-		for ; i < uint(len(s)); i++ {
-			d := hexVal[s[i]]
-			if d > 15 {
-				c = s[i]
-				break
+		if i+4 < uint(len(s)) {
+			// Unrolled: the digits a group may have and the byte after
+			// them are in s.
+			t := s[i : i+5 : i+5]
+			k := uint(0)
+			if d := uint(hexVal[t[0]]); d <= 15 {
+				acc, k = d, 1
+				if d := uint(hexVal[t[1]]); d <= 15 {
+					acc, k = acc<<4|d, 2
+					if d := uint(hexVal[t[2]]); d <= 15 {
+						acc, k = acc<<4|d, 3
+						if d := uint(hexVal[t[3]]); d <= 15 {
+							acc, k = acc<<4|d, 4
+							if hexVal[t[4]] <= 15 {
+								return netip.Addr{}, 0, false
+							}
+						}
+					}
+				}
 			}
-			acc = acc<<4 | uint(d)
+			i, c = i+k, t[k]
+		} else {
+			for ; i < uint(len(s)); i++ {
+				d := hexVal[s[i]]
+				if d > 15 {
+					c = s[i]
+					break
+				}
+				acc = acc<<4 | uint(d)
+			}
 		}
 		if k := i - start; k-1 > 3 {
 			// No digit after a colon: the second colon of the only "::",
