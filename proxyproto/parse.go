@@ -175,24 +175,33 @@ func parseV1Valid(h *Header, b []byte) (int, bool) {
 	default:
 		return 0, false
 	}
-	// The addresses, each followed by a space.
+	// The addresses, each followed by a space (scanIPv6 stops only at
+	// one, or at the end of b).
 	i := 11
-	var addrs [2]netip.Addr
-	for j := range addrs {
-		var n int
-		var ok bool
-		if v6 {
-			addrs[j], n, ok = scanIPv6(b[i:])
-		} else {
-			var ip [4]byte
-			ip, n, ok = scanIPv4(b[i:])
-			addrs[j] = netip.AddrFrom4(ip)
+	var src, dst netip.Addr
+	if v6 {
+		a, n, ok := scanIPv6(b[i:])
+		if i += n; !ok || i >= len(b) {
+			return 0, false
 		}
+		src = a
+		a, n, ok = scanIPv6(b[i+1:])
+		if i += n + 1; !ok || i >= len(b) {
+			return 0, false
+		}
+		dst = a
+	} else {
+		a, n, ok := scanIPv4(b[i:])
 		if i += n; !ok || i >= len(b) || b[i] != ' ' {
 			return 0, false
 		}
-		i++
+		d, n, ok := scanIPv4(b[i+1:])
+		if i += n + 1; !ok || i >= len(b) || b[i] != ' ' {
+			return 0, false
+		}
+		src, dst = netip.AddrFrom4(a), netip.AddrFrom4(d)
 	}
+	i++
 	// The ports, the first followed by a space, the second by the CRLF.
 	// Each is read from the 8 bytes at its start, as one number.
 	var ports [2]uint16
@@ -218,7 +227,7 @@ func parseV1Valid(h *Header, b []byte) (int, bool) {
 	if n := i + 2; n > len(b) || n > maxV1Len || binary.LittleEndian.Uint16(b[i:]) != crlf {
 		return 0, false
 	}
-	h.setV1(v6, addrs[0], addrs[1], ports[0], ports[1])
+	h.setV1(v6, src, dst, ports[0], ports[1])
 	return i + 2, true
 }
 
