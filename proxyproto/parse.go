@@ -202,32 +202,29 @@ func parseV1Valid(h *Header, b []byte) (int, bool) {
 		src, dst = netip.AddrFrom4(a), netip.AddrFrom4(d)
 	}
 	i++
-	// The ports, the first followed by a space, the second by the CRLF.
-	// Each is read from the 8 bytes at its start, as one number.
-	var ports [2]uint16
-	for j := range ports {
-		x := load64(b, i) ^ 0x30303030_30303030
-		k := decimalLen(x)
-		if k-1 > 4 || k > 1 && x&0xFF == 0 {
-			return 0, false
-		}
-		v := decimal(x, k)
-		if v > 0xFFFF {
-			return 0, false
-		}
-		ports[j] = uint16(v)
-		i += int(k)
-		if j == 0 {
-			if i >= len(b) || b[i] != ' ' {
-				return 0, false
-			}
-			i++
-		}
+	// The ports, the first followed by a space, the second by the CRLF,
+	// each read from the 8 bytes at its start as one number.
+	x := load64(b, i) ^ 0x30303030_30303030
+	k := decimalLen(x)
+	sp := decimal(x, k)
+	if k-1 > 4 || k > 1 && x&0xFF == 0 || sp > 0xFFFF {
+		return 0, false
 	}
+	if i += int(k); i >= len(b) || b[i] != ' ' {
+		return 0, false
+	}
+	i++
+	x = load64(b, i) ^ 0x30303030_30303030
+	k = decimalLen(x)
+	dp := decimal(x, k)
+	if k-1 > 4 || k > 1 && x&0xFF == 0 || dp > 0xFFFF {
+		return 0, false
+	}
+	i += int(k)
 	if n := i + 2; n > len(b) || n > maxV1Len || binary.LittleEndian.Uint16(b[i:]) != crlf {
 		return 0, false
 	}
-	h.setV1(v6, src, dst, ports[0], ports[1])
+	h.setV1(v6, src, dst, uint16(sp), uint16(dp))
 	return i + 2, true
 }
 
@@ -270,7 +267,7 @@ func v1ValidAddr(s []byte, v6 bool) (netip.Addr, []byte, bool) {
 // padded with NULs past the end of b.
 func load64(b []byte, i int) uint64 {
 	if i+8 <= len(b) {
-		return binary.LittleEndian.Uint64(b[i:])
+		return binary.LittleEndian.Uint64(b[i : i+8])
 	}
 	var w uint64
 	for k := len(b) - 1; k >= i; k-- {
