@@ -106,12 +106,11 @@ func scanIPv6(s []byte) (netip.Addr, int, bool) {
 	for {
 		// A group of hex digits, then c, the byte after them: a space at
 		// the end of s.
-		start, acc, c := i, uint(0), byte(' ')
+		start, acc, c, k := i, uint(0), byte(' '), uint(0)
 		if i+4 < uint(len(s)) {
 			// Unrolled: the digits a group may have and the byte after
 			// them are in s.
 			t := s[i : i+5 : i+5]
-			k := uint(0)
 			if d := uint(hexVal[t[0]]); d <= 15 {
 				acc, k = d, 1
 				if d := uint(hexVal[t[1]]); d <= 15 {
@@ -137,8 +136,9 @@ func scanIPv6(s []byte) (netip.Addr, int, bool) {
 				}
 				acc = acc<<4 | uint(d)
 			}
+			k = i - start
 		}
-		if k := i - start; k-1 > 3 {
+		if k-1 > 3 {
 			// No digit after a colon: the second colon of the only "::",
 			// which may end the address. Or more than 4 digits.
 			if k != 0 || c != ':' || ell >= 0 || start == 0 {
