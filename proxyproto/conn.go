@@ -92,7 +92,7 @@ func ReadConn(raw net.Conn, deadline time.Time, maxLen int) (*Conn, error) {
 				if n > hn {
 					// A grown buffer holds more than the header only after
 					// a long v1 line (2 bytes at most): move them.
-					if &buf[0] != &c.buf[0] {
+					if len(buf) != len(c.buf) {
 						n = copy(c.buf[:], buf[hn:n])
 						hn = 0
 					}

@@ -221,7 +221,7 @@ func parseV1Valid(h *Header, b []byte) (int, bool) {
 		return 0, false
 	}
 	i += int(k)
-	if n := i + 2; n > len(b) || n > maxV1Len || binary.LittleEndian.Uint16(b[i:]) != crlf {
+	if i+2 > len(b) || i+2 > maxV1Len || binary.LittleEndian.Uint16(b[i:i+2]) != crlf {
 		return 0, false
 	}
 	h.setV1(v6, src, dst, uint16(sp), uint16(dp))
