@@ -86,8 +86,17 @@ func ReadConn(raw net.Conn, deadline time.Time, maxLen int) (*Conn, error) {
 		n += m
 		if m > 0 {
 			// The header usually arrives whole, in the first read: parse
-			// first, and apply the length cap's rules to what is left.
-			hn, perr := parse(&c.header, buf[:n])
+			// first (a valid TCP4 or TCP6 line straight away), and apply
+			// the length cap's rules to what is left.
+			var hn int
+			var ok bool
+			if buf[0] == v1Sig[0] {
+				hn, ok = parseV1Valid(&c.header, buf[:n])
+			}
+			var perr error
+			if !ok {
+				hn, perr = parse(&c.header, buf[:n])
+			}
 			if perr == nil && (c.header.Version == 1 || hn <= maxLen) {
 				if n > hn {
 					// A grown buffer holds more than the header only after
