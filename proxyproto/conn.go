@@ -152,14 +152,20 @@ func ReadConn(raw net.Conn, deadline time.Time, maxLen int) (*Conn, error) {
 			return nil, err
 		}
 	}
-	if c.header.Command == Proxy {
-		c.setAddrs()
+	if h := &c.header; h.Command == Proxy {
+		if h.Protocol == TCP4 || h.Protocol == TCP6 {
+			// The Conn is new: only IP and Port are set.
+			c.tcp[0].IP, c.tcp[0].Port = c.ip(0, h.Source.Addr()), int(h.Source.Port())
+			c.tcp[1].IP, c.tcp[1].Port = c.ip(1, h.Destination.Addr()), int(h.Destination.Port())
+		} else {
+			c.setAddrs()
+		}
 	}
 	return c, nil
 }
 
-// setAddrs sets the addresses of a PROXY header, with IPv4-mapped
-// addresses unmapped.
+// setAddrs sets the addresses of a PROXY header over UDP or UNIX, with
+// IPv4-mapped addresses unmapped. ReadConn sets TCP ones itself.
 func (c *Conn) setAddrs() {
 	h := &c.header
 	switch {
@@ -170,15 +176,11 @@ func (c *Conn) setAddrs() {
 			network = "unixgram"
 		}
 		c.addrs = &[2]net.Addr{&net.UnixAddr{Net: network, Name: unixName(src)}, &net.UnixAddr{Net: network, Name: unixName(dst)}}
-	case h.Protocol.IsDatagram():
+	default:
 		c.addrs = &[2]net.Addr{
 			&net.UDPAddr{IP: c.ip(0, h.Source.Addr()), Port: int(h.Source.Port())},
 			&net.UDPAddr{IP: c.ip(1, h.Destination.Addr()), Port: int(h.Destination.Port())},
 		}
-	default:
-		// The Conn is new: only IP and Port are set.
-		c.tcp[0].IP, c.tcp[0].Port = c.ip(0, h.Source.Addr()), int(h.Source.Port())
-		c.tcp[1].IP, c.tcp[1].Port = c.ip(1, h.Destination.Addr()), int(h.Destination.Port())
 	}
 }
 
