@@ -203,29 +203,27 @@ func parseV1Valid(h *Header, b []byte) (int, bool) {
 	}
 	i++
 	// The ports, the first followed by a space, the second by the CRLF,
-	// each read from the 8 bytes at its start as one number.
+	// each read with the bytes after it from the 8 bytes at its start as
+	// one number (with '0' subtracted from each byte; the NULs past the
+	// end of b match neither).
 	x := load64(b, i) ^ 0x30303030_30303030
 	k := decimalLen(x)
 	sp := decimal(x, k)
-	if k-1 > 4 || k > 1 && x&0xFF == 0 || sp > 0xFFFF {
+	if k-1 > 4 || k > 1 && x&0xFF == 0 || sp > 0xFFFF || byte(x>>(8*k&63)) != ' '^0x30 {
 		return 0, false
 	}
-	if i += int(k); i >= len(b) || b[i] != ' ' {
-		return 0, false
-	}
-	i++
+	i += int(k) + 1
 	x = load64(b, i) ^ 0x30303030_30303030
 	k = decimalLen(x)
 	dp := decimal(x, k)
-	if k-1 > 4 || k > 1 && x&0xFF == 0 || dp > 0xFFFF {
+	if k-1 > 4 || k > 1 && x&0xFF == 0 || dp > 0xFFFF || uint16(x>>(8*k&63)) != crlf^0x3030 {
 		return 0, false
 	}
-	i += int(k)
-	if i+2 > len(b) || i+2 > maxV1Len || binary.LittleEndian.Uint16(b[i:i+2]) != crlf {
+	if i += int(k) + 2; i > maxV1Len {
 		return 0, false
 	}
 	h.setV1(v6, src, dst, uint16(sp), uint16(dp))
-	return i + 2, true
+	return i, true
 }
 
 // v1Word0, v1TCP4 and v1TCP6 are "PROXY TC", "P4 " and "P6 " read as
