@@ -86,13 +86,22 @@ func ReadConn(raw net.Conn, deadline time.Time, maxLen int) (*Conn, error) {
 		n += m
 		if m > 0 {
 			// The header usually arrives whole, in the first read: parse
-			// first, and apply the length cap's rules to what is left.
-			hn, perr := parse(&c.header, buf[:n])
+			// first (a valid TCP4 or TCP6 line straight away), and apply
+			// the length cap's rules to what is left.
+			var hn int
+			var ok bool
+			if buf[0] == v1Sig[0] {
+				hn, ok = parseV1Valid(&c.header, buf[:n])
+			}
+			var perr error
+			if !ok {
+				hn, perr = parse(&c.header, buf[:n])
+			}
 			if perr == nil && (c.header.Version == 1 || hn <= maxLen) {
 				if n > hn {
 					// A grown buffer holds more than the header only after
 					// a long v1 line (2 bytes at most): move them.
-					if &buf[0] != &c.buf[0] {
+					if len(buf) != len(c.buf) {
 						n = copy(c.buf[:], buf[hn:n])
 						hn = 0
 					}
@@ -143,14 +152,20 @@ func ReadConn(raw net.Conn, deadline time.Time, maxLen int) (*Conn, error) {
 			return nil, err
 		}
 	}
-	if c.header.Command == Proxy {
-		c.setAddrs()
+	if h := &c.header; h.Command == Proxy {
+		if h.Protocol == TCP4 || h.Protocol == TCP6 {
+			// The Conn is new: only IP and Port are set.
+			c.tcp[0].IP, c.tcp[0].Port = c.ip(0, h.Source.Addr()), int(h.Source.Port())
+			c.tcp[1].IP, c.tcp[1].Port = c.ip(1, h.Destination.Addr()), int(h.Destination.Port())
+		} else {
+			c.setAddrs()
+		}
 	}
 	return c, nil
 }
 
-// setAddrs sets the addresses of a PROXY header, with IPv4-mapped
-// addresses unmapped.
+// setAddrs sets the addresses of a PROXY header over UDP or UNIX, with
+// IPv4-mapped addresses unmapped. ReadConn sets TCP ones itself.
 func (c *Conn) setAddrs() {
 	h := &c.header
 	switch {
@@ -161,15 +176,11 @@ func (c *Conn) setAddrs() {
 			network = "unixgram"
 		}
 		c.addrs = &[2]net.Addr{&net.UnixAddr{Net: network, Name: unixName(src)}, &net.UnixAddr{Net: network, Name: unixName(dst)}}
-	case h.Protocol.IsDatagram():
+	default:
 		c.addrs = &[2]net.Addr{
 			&net.UDPAddr{IP: c.ip(0, h.Source.Addr()), Port: int(h.Source.Port())},
 			&net.UDPAddr{IP: c.ip(1, h.Destination.Addr()), Port: int(h.Destination.Port())},
 		}
-	default:
-		// The Conn is new: only IP and Port are set.
-		c.tcp[0].IP, c.tcp[0].Port = c.ip(0, h.Source.Addr()), int(h.Source.Port())
-		c.tcp[1].IP, c.tcp[1].Port = c.ip(1, h.Destination.Addr()), int(h.Destination.Port())
 	}
 }
 

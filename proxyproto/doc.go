@@ -49,8 +49,8 @@
 //
 // Reading a header off a connection with [ReadConn] (BenchmarkStream,
 // counted with callgrind) takes about 900 instructions for a v2 TCP4
-// header, 1,070 for v2 TCP6 with two TLVs, 1,520 for a v1 TCP4 line and
-// 2,540 for v1 TCP6, and one allocation, the Conn; go-proxyproto's Read
+// header, 1,060 for v2 TCP6 with two TLVs, 1,330 for a v1 TCP4 line and
+// 1,950 for v1 TCP6, and one allocation, the Conn; go-proxyproto's Read
 // over a reused bufio.Reader takes 5,290, 8,760, 6,700 and 9,930, and 7
 // or 8 allocations. On a busy machine the Conn's allocation, not the
 // parse, is most of ReadConn's time.

@@ -3,6 +3,7 @@ package proxyproto
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"net/netip"
 )
 
@@ -62,6 +63,9 @@ func parse(h *Header, b []byte) (int, error) {
 	}
 	switch b[0] {
 	case v1Sig[0]:
+		if n, ok := parseV1Valid(h, b); ok {
+			return n, nil
+		}
 		return parseV1(h, b)
 	case v2Sig[0]:
 		return parseV2(h, b)
@@ -89,9 +93,6 @@ func parseV1(h *Header, b []byte) (int, error) {
 	}
 	if n < len(v1Sig) {
 		return 0, ErrIncomplete
-	}
-	if n, ok := parseV1Valid(h, b); ok {
-		return n, nil
 	}
 	end := bytes.IndexByte(b[:min(len(b), maxV1Len)], '\n')
 	if end < 0 || b[end-1] != '\r' {
@@ -163,34 +164,77 @@ func parseV1(h *Header, b []byte) (int, error) {
 // else, which parseV1 then reads step by step to tell what is wrong. The
 // fields hold no LF, so the line it takes is the one parseV1 finds.
 func parseV1Valid(h *Header, b []byte) (int, bool) {
-	if len(b) < 11 || string(b[6:9]) != "TCP" || (b[9] != '4' && b[9] != '6') || b[10] != ' ' {
+	if len(b) < 12 || binary.LittleEndian.Uint64(b) != v1Word0 {
 		return 0, false
 	}
-	v6 := b[9] == '6'
-	src, rest, ok := v1ValidAddr(b[11:], v6)
-	if !ok {
+	var v6 bool
+	switch binary.LittleEndian.Uint32(b[8:]) & 0xFFFFFF {
+	case v1TCP4:
+	case v1TCP6:
+		v6 = true
+	default:
 		return 0, false
 	}
-	dst, rest, ok := v1ValidAddr(rest, v6)
-	if !ok {
+	// The addresses, each followed by a space (scanIPv6 stops only at
+	// one, or at the end of b).
+	i := 11
+	var src, dst netip.Addr
+	if v6 {
+		a, n, ok := scanIPv6(b[i:])
+		if i += n; !ok || i >= len(b) {
+			return 0, false
+		}
+		src = a
+		a, n, ok = scanIPv6(b[i+1:])
+		if i += n + 1; !ok || i >= len(b) {
+			return 0, false
+		}
+		dst = a
+	} else {
+		a, n, ok := scanIPv4(b[i:])
+		if i += n; !ok || i >= len(b) || b[i] != ' ' {
+			return 0, false
+		}
+		d, n, ok := scanIPv4(b[i+1:])
+		if i += n + 1; !ok || i >= len(b) || b[i] != ' ' {
+			return 0, false
+		}
+		src, dst = netip.AddrFrom4(a), netip.AddrFrom4(d)
+	}
+	i++
+	// The ports, the first followed by a space, the second by the CRLF,
+	// each read with the bytes after it from the 8 bytes at its start as
+	// one number (with '0' subtracted from each byte; the NULs past the
+	// end of b match neither).
+	x := load64(b, i) ^ 0x30303030_30303030
+	k := decimalLen(x)
+	sp := decimal(x, k)
+	if k-1 > 4 || k > 1 && x&0xFF == 0 || sp > 0xFFFF || byte(x>>(8*k&63)) != ' '^0x30 {
 		return 0, false
 	}
-	sp, k := scanPort(rest)
-	if k == 0 || k == len(rest) || rest[k] != ' ' {
+	i += int(k) + 1
+	x = load64(b, i) ^ 0x30303030_30303030
+	k = decimalLen(x)
+	dp := decimal(x, k)
+	if k-1 > 4 || k > 1 && x&0xFF == 0 || dp > 0xFFFF || uint16(x>>(8*k&63)) != crlf^0x3030 {
 		return 0, false
 	}
-	rest = rest[k+1:]
-	dp, k := scanPort(rest)
-	if k == 0 || len(rest)-k < 2 || rest[k] != '\r' || rest[k+1] != '\n' {
+	if i += int(k) + 2; i > maxV1Len {
 		return 0, false
 	}
-	n := len(b) - len(rest) + k + 2
-	if n > maxV1Len {
-		return 0, false
-	}
-	h.setV1(v6, src, dst, sp, dp)
-	return n, true
+	h.setV1(v6, src, dst, uint16(sp), uint16(dp))
+	return i, true
 }
+
+// v1Word0, v1TCP4 and v1TCP6 are "PROXY TC", "P4 " and "P6 " read as
+// little-endian numbers: the first 8 bytes of a TCP4 or TCP6 line and the
+// 3 after them. crlf is "\r\n" read the same way.
+const (
+	v1Word0 = 0x43_54_20_59_58_4F_52_50
+	v1TCP4  = 0x20_34_50
+	v1TCP6  = 0x20_36_50
+	crlf    = 0x0A_0D
+)
 
 // setV1 fills h from the fields of a TCP4 or TCP6 line.
 func (h *Header) setV1(v6 bool, src, dst netip.Addr, sp, dp uint16) {
@@ -217,27 +261,52 @@ func v1ValidAddr(s []byte, v6 bool) (netip.Addr, []byte, bool) {
 	return netip.Addr{}, nil, false
 }
 
-// scanPort reads the decimal port at the start of s: at most 5 digits
-// without a heading zero, at most 65535. It returns 0 bytes read when
-// there is none; the caller checks what follows.
-func scanPort(s []byte) (uint16, int) {
-	v, n := uint(0), 0
-	for n < len(s) && n < 5 {
-		d := s[n] - '0'
-		if d > 9 {
-			break
-		}
-		v = v*10 + uint(d)
-		n++
-		if v == 0 {
-			// A heading zero: "0" is the whole port.
-			break
-		}
+// load64 returns the 8 bytes of b from i as a little-endian number,
+// padded with NULs past the end of b.
+func load64(b []byte, i int) uint64 {
+	if i+8 <= len(b) {
+		return binary.LittleEndian.Uint64(b[i : i+8])
 	}
-	if v > 0xFFFF {
+	var w uint64
+	for k := len(b) - 1; k >= i; k-- {
+		w = w<<8 | uint64(b[k])
+	}
+	return w
+}
+
+// scanPort reads the decimal port at the start of s: at most 5 digits
+// without a heading zero, at most 65535, followed by a byte that is not a
+// digit or by the end of s. It returns 0 bytes read when there is none.
+func scanPort(s []byte) (uint16, int) {
+	x := load64(s, 0) ^ 0x30303030_30303030
+	k := decimalLen(x)
+	if k-1 > 4 || k > 1 && x&0xFF == 0 {
 		return 0, 0
 	}
-	return uint16(v), n
+	if v := decimal(x, k); v <= 0xFFFF {
+		return uint16(v), int(k)
+	}
+	return 0, 0
+}
+
+// decimalLen and decimal read the decimal number at the start of x, 8
+// bytes read as a little-endian number with '0' subtracted from each
+// (xored with 0x30), so that digits are the bytes 0-9: decimalLen returns
+// the number of digits before the first other byte, and decimal the value
+// of the first k of them, 1 <= k <= 8.
+func decimalLen(x uint64) uint {
+	// A byte that is 10 or more has its top bit set in nd.
+	nd := ((x & 0x7F7F7F7F_7F7F7F7F) + 0x76767676_76767676 | x) & 0x80808080_80808080
+	return uint(bits.TrailingZeros64(nd)) >> 3
+}
+
+func decimal(x uint64, k uint) uint64 {
+	// The digits moved to the top, behind zeros (the first digit is the
+	// lowest byte), then combined in pairs, fours and eights.
+	x <<= (64 - 8*k) & 63
+	x = (x*10 + x>>8) & 0x00FF00FF_00FF00FF
+	x = (x*100 + x>>16) & 0x0000FFFF_0000FFFF
+	return (x*10000 + x>>32) & 0xFFFFFFFF
 }
 
 // v1ProtocolPrefix reports whether b, the start of the line after

@@ -90,11 +90,13 @@ func parseIPv6(s []byte) (netip.Addr, bool) {
 // scanIPv6 parses the IPv6 address at the start of s, up to the end of s
 // or a space, and returns the number of bytes it spans.
 //
-// The groups are shifted into a 128-bit number (hi, lo) as they are read;
-// after a "::", the groups that follow it are moved down to the end.
+// The groups are written into the address in order; after a "::", the
+// groups that follow it are moved down to the end.
 func scanIPv6(s []byte) (netip.Addr, int, bool) {
-	var hi, lo uint64
-	n, ell, i := 0, -1, 0
+	// 2 spare bytes, so that storing group n&7 needs no bounds check. A
+	// ninth group overwrites the first, and fails the count at the end.
+	var ip [18]byte
+	n, ell, i := 0, -1, uint(0)
 	if len(s) >= 2 && s[0] == ':' && s[1] == ':' {
 		if len(s) == 2 || s[2] == ' ' {
 			return netip.IPv6Unspecified(), 2, true
@@ -102,86 +104,111 @@ func scanIPv6(s []byte) (netip.Addr, int, bool) {
 		ell, i = 0, 2
 	}
 	for {
-		start, acc := i, uint64(0)
-		for i < len(s) {
-			d := hexVal[s[i]]
-			if d > 15 {
+		// A group of hex digits, then c, the byte after them: a space at
+		// the end of s.
+		start, acc, c, k := i, uint(0), byte(' '), uint(0)
+		if i+4 < uint(len(s)) {
+			// Unrolled: the digits a group may have and the byte after
+			// them are in s.
+			t := s[i : i+5 : i+5]
+			if d := uint(hexVal[t[0]]); d <= 15 {
+				acc, k = d, 1
+				if d := uint(hexVal[t[1]]); d <= 15 {
+					acc, k = acc<<4|d, 2
+					if d := uint(hexVal[t[2]]); d <= 15 {
+						acc, k = acc<<4|d, 3
+						if d := uint(hexVal[t[3]]); d <= 15 {
+							acc, k = acc<<4|d, 4
+							if hexVal[t[4]] <= 15 {
+								return netip.Addr{}, 0, false
+							}
+						}
+					}
+				}
+			}
+			i, c = i+k, t[k]
+		} else {
+			for ; i < uint(len(s)); i++ {
+				d := hexVal[s[i]]
+				if d > 15 {
+					c = s[i]
+					break
+				}
+				acc = acc<<4 | uint(d)
+			}
+			k = i - start
+		}
+		if k-1 > 3 {
+			// No digit after a colon: the second colon of the only "::",
+			// which may end the address. Or more than 4 digits.
+			if k != 0 || c != ':' || ell >= 0 || start == 0 {
+				return netip.Addr{}, 0, false
+			}
+			ell = n
+			if i++; i == uint(len(s)) || s[i] == ' ' {
 				break
 			}
-			acc = acc<<4 | uint64(d)
+			continue
+		}
+		if c == ':' {
+			binary.BigEndian.PutUint16(ip[(2*n)&15:], uint16(acc))
+			n++
 			i++
+			continue
 		}
-		if nd := i - start; nd == 0 || nd > 4 {
-			return netip.Addr{}, 0, false
-		}
-		if i < len(s) && s[i] == '.' {
+		if c == '.' {
 			// A dotted quad takes the last two groups.
 			if n > 6 || (ell < 0 && n != 6) {
 				return netip.Addr{}, 0, false
 			}
 			q, k, ok := scanIPv4(s[start:])
-			if i = start + k; !ok || i < len(s) && s[i] != ' ' {
+			if i = start + uint(k); !ok || i < uint(len(s)) && s[i] != ' ' {
 				return netip.Addr{}, 0, false
 			}
-			hi, lo = hi<<32|lo>>32, lo<<32|uint64(binary.BigEndian.Uint32(q[:]))
+			copy(ip[(2*n)&15:], q[:])
 			n += 2
 			break
 		}
-		if n == 8 {
+		if c != ' ' {
 			return netip.Addr{}, 0, false
 		}
-		hi, lo = hi<<16|lo>>48, lo<<16|acc
+		binary.BigEndian.PutUint16(ip[(2*n)&15:], uint16(acc))
 		n++
-		if i == len(s) || s[i] == ' ' {
-			break
-		}
-		if s[i] != ':' || i+1 == len(s) || s[i+1] == ' ' {
-			return netip.Addr{}, 0, false
-		}
-		i++
-		if s[i] == ':' {
-			if ell >= 0 {
-				return netip.Addr{}, 0, false
-			}
-			ell = n
-			i++
-			if i == len(s) || s[i] == ' ' {
-				break
-			}
-		}
+		break
 	}
-	if ell >= 0 {
-		// "::" stands for at least one group: the groups before it move
-		// up by the missing ones, those after it stay.
-		if n == 8 {
+	a := [16]byte(ip[:])
+	if ell < 0 {
+		if n != 8 {
 			return netip.Addr{}, 0, false
 		}
-		hi, lo = expand(hi, lo, uint(16*(n-ell)), uint(16*(8-n)))
-	} else if n != 8 {
+		return netip.AddrFrom16(a), int(i), true
+	}
+	// "::" stands for at least one group: the groups after it move down
+	// by the missing ones.
+	if n >= 8 {
 		return netip.Addr{}, 0, false
 	}
-	var ip [16]byte
-	binary.BigEndian.PutUint64(ip[:8], hi)
-	binary.BigEndian.PutUint64(ip[8:], lo)
-	return netip.AddrFrom16(ip), i, true
+	hi, lo := collapse(binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(a[8:]), uint(16*ell), uint(16*(8-n)))
+	binary.BigEndian.PutUint64(a[:8], hi)
+	binary.BigEndian.PutUint64(a[8:], lo)
+	return netip.AddrFrom16(a), int(i), true
 }
 
-// expand shifts the bits of the 128-bit number (hi, lo) above its low
-// keep bits up by shift bits, 0 < shift < 128, keep+shift <= 128.
-func expand(hi, lo uint64, keep, shift uint) (uint64, uint64) {
+// collapse shifts the bits of the 128-bit number (hi, lo) below its top
+// keep bits down by shift bits, keep < 128, 0 < shift <= 128.
+func collapse(hi, lo uint64, keep, shift uint) (uint64, uint64) {
 	// The kept bits, and the rest with the kept ones cleared.
 	var khi, klo uint64
-	switch {
-	case keep >= 64:
-		khi, klo = hi&(1<<(keep-64)-1), lo
-	default:
-		klo = lo & (1<<keep - 1)
+	if keep <= 64 {
+		khi = hi &^ (^uint64(0) >> keep)
+	} else {
+		khi, klo = hi, lo&^(^uint64(0)>>(keep-64))
 	}
 	hi, lo = hi^khi, lo^klo
 	if shift >= 64 {
-		hi, lo = lo<<(shift-64), 0
+		hi, lo = 0, hi>>(shift-64)
 	} else {
-		hi, lo = hi<<shift|lo>>(64-shift), lo<<shift
+		hi, lo = hi>>shift, lo>>shift|hi<<(64-shift)
 	}
 	return hi | khi, lo | klo
 }
