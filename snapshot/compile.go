@@ -193,6 +193,10 @@ type Compiler struct {
 	backends    backendStats            // per route's side and mirror, across publishes
 	placeholder *proxy.Cluster          // for routes whose upstream is not built
 	monitored   map[string]bool         // the upstream IDs the monitor took at the last apply
+	// applied is the snapshot committed last, whose clusters and
+	// transports the registry and transports hold: a compile that keeps
+	// all of them plans neither.
+	applied *Snapshot
 }
 
 func (c *Compiler) init() {
@@ -338,8 +342,6 @@ func (r *run) build(form config.Form, prev *Snapshot) *Snapshot {
 	doc, c := r.doc, r.c
 	s := &Snapshot{
 		doc: doc, canon: form, files: r.files, live: c.live,
-		clusters:  make(map[string]*proxy.Cluster, len(doc.Upstreams)),
-		upstreams: make(map[string]*compiledUpstream, len(doc.Upstreams)),
 	}
 	prevTLS := prev
 	if prev != nil && !bytes.Equal(prev.canon.Global(), form.Global()) {
@@ -570,9 +572,13 @@ func sameClusters(h *config.Host, s, prev *Snapshot) bool {
 // transports. It runs before the snapshot is stored, so a request that reads
 // the new snapshot finds its clusters populated.
 func (s *Snapshot) commit() {
-	s.plan.Commit()
+	if s.plan != nil { // nil: the registry holds the snapshot's clusters already
+		s.plan.Commit()
+	}
 	s.live.table.Store(s.tls) // before the transports, whose handshakes read it
-	s.transports.commit()
+	if s.transports != nil {
+		s.transports.commit()
+	}
 	s.plan, s.transports = nil, nil
 }
 

@@ -433,6 +433,7 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 	}
 	snap.revision = r.id
 	snap.commit()
+	c.applied = snap
 	p.cfg.Store.swap(snap)
 	c.GateState.RetainMetrics(snap.gate)
 	if err := c.startHealth(snap, p.own); err != nil {
