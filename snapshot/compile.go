@@ -304,12 +304,27 @@ func Validate(doc *config.Document) []*ValidationError {
 // canonical returns the canonical form of any document, written over
 // scratch's memory (see [config.CanonicalFormOver]).
 func canonical(scratch config.Form, doc *config.Document) (form config.Form, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			form, err = config.Form{}, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("canonical form panic: ", v)}
-		}
-	}()
-	if form, err = config.CanonicalFormOver(scratch, doc); err != nil {
+	defer recoverCanonical(&form, &err)
+	return canonicalProblem(config.CanonicalFormOver(scratch, doc))
+}
+
+// canonicalSince is canonical taking from base, the form of an earlier
+// document, what did not change since (see [config.CanonicalFormSince]).
+func canonicalSince(scratch, base config.Form, doc *config.Document) (form config.Form, err error) {
+	defer recoverCanonical(&form, &err)
+	return canonicalProblem(config.CanonicalFormSince(scratch, base, doc))
+}
+
+// recoverCanonical turns a panic of the canonical form into a problem.
+func recoverCanonical(form *config.Form, err *error) {
+	if v := recover(); v != nil {
+		*form, *err = config.Form{}, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("canonical form panic: ", v)}
+	}
+}
+
+// canonicalProblem returns the form, or the error as a problem.
+func canonicalProblem(form config.Form, err error) (config.Form, error) {
+	if err != nil {
 		return form, &ValidationError{Code: CodeCompileInternal, Msg: err.Error()}
 	}
 	return form, nil

@@ -1,0 +1,139 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// populated returns an Upstream with every field set: one element in each
+// list, one key in each map, every pointer set.
+func populated() *Upstream {
+	var u Upstream
+	walkLeaves(reflect.ValueOf(&u).Elem(), func(v reflect.Value) { fillLeaf(v, 1) })
+	return &u
+}
+
+// walkLeaves calls f with every leaf under v (a string, number, bool or
+// map), making the list elements and pointees it walks into.
+func walkLeaves(v reflect.Value, f func(reflect.Value)) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			walkLeaves(v.Field(i), f)
+		}
+	case reflect.Slice:
+		if v.Len() == 0 {
+			v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		}
+		for i := range v.Len() {
+			walkLeaves(v.Index(i), f)
+		}
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		walkLeaves(v.Elem(), f)
+	default:
+		f(v)
+	}
+}
+
+// fillLeaf sets a leaf to a value of n.
+func fillLeaf(v reflect.Value, n int) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(fmt.Sprint("s", n))
+	case reflect.Bool:
+		v.SetBool(n%2 == 1)
+	case reflect.Int:
+		v.SetInt(int64(n))
+	case reflect.Float64:
+		v.SetFloat(float64(n) / 4)
+	case reflect.Map:
+		if v.IsNil() {
+			v.Set(reflect.MakeMap(v.Type()))
+		}
+		v.SetMapIndex(reflect.ValueOf("k"), reflect.ValueOf(fmt.Sprint("v", n)))
+	default:
+		panic("a leaf of kind " + v.Kind().String())
+	}
+}
+
+// TestSameUpstreamComparesEveryField changes each field of an upstream in
+// turn: the upstream is no longer the same, so a field added to Upstream
+// and left out of the comparison fails here.
+func TestSameUpstreamComparesEveryField(t *testing.T) {
+	base := populated()
+	require.True(t, sameUpstream(base, populated()))
+	leaves := 0
+	walkLeaves(reflect.ValueOf(base).Elem(), func(reflect.Value) { leaves++ })
+	for k := range leaves {
+		u := populated()
+		i := 0
+		walkLeaves(reflect.ValueOf(u).Elem(), func(v reflect.Value) {
+			if i == k {
+				fillLeaf(v, 2)
+			}
+			i++
+		})
+		assert.False(t, sameUpstream(base, u), "leaf %d changed", k)
+	}
+	assert.False(t, sameUpstream(base, &Upstream{ID: base.ID}))
+}
+
+// TestCopyUpstreamSharesNothing: changing every field of the copy leaves
+// the original as it was.
+func TestCopyUpstreamSharesNothing(t *testing.T) {
+	u := populated()
+	c := copyUpstream(u)
+	require.True(t, sameUpstream(u, c))
+	walkLeaves(reflect.ValueOf(c).Elem(), func(v reflect.Value) { fillLeaf(v, 2) })
+	assert.Equal(t, populated(), u)
+}
+
+// TestCanonicalFormSinceMatchesCanonicalForm: a form made since another
+// document's has the bytes of one made from scratch, whatever changed,
+// a document changed in place after its form was made included.
+func TestCanonicalFormSinceMatchesCanonicalForm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	doc := &Document{}
+	for i := range 6 {
+		doc.Upstreams = append(doc.Upstreams, Upstream{ID: fmt.Sprint("u", i),
+			Destinations: []Destination{{ID: "d", Address: "http://127.0.0.1:80"}}})
+	}
+	var base, scratch Form
+	for step := range 200 {
+		u := &doc.Upstreams[rng.IntN(len(doc.Upstreams))]
+		switch rng.IntN(6) {
+		case 0: // in place: the form's copy still holds the old value
+			u.Destinations[0].Address = fmt.Sprint("http://127.0.0.1:", 80+rng.IntN(3))
+		case 1:
+			u.Metadata = map[string]string{"zone": fmt.Sprint("z", rng.IntN(2))}
+		case 2:
+			u.Health.Passive.FailureRate = float64(rng.IntN(3)) / 10
+		case 3:
+			doc.Upstreams = append(doc.Upstreams[1:], doc.Upstreams[0])
+		case 4:
+			off := rng.IntN(2) == 0
+			u.Affinity.Cookie.HTTPOnly = &off
+		case 5:
+			u.HTTP.TLS.Pins = append(u.HTTP.TLS.Pins[:0:0], fmt.Sprint("pin", rng.IntN(2)))
+		}
+		want, err := CanonicalForm(doc)
+		require.NoError(t, err)
+		got, err := CanonicalFormSince(scratch, base, doc)
+		require.NoError(t, err)
+		require.Equal(t, string(want.Bytes()), string(got.Bytes()), "step %d", step)
+		for i := range doc.Upstreams {
+			require.Equal(t, string(want.Upstream(i)), string(got.Upstream(i)), "step %d", step)
+		}
+		require.True(t, json.Valid(got.Bytes()))
+		base, scratch = got.Clone(), got
+	}
+}
