@@ -64,11 +64,12 @@ type Checker struct {
 	into *[]*ValidationError
 
 	// upstreams holds every upstream ID the document has, valid or not,
-	// and policies every policy ID: the entry that claimed a valid one,
-	// or the first entry of the ID with index -1 while none has. A
-	// reference to an ID that is malformed or taken is not reported
-	// again, and a policy ID names an access list when its first entry
-	// is one.
+	// with the index of its first upstream, which claims it when it is
+	// valid (upstreams are claimed in order); policies every policy ID:
+	// the entry that claimed a valid one, or the first entry of the ID
+	// with index -1 while none has. A reference to an ID that is
+	// malformed or taken is not reported again, and a policy ID names an
+	// access list when its first entry is one.
 	upstreams map[string]ref
 	policies  map[string]ref
 
@@ -84,7 +85,9 @@ type Checker struct {
 func NewChecker(doc *Document, into *[]*ValidationError) *Checker {
 	c := &Checker{doc: doc, into: into, destUpstream: -1, upstreams: make(map[string]ref, len(doc.Upstreams))}
 	for i := range doc.Upstreams {
-		c.upstreams[doc.Upstreams[i].ID] = ref{"upstreams", -1}
+		if _, ok := c.upstreams[doc.Upstreams[i].ID]; !ok {
+			c.upstreams[doc.Upstreams[i].ID] = ref{"upstreams", i}
+		}
 	}
 	if n := len(doc.AccessLists) + len(doc.RuleSets) + len(doc.RateLimits) + len(doc.ForwardAuths); n > 0 {
 		c.policies = make(map[string]ref, n)
@@ -121,7 +124,14 @@ func (c *Checker) add(code, path, msg string) {
 // upstream's own: valid and not an earlier upstream's. Call it for every
 // upstream, in order.
 func (c *Checker) UpstreamID(i int) bool {
-	return c.claim(c.doc.Upstreams[i].ID, ref{"upstreams", i}, c.upstreams, upstreamIDCodes)
+	id := c.doc.Upstreams[i].ID
+	if first := c.upstreams[id]; first.i != i {
+		if c.checkID(id, ref{"upstreams", i}, upstreamIDCodes) {
+			c.add(upstreamIDCodes.duplicate, ref{"upstreams", i}.path()+".id", quote(id)+" is also "+first.path())
+		}
+		return false
+	}
+	return c.checkID(id, ref{"upstreams", i}, upstreamIDCodes)
 }
 
 // Destination checks upstreams[i].destinations[j] (its ID among the
@@ -490,6 +500,20 @@ var (
 // an earlier entry in seen. It records e as the owner of a new valid ID
 // and reports whether the ID is e's own.
 func (c *Checker) claim(id string, e ref, seen map[string]ref, codes idCodes) bool {
+	if !c.checkID(id, e, codes) {
+		return false
+	}
+	if prev := seen[id]; prev.list != "" && prev.i >= 0 {
+		c.add(codes.duplicate, e.path()+".id", quote(id)+" is also "+prev.path())
+		return false
+	}
+	seen[id] = e
+	return true
+}
+
+// checkID reports whether id, entry e's, is a valid ID, and records the
+// problem when it is not.
+func (c *Checker) checkID(id string, e ref, codes idCodes) bool {
 	switch {
 	case id == "":
 		c.add(codes.missing, e.path()+".id", "an ID is required")
@@ -498,11 +522,6 @@ func (c *Checker) claim(id string, e ref, seen map[string]ref, codes idCodes) bo
 		c.add(codes.invalid, e.path()+".id", quote(id)+": "+idRule)
 		return false
 	}
-	if prev := seen[id]; prev.list != "" && prev.i >= 0 {
-		c.add(codes.duplicate, e.path()+".id", quote(id)+" is also "+prev.path())
-		return false
-	}
-	seen[id] = e
 	return true
 }
 
