@@ -27,6 +27,9 @@ type run struct {
 	// index), for the TLS table and the gate's per-request re-check
 	// alike.
 	hostCAs [][]*x509.Certificate
+	// keptClusters: the snapshot has the applied one's clusters, every
+	// upstream unchanged.
+	keptClusters bool
 }
 
 // add records a document-level problem. Paths and messages are built by

@@ -387,7 +387,7 @@ func (r *run) build(form config.Form, prev *Snapshot) *Snapshot {
 	if a := doc.Global.DefaultAnswer; a != nil {
 		gc.Default = answer(a)
 	}
-	reuse := c.reusableHosts(doc, s, prev)
+	reuse := c.reusableHosts(doc, s, prev, r.keptClusters)
 	for i, h := range reuse {
 		// A client CA file read again may hold other roots: the host's
 		// re-check must take them.
@@ -540,16 +540,16 @@ func gateHostPath(rest string) string {
 // reusableHosts returns, for each host of doc, the host compiled by prev
 // at the same position when nothing it depends on changed: its own block,
 // the global block (checked by build), the policy blocks it names, and the
-// clusters its routes lead to. A host that moved is compiled again. It
-// returns nil when nothing can be reused.
-func (c *Compiler) reusableHosts(doc *config.Document, s, prev *Snapshot) []*gate.Host {
+// clusters its routes lead to (all of prev's when kept). A host that
+// moved is compiled again. It returns nil when nothing can be reused.
+func (c *Compiler) reusableHosts(doc *config.Document, s, prev *Snapshot, kept bool) []*gate.Host {
 	if prev == nil || prev.gate == nil || !bytes.Equal(prev.canon.Policies(), s.canon.Policies()) || prev.httpsPort != s.httpsPort {
 		return nil
 	}
 	reuse := make([]*gate.Host, len(doc.Hosts))
 	for i := range min(len(doc.Hosts), prev.canon.Hosts()) {
 		if bytes.Equal(prev.canon.Host(i), s.canon.Host(i)) &&
-			sameClusters(&doc.Hosts[i], s, prev) {
+			sameClusters(&doc.Hosts[i], s, prev, kept) {
 			reuse[i] = prev.gate.Host(prev.hostIndex[i])
 		}
 	}
@@ -563,9 +563,9 @@ func sameCerts(a, b []*x509.Certificate) bool {
 }
 
 // sameClusters reports whether every route of h leads to the same compiled
-// cluster in s as in prev.
-func sameClusters(h *config.Host, s, prev *Snapshot) bool {
-	same := func(id string) bool { c := s.clusters[id]; return c != nil && c == prev.clusters[id] }
+// cluster in s as in prev; kept: s has prev's clusters.
+func sameClusters(h *config.Host, s, prev *Snapshot, kept bool) bool {
+	same := func(id string) bool { c := s.clusters[id]; return c != nil && (kept || c == prev.clusters[id]) }
 	for k := range h.Routes {
 		r := &h.Routes[k]
 		if len(r.Backends) == 0 && !same(r.Upstream) {

@@ -66,6 +66,7 @@ func (r *run) upstreams(s *Snapshot, form config.Form, prev *Snapshot) {
 		// transports hold what a plan of them would, and prev's clusters
 		// are built on them. A plan would change nothing.
 		s.upstreams, s.clusters = prev.upstreams, prev.clusters
+		r.keptClusters = true
 		for _, cu := range units {
 			r.enlist(s, cu, cu.cluster.Upstream, cu.cluster.Transport)
 		}
