@@ -64,9 +64,10 @@ type Form struct {
 	// policies covers everything after the upstreams: access lists,
 	// certificates and the gate's policy blocks, which hosts name by ID.
 	policies span
-	// upIn holds, for a form of CanonicalFormSince, a copy of each
-	// upstream its bytes are the encoding of.
-	upIn []*Upstream
+	// hostIn and upIn hold, for a form of CanonicalFormSince, a copy of
+	// each host and upstream its bytes are the encoding of.
+	hostIn []*Host
+	upIn   []*Upstream
 }
 
 // Bytes returns the canonical form, [Canonical]'s bytes. They must not be
@@ -120,6 +121,7 @@ func canonicalForm(scratch, base Form, since bool, doc *Document) (Form, error) 
 	e.spans.hosts = resize(scratch.hosts, len(doc.Hosts))
 	e.spans.upstreams = resize(scratch.upstreams, len(doc.Upstreams))
 	if since {
+		e.spans.hostIn = resize(scratch.hostIn, len(doc.Hosts))
 		e.spans.upIn = resize(scratch.upIn, len(doc.Upstreams))
 	}
 	e.document(doc)
@@ -139,8 +141,9 @@ func resize[T any](s []T, n int) []T {
 }
 
 // Clone returns a copy of f that shares no memory with it but the
-// upstream copies of [CanonicalFormSince], which no form modifies: one
-// allocation for the bytes, one for the ranges, one for those copies.
+// host and upstream copies of [CanonicalFormSince], which no form
+// modifies: one allocation for the bytes, one for the ranges, two for
+// those copies.
 func (f Form) Clone() Form {
 	c := f
 	c.bytes = slices.Clone(f.bytes)
@@ -148,7 +151,7 @@ func (f Form) Clone() Form {
 	c.hosts = spans[:copy(spans, f.hosts):len(f.hosts)]
 	c.upstreams = spans[len(f.hosts):]
 	copy(c.upstreams, f.upstreams)
-	c.upIn = slices.Clone(f.upIn)
+	c.hostIn, c.upIn = slices.Clone(f.hostIn), slices.Clone(f.upIn)
 	return c
 }
 
@@ -362,7 +365,7 @@ func (e *canonEnc) document(d *Document) {
 	e.spans.global.start = len(e.b)
 	e.global(&d.Global)
 	e.spans.global.end = len(e.b)
-	e.objects("hosts", len(d.Hosts), e.spans.hosts, func(i int) { e.host(&d.Hosts[i]) })
+	e.objects("hosts", len(d.Hosts), e.spans.hosts, func(i int) { e.hostFrom(i, &d.Hosts[i]) })
 	e.objects("upstreams", len(d.Upstreams), e.spans.upstreams, func(i int) { e.upstreamFrom(i, &d.Upstreams[i]) })
 	e.spans.policies.start = len(e.b)
 	defer func() { e.spans.policies.end = len(e.b) }()

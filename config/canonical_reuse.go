@@ -7,13 +7,14 @@ import (
 
 // CanonicalFormSince is [CanonicalFormOver] for a document that most
 // likely differs little from the one base is the form of (the applied
-// one, for a publish): an upstream equal to base's at the same index
-// takes its canonical bytes from base instead of being encoded again.
-// The bytes are those [CanonicalForm] returns. To tell an upstream equal,
-// the form keeps a copy of each upstream it encoded, which shares no
-// memory with doc, so that a document changed in place after it was
-// given is never taken for the one it was; a form that base is not one
-// of CanonicalFormSince's (the zero Form) encodes every upstream.
+// one, for a publish): a host or upstream equal to base's at the same
+// index takes its canonical bytes from base instead of being encoded
+// again. The bytes are those [CanonicalForm] returns. To tell a host or
+// upstream equal, the form keeps a copy of each one it encoded, which
+// shares no memory with doc, so that a document changed in place after
+// it was given is never taken for the one it was; with a base that is
+// not a form of CanonicalFormSince (the zero Form) every part is
+// encoded.
 func CanonicalFormSince(scratch, base Form, doc *Document) (Form, error) {
 	return canonicalForm(scratch, base, true, doc)
 }
@@ -40,7 +41,7 @@ func (e *canonEnc) upstreamFrom(i int, u *Upstream) {
 func sameUpstream(a, b *Upstream) bool {
 	return a.ID == b.ID && a.LoadBalancing == b.LoadBalancing && a.Health == b.Health && a.Limits == b.Limits &&
 		sameUpstreamHTTP(&a.HTTP, &b.HTTP) && sameAffinity(&a.Affinity, &b.Affinity) &&
-		maps.Equal(a.Metadata, b.Metadata) && slices.EqualFunc(a.Destinations, b.Destinations, sameDestination)
+		sameMap(a.Metadata, b.Metadata) && sameEach(a.Destinations, b.Destinations, sameDestination)
 }
 
 func sameUpstreamHTTP(a, b *UpstreamHTTP) bool {
@@ -53,16 +54,13 @@ func sameUpstreamHTTP(a, b *UpstreamHTTP) bool {
 func sameAffinity(a, b *Affinity) bool {
 	ca, cb := &a.Cookie, &b.Cookie
 	return a.Enabled == b.Enabled && a.Mode == b.Mode && a.FailurePolicy == b.FailurePolicy && a.Key == b.Key &&
-		ca.Path == cb.Path && ca.Domain == cb.Domain && sameBool(ca.HTTPOnly, cb.HTTPOnly) && ca.Secure == cb.Secure &&
+		ca.Path == cb.Path && ca.Domain == cb.Domain && samePtr(ca.HTTPOnly, cb.HTTPOnly) && ca.Secure == cb.Secure &&
 		ca.SameSite == cb.SameSite && ca.MaxAge == cb.MaxAge
 }
 
-func sameDestination(a, b Destination) bool {
-	return a.ID == b.ID && a.Address == b.Address && a.Health == b.Health && a.Drain == b.Drain && maps.Equal(a.Metadata, b.Metadata)
+func sameDestination(a, b *Destination) bool {
+	return a.ID == b.ID && a.Address == b.Address && a.Health == b.Health && a.Drain == b.Drain && sameMap(a.Metadata, b.Metadata)
 }
-
-// sameBool reports whether a and b are both nil or point to equal values.
-func sameBool(a, b *bool) bool { return a == b || a != nil && b != nil && *a == *b }
 
 // copyUpstream returns a copy of u that shares no memory with it.
 func copyUpstream(u *Upstream) *Upstream {
@@ -73,9 +71,139 @@ func copyUpstream(u *Upstream) *Upstream {
 	}
 	c.Metadata = maps.Clone(u.Metadata)
 	c.HTTP.TLS.Pins = slices.Clone(u.HTTP.TLS.Pins)
-	if p := u.Affinity.Cookie.HTTPOnly; p != nil {
-		v := *p
-		c.Affinity.Cookie.HTTPOnly = &v
+	c.Affinity.Cookie.HTTPOnly = clonePtr(u.Affinity.Cookie.HTTPOnly)
+	return &c
+}
+
+// hostFrom writes hosts[i]'s fields, from base's bytes when base encoded
+// an equal host at i, and records the host's copy.
+func (e *canonEnc) hostFrom(i int, h *Host) {
+	b, in := &e.base, e.spans.hostIn
+	if !e.since {
+		e.host(h)
+		return
+	}
+	if i < len(b.hostIn) && b.hostIn[i] != nil && sameHost(b.hostIn[i], h) {
+		e.b = append(e.b, b.Host(i)...)
+		in[i] = b.hostIn[i]
+		return
+	}
+	e.host(h)
+	in[i] = copyHost(h)
+}
+
+// sameHost reports whether a and b hold the same values, every field
+// compared (TestSameHostComparesEveryField changes each one).
+func sameHost(a, b *Host) bool {
+	return a.Kind == b.Kind && a.AccessList == b.AccessList && a.Certificate == b.Certificate && a.Server == b.Server &&
+		a.Robots == b.Robots && a.RequestID == b.RequestID && a.KeepUnderscoreHeaders == b.KeepUnderscoreHeaders &&
+		slices.Equal(a.Names, b.Names) && slices.Equal(a.Policies, b.Policies) &&
+		samePtr(a.Redirect, b.Redirect) && samePtr(a.Fixed, b.Fixed) && samePtr(a.TLS, b.TLS) && samePtr(a.HSTS, b.HSTS) &&
+		samePtr(a.HTTPSRedirect, b.HTTPSRedirect) && samePtr(a.Limits, b.Limits) && samePtr(a.AccessLog, b.AccessLog) &&
+		sameHeaders(&a.Headers, &b.Headers) &&
+		a.Compression.Enabled == b.Compression.Enabled && a.Compression.MinimumSize == b.Compression.MinimumSize &&
+		slices.Equal(a.Compression.Encodings, b.Compression.Encodings) &&
+		sameEach(a.Routes, b.Routes, sameRoute)
+}
+
+func sameRoute(a, b *Route) bool {
+	return a.ID == b.ID && a.Path == b.Path && a.PathType == b.PathType && a.Order == b.Order && a.Upstream == b.Upstream &&
+		a.MaxBodyBytes == b.MaxBodyBytes && a.HostHeader == b.HostHeader && a.HostName == b.HostName &&
+		a.Retry == b.Retry && a.Timeouts == b.Timeouts && a.Split.Sticky == b.Split.Sticky &&
+		slices.Equal(a.Match.Methods, b.Match.Methods) && slices.Equal(a.Match.Headers, b.Match.Headers) &&
+		slices.Equal(a.Match.Query, b.Match.Query) && slices.Equal(a.AllowInPath, b.AllowInPath) &&
+		slices.Equal(a.Policies, b.Policies) && sameRewrite(&a.Rewrite, &b.Rewrite) && sameHeaders(&a.Headers, &b.Headers) &&
+		sameEach(a.Backends, b.Backends, func(x, y *Backend) bool { return x.Upstream == y.Upstream && samePtr(x.Weight, y.Weight) }) &&
+		slices.Equal(a.Split.Force, b.Split.Force) && sameMirror(a.Mirror, b.Mirror) &&
+		samePtr(a.Redirect, b.Redirect) && samePtr(a.Fixed, b.Fixed)
+}
+
+func sameRewrite(a, b *Rewrite) bool {
+	return a.StripPrefix == b.StripPrefix && a.AddPrefix == b.AddPrefix && samePtr(a.RewriteLocation, b.RewriteLocation) &&
+		a.Template == b.Template && a.ReplacePrefix == b.ReplacePrefix && a.Path == b.Path &&
+		sameMap(a.Query.Set, b.Query.Set) && sameMap(a.Query.Add, b.Query.Add) && slices.Equal(a.Query.Remove, b.Query.Remove)
+}
+
+func sameHeaders(a, b *Headers) bool {
+	return slices.Equal(a.Request, b.Request) && slices.Equal(a.Response, b.Response)
+}
+
+// sameMirror compares the pointers' values, the percent's too.
+func sameMirror(a, b *Mirror) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	ca, cb := *a, *b
+	ca.Percent, cb.Percent = nil, nil
+	return ca == cb && samePtr(a.Percent, b.Percent)
+}
+
+// sameEach reports whether a and b have the same length and same holds
+// for each pair of elements, which it is given in place.
+func sameEach[T any](a, b []T, same func(x, y *T) bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !same(&a[i], &b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameMap is maps.Equal, without an iteration for empty maps.
+func sameMap(a, b map[string]string) bool {
+	return len(a) == len(b) && (len(a) == 0 || maps.Equal(a, b))
+}
+
+// samePtr reports whether a and b are both nil or point to equal values.
+func samePtr[T comparable](a, b *T) bool { return a == b || a != nil && b != nil && *a == *b }
+
+// clonePtr returns a copy of *p, or nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// copyHost returns a copy of h that shares no memory with it.
+func copyHost(h *Host) *Host {
+	c := *h
+	c.Names, c.Policies = slices.Clone(h.Names), slices.Clone(h.Policies)
+	c.Redirect, c.Fixed, c.TLS, c.HSTS = clonePtr(h.Redirect), clonePtr(h.Fixed), clonePtr(h.TLS), clonePtr(h.HSTS)
+	c.HTTPSRedirect, c.Limits, c.AccessLog = clonePtr(h.HTTPSRedirect), clonePtr(h.Limits), clonePtr(h.AccessLog)
+	c.Headers = copyHeaders(h.Headers)
+	c.Compression.Encodings = slices.Clone(h.Compression.Encodings)
+	c.Routes = slices.Clone(h.Routes)
+	for k := range c.Routes {
+		copyRouteIn(&c.Routes[k])
 	}
 	return &c
+}
+
+// copyRouteIn replaces what r points to by copies.
+func copyRouteIn(r *Route) {
+	r.Match.Methods, r.Match.Headers, r.Match.Query = slices.Clone(r.Match.Methods), slices.Clone(r.Match.Headers), slices.Clone(r.Match.Query)
+	r.AllowInPath, r.Policies = slices.Clone(r.AllowInPath), slices.Clone(r.Policies)
+	r.Rewrite.RewriteLocation = clonePtr(r.Rewrite.RewriteLocation)
+	r.Rewrite.Query.Set, r.Rewrite.Query.Add = maps.Clone(r.Rewrite.Query.Set), maps.Clone(r.Rewrite.Query.Add)
+	r.Rewrite.Query.Remove = slices.Clone(r.Rewrite.Query.Remove)
+	r.Headers = copyHeaders(r.Headers)
+	r.Backends = slices.Clone(r.Backends)
+	for k := range r.Backends {
+		r.Backends[k].Weight = clonePtr(r.Backends[k].Weight)
+	}
+	r.Split.Force = slices.Clone(r.Split.Force)
+	if r.Mirror != nil {
+		r.Mirror = clonePtr(r.Mirror)
+		r.Mirror.Percent = clonePtr(r.Mirror.Percent)
+	}
+	r.Redirect, r.Fixed = clonePtr(r.Redirect), clonePtr(r.Fixed)
+}
+
+func copyHeaders(h Headers) Headers {
+	return Headers{Request: slices.Clone(h.Request), Response: slices.Clone(h.Response)}
 }

@@ -11,12 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// populated returns an Upstream with every field set: one element in each
-// list, one key in each map, every pointer set.
-func populated() *Upstream {
-	var u Upstream
-	walkLeaves(reflect.ValueOf(&u).Elem(), func(v reflect.Value) { fillLeaf(v, 1) })
-	return &u
+// populated returns a T with every field set: one element in each list,
+// one key in each map, every pointer set.
+func populated[T any]() *T {
+	var v T
+	walkLeaves(reflect.ValueOf(&v).Elem(), func(v reflect.Value) { fillLeaf(v, 1) })
+	return &v
 }
 
 // walkLeaves calls f with every leaf under v (a string, number, bool or
@@ -65,36 +65,48 @@ func fillLeaf(v reflect.Value, n int) {
 	}
 }
 
-// TestSameUpstreamComparesEveryField changes each field of an upstream in
-// turn: the upstream is no longer the same, so a field added to Upstream
-// and left out of the comparison fails here.
-func TestSameUpstreamComparesEveryField(t *testing.T) {
-	base := populated()
-	require.True(t, sameUpstream(base, populated()))
+// TestSameComparesEveryField changes each field of a host and of an
+// upstream in turn: neither is the same any more, so a field added to
+// Host or Upstream and left out of the comparison fails here.
+func TestSameComparesEveryField(t *testing.T) {
+	t.Run("upstream", func(t *testing.T) { testComparesEveryField(t, sameUpstream) })
+	t.Run("host", func(t *testing.T) { testComparesEveryField(t, sameHost) })
+	assert.False(t, sameUpstream(populated[Upstream](), &Upstream{ID: "s1"}))
+	assert.False(t, sameHost(populated[Host](), &Host{Kind: "s1"}))
+}
+
+func testComparesEveryField[T any](t *testing.T, same func(a, b *T) bool) {
+	base := populated[T]()
+	require.True(t, same(base, populated[T]()))
 	leaves := 0
 	walkLeaves(reflect.ValueOf(base).Elem(), func(reflect.Value) { leaves++ })
+	require.Greater(t, leaves, 10)
 	for k := range leaves {
-		u := populated()
+		v := populated[T]()
 		i := 0
-		walkLeaves(reflect.ValueOf(u).Elem(), func(v reflect.Value) {
+		walkLeaves(reflect.ValueOf(v).Elem(), func(v reflect.Value) {
 			if i == k {
 				fillLeaf(v, 2)
 			}
 			i++
 		})
-		assert.False(t, sameUpstream(base, u), "leaf %d changed", k)
+		assert.False(t, same(base, v), "leaf %d changed", k)
 	}
-	assert.False(t, sameUpstream(base, &Upstream{ID: base.ID}))
 }
 
-// TestCopyUpstreamSharesNothing: changing every field of the copy leaves
-// the original as it was.
-func TestCopyUpstreamSharesNothing(t *testing.T) {
-	u := populated()
-	c := copyUpstream(u)
-	require.True(t, sameUpstream(u, c))
+// TestCopySharesNothing: changing every field of a copy leaves the
+// original as it was.
+func TestCopySharesNothing(t *testing.T) {
+	t.Run("upstream", func(t *testing.T) { testCopySharesNothing(t, copyUpstream, sameUpstream) })
+	t.Run("host", func(t *testing.T) { testCopySharesNothing(t, copyHost, sameHost) })
+}
+
+func testCopySharesNothing[T any](t *testing.T, copyOf func(*T) *T, same func(a, b *T) bool) {
+	v := populated[T]()
+	c := copyOf(v)
+	require.True(t, same(v, c))
 	walkLeaves(reflect.ValueOf(c).Elem(), func(v reflect.Value) { fillLeaf(v, 2) })
-	assert.Equal(t, populated(), u)
+	assert.Equal(t, populated[T](), v)
 }
 
 // TestCanonicalFormSinceMatchesCanonicalForm: a form made since another
@@ -107,10 +119,25 @@ func TestCanonicalFormSinceMatchesCanonicalForm(t *testing.T) {
 		doc.Upstreams = append(doc.Upstreams, Upstream{ID: fmt.Sprint("u", i),
 			Destinations: []Destination{{ID: "d", Address: "http://127.0.0.1:80"}}})
 	}
+	for i := range 6 {
+		doc.Hosts = append(doc.Hosts, Host{Names: []string{fmt.Sprint("h", i, ".test")}, Routes: []Route{{Upstream: "u0"}}})
+	}
 	var base, scratch Form
-	for step := range 200 {
+	for step := range 300 {
 		u := &doc.Upstreams[rng.IntN(len(doc.Upstreams))]
-		switch rng.IntN(6) {
+		h := &doc.Hosts[rng.IntN(len(doc.Hosts))]
+		switch rng.IntN(10) {
+		case 6: // in place
+			h.Names[0] = fmt.Sprint("H", rng.IntN(3), ".test")
+		case 7:
+			h.Routes = []Route{{Upstream: fmt.Sprint("u", rng.IntN(2)), Mirror: &Mirror{Upstream: "u1"}}}
+		case 8:
+			if r := &h.Routes[0]; r.Mirror != nil { // in place
+				p := float64(rng.IntN(3)) * 50
+				r.Mirror.Percent = &p
+			}
+		case 9:
+			doc.Hosts = append(doc.Hosts[1:], doc.Hosts[0])
 		case 0: // in place: the form's copy still holds the old value
 			u.Destinations[0].Address = fmt.Sprint("http://127.0.0.1:", 80+rng.IntN(3))
 		case 1:
@@ -132,6 +159,9 @@ func TestCanonicalFormSinceMatchesCanonicalForm(t *testing.T) {
 		require.Equal(t, string(want.Bytes()), string(got.Bytes()), "step %d", step)
 		for i := range doc.Upstreams {
 			require.Equal(t, string(want.Upstream(i)), string(got.Upstream(i)), "step %d", step)
+		}
+		for i := range doc.Hosts {
+			require.Equal(t, string(want.Host(i)), string(got.Host(i)), "step %d", step)
 		}
 		require.True(t, json.Valid(got.Bytes()))
 		base, scratch = got.Clone(), got
