@@ -41,7 +41,6 @@ type compiledUpstream struct {
 func (r *run) upstreams(s *Snapshot, form config.Form, prev *Snapshot) {
 	doc, c := r.doc, r.c
 	units := make([]*compiledUpstream, 0, len(doc.Upstreams))
-	cfgs := make([]upstream.ClusterConfig, 0, len(doc.Upstreams))
 	reused := 0
 	for i := range doc.Upstreams {
 		u := &doc.Upstreams[i]
@@ -51,14 +50,14 @@ func (r *run) upstreams(s *Snapshot, form config.Form, prev *Snapshot) {
 		canon := form.Upstream(i)
 		if prev != nil {
 			if old := prev.upstreams[u.ID]; old != nil && bytes.Equal(old.canon, canon) && r.sameIdentity(u, old) {
-				units, cfgs = append(units, old), append(cfgs, old.cfg)
+				units = append(units, old)
 				reused++
 				continue
 			}
 		}
 		cu := r.upstream(i, u)
 		cu.canon = canon
-		units, cfgs = append(units, cu), append(cfgs, cu.cfg)
+		units = append(units, cu)
 	}
 	if prev != nil && prev == c.applied && reused == len(doc.Upstreams) && reused == len(prev.upstreams) {
 		// Every upstream of the snapshot applied last, and no other (the
@@ -71,6 +70,10 @@ func (r *run) upstreams(s *Snapshot, form config.Form, prev *Snapshot) {
 			r.enlist(s, cu, cu.cluster.Upstream, cu.cluster.Transport)
 		}
 		return
+	}
+	cfgs := make([]upstream.ClusterConfig, len(units))
+	for k, cu := range units {
+		cfgs[k] = cu.cfg
 	}
 	s.upstreams = make(map[string]*compiledUpstream, len(units))
 	s.clusters = make(map[string]*proxy.Cluster, len(units))
