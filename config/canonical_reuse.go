@@ -22,18 +22,38 @@ func CanonicalFormSince(scratch, base Form, doc *Document) (Form, error) {
 // upstreamFrom writes upstreams[i]'s fields, from base's bytes when base
 // encoded an equal upstream at i, and records the upstream's copy.
 func (e *canonEnc) upstreamFrom(i int, u *Upstream) {
-	b, in := &e.base, e.spans.upIn
-	if !e.since {
+	if !e.since || !taken(e, i, u, e.base.upIn, e.base.upstreams, e.spans.upIn, sameUpstream) {
 		e.upstream(u)
-		return
+		keep(e, i, e.spans.upIn, copyUpstream, u)
 	}
-	if i < len(b.upIn) && b.upIn[i] != nil && sameUpstream(b.upIn[i], u) {
-		e.b = append(e.b, b.Upstream(i)...)
-		in[i] = b.upIn[i]
-		return
+}
+
+// hostFrom is upstreamFrom for hosts[i].
+func (e *canonEnc) hostFrom(i int, h *Host) {
+	if !e.since || !taken(e, i, h, e.base.hostIn, e.base.hosts, e.spans.hostIn, sameHost) {
+		e.host(h)
+		keep(e, i, e.spans.hostIn, copyHost, h)
 	}
-	e.upstream(u)
-	in[i] = copyUpstream(u)
+}
+
+// taken reports whether the copy base kept of element i of a list
+// (baseIn[i], its bytes at baseSpans[i]) is the same as v, and then
+// writes base's bytes and records base's copy in in[i].
+func taken[T any](e *canonEnc, i int, v *T, baseIn []*T, baseSpans []span, in []*T, same func(a, b *T) bool) bool {
+	if i >= len(baseIn) || baseIn[i] == nil || !same(baseIn[i], v) {
+		return false
+	}
+	e.b = append(e.b, e.base.of(baseSpans[i])...)
+	in[i] = baseIn[i]
+	return true
+}
+
+// keep records in in[i] a copy of v, element i of a list just encoded,
+// for a form since this one.
+func keep[T any](e *canonEnc, i int, in []*T, copyOf func(*T) *T, v *T) {
+	if e.since {
+		in[i] = copyOf(v)
+	}
 }
 
 // sameUpstream reports whether a and b hold the same values, every field
@@ -73,23 +93,6 @@ func copyUpstream(u *Upstream) *Upstream {
 	c.HTTP.TLS.Pins = slices.Clone(u.HTTP.TLS.Pins)
 	c.Affinity.Cookie.HTTPOnly = clonePtr(u.Affinity.Cookie.HTTPOnly)
 	return &c
-}
-
-// hostFrom writes hosts[i]'s fields, from base's bytes when base encoded
-// an equal host at i, and records the host's copy.
-func (e *canonEnc) hostFrom(i int, h *Host) {
-	b, in := &e.base, e.spans.hostIn
-	if !e.since {
-		e.host(h)
-		return
-	}
-	if i < len(b.hostIn) && b.hostIn[i] != nil && sameHost(b.hostIn[i], h) {
-		e.b = append(e.b, b.Host(i)...)
-		in[i] = b.hostIn[i]
-		return
-	}
-	e.host(h)
-	in[i] = copyHost(h)
 }
 
 // sameHost reports whether a and b hold the same values, every field
