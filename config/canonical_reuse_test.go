@@ -167,3 +167,30 @@ func TestCanonicalFormSinceMatchesCanonicalForm(t *testing.T) {
 		base, scratch = got.Clone(), got
 	}
 }
+
+// TestCheckerSinceFindsWhatCheckFinds: a Checker that takes an earlier
+// one's upstream ID index finds the problems of a new Checker, when the
+// IDs are the same and when they changed, in place included.
+func TestCheckerSinceFindsWhatCheckFinds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	ids := []string{"a", "b", "c", "", "bad id"}
+	doc := &Document{}
+	for i := range 4 {
+		doc.Upstreams = append(doc.Upstreams, Upstream{ID: ids[i%3], Destinations: []Destination{{ID: "d", Address: "http://127.0.0.1:80"}}})
+		doc.Hosts = append(doc.Hosts, Host{Names: []string{fmt.Sprint("h", i, ".test")}, Routes: []Route{{Upstream: ids[i%3]}}})
+	}
+	var prev *Checker
+	for step := range 200 {
+		switch rng.IntN(3) {
+		case 0: // in place: prev's index is of the IDs as they were
+			doc.Upstreams[rng.IntN(len(doc.Upstreams))].ID = ids[rng.IntN(len(ids))]
+		case 1:
+			doc.Hosts[rng.IntN(len(doc.Hosts))].Routes[0].Upstream = ids[rng.IntN(len(ids))]
+		}
+		var probs []*ValidationError
+		c := NewCheckerSince(prev, doc, &probs)
+		c.all()
+		require.Equal(t, Check(doc), probs, "step %d", step)
+		prev = c
+	}
+}

@@ -24,7 +24,13 @@ func Check(doc *Document) []*ValidationError {
 		return nil
 	}
 	var probs []*ValidationError
-	c := NewChecker(doc, &probs)
+	NewChecker(doc, &probs).all()
+	return probs
+}
+
+// all runs every check, in the order of [Check].
+func (c *Checker) all() {
+	doc := c.doc
 	for i := range doc.Upstreams {
 		if c.UpstreamID(i) {
 			for j := range doc.Upstreams[i].Destinations {
@@ -49,7 +55,6 @@ func Check(doc *Document) []*ValidationError {
 	for i := range doc.Hosts {
 		c.Host(i)
 	}
-	return probs
 }
 
 // Checker runs the checks of [Check] one part of a document at a time,
@@ -72,6 +77,10 @@ type Checker struct {
 	// access list when its first entry is one.
 	upstreams map[string]ref
 	policies  map[string]ref
+	// upIDs are the upstream IDs upstreams indexes, in order: a Checker
+	// of a document with the same ones takes upstreams as it is (see
+	// NewCheckerSince), which nothing writes to once made.
+	upIDs []string
 
 	// The destinations of one upstream: their index, and the entries
 	// that claimed their IDs.
@@ -83,10 +92,25 @@ type Checker struct {
 // to *into. It indexes the IDs of the document's upstreams and policies,
 // which references are checked against.
 func NewChecker(doc *Document, into *[]*ValidationError) *Checker {
-	c := &Checker{doc: doc, into: into, destUpstream: -1, upstreams: make(map[string]ref, len(doc.Upstreams))}
-	for i := range doc.Upstreams {
-		if _, ok := c.upstreams[doc.Upstreams[i].ID]; !ok {
-			c.upstreams[doc.Upstreams[i].ID] = ref{"upstreams", i}
+	return NewCheckerSince(nil, doc, into)
+}
+
+// NewCheckerSince is [NewChecker] taking the index of upstream IDs from
+// prev, a Checker of an earlier document, when doc has the same upstream
+// IDs in the same order (a publish that changed no upstream's ID); a nil
+// prev is none. It may be used while prev is.
+func NewCheckerSince(prev *Checker, doc *Document, into *[]*ValidationError) *Checker {
+	c := &Checker{doc: doc, into: into, destUpstream: -1}
+	if prev != nil && prev.sameUpstreamIDs(doc) {
+		c.upstreams, c.upIDs = prev.upstreams, prev.upIDs
+	} else {
+		c.upstreams, c.upIDs = make(map[string]ref, len(doc.Upstreams)), make([]string, len(doc.Upstreams))
+		for i := range doc.Upstreams {
+			id := doc.Upstreams[i].ID
+			c.upIDs[i] = id
+			if _, ok := c.upstreams[id]; !ok {
+				c.upstreams[id] = ref{"upstreams", i}
+			}
 		}
 	}
 	if n := len(doc.AccessLists) + len(doc.RuleSets) + len(doc.RateLimits) + len(doc.ForwardAuths); n > 0 {
@@ -110,6 +134,19 @@ func NewChecker(doc *Document, into *[]*ValidationError) *Checker {
 		first("forwardAuths", doc.ForwardAuths[i].ID)
 	}
 	return c
+}
+
+// sameUpstreamIDs reports whether doc's upstream IDs are c's, in order.
+func (c *Checker) sameUpstreamIDs(doc *Document) bool {
+	if len(c.upIDs) != len(doc.Upstreams) {
+		return false
+	}
+	for i, id := range c.upIDs {
+		if doc.Upstreams[i].ID != id {
+			return false
+		}
+	}
+	return true
 }
 
 const accessLists = "accessLists"

@@ -62,7 +62,8 @@ func under(l *problem.List, prefix string, err error, rename func(string) string
 // newRun starts the compile of doc.
 func newRun(c *Compiler, doc *config.Document, files *fileSet) *run {
 	r := &run{c: c, doc: doc, files: files}
-	r.check = config.NewChecker(doc, (*[]*ValidationError)(&r.probs))
+	r.check = config.NewCheckerSince(c.checker, doc, (*[]*ValidationError)(&r.probs))
+	c.checker = r.check
 	return r
 }
 

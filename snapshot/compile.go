@@ -197,6 +197,7 @@ type Compiler struct {
 	// transports the registry and transports hold: a compile that keeps
 	// all of them plans neither.
 	applied *Snapshot
+	checker *config.Checker // the last compile's, whose upstream ID index the next takes when the IDs are the same
 }
 
 func (c *Compiler) init() {
