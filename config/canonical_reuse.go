@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"maps"
 	"slices"
 )
@@ -17,6 +18,16 @@ import (
 // encoded.
 func CanonicalFormSince(scratch, base Form, doc *Document) (Form, error) {
 	return canonicalForm(scratch, base, true, doc)
+}
+
+// SameHost reports whether hosts[i] has the same canonical bytes in f as
+// in g, which both have a hosts[i]. Two forms that keep the same copy of
+// the host have them without a comparison.
+func (f Form) SameHost(g Form, i int) bool {
+	if i < len(f.hostIn) && i < len(g.hostIn) && f.hostIn[i] != nil && f.hostIn[i] == g.hostIn[i] {
+		return true
+	}
+	return bytes.Equal(f.Host(i), g.Host(i))
 }
 
 // upstreamFrom writes upstreams[i]'s fields, from base's bytes when base

@@ -194,3 +194,23 @@ func TestCheckerSinceFindsWhatCheckFinds(t *testing.T) {
 		prev = c
 	}
 }
+
+// TestSameHostAgreesWithBytes: forms that keep one copy of a host have
+// its bytes, and forms that do not are compared by them.
+func TestSameHostAgreesWithBytes(t *testing.T) {
+	doc := &Document{Hosts: []Host{{Names: []string{"a.test"}}, {Names: []string{"b.test"}}}}
+	first, err := CanonicalFormSince(Form{}, Form{}, doc)
+	require.NoError(t, err)
+	first = first.Clone()
+	doc.Hosts[1].Names = []string{"c.test"}
+	next, err := CanonicalFormSince(Form{}, first, doc)
+	require.NoError(t, err)
+	plain, err := CanonicalForm(doc)
+	require.NoError(t, err)
+	for i := range 2 {
+		want := string(first.Host(i)) == string(next.Host(i))
+		assert.Equal(t, want, first.SameHost(next, i), "host %d", i)
+		assert.Equal(t, want, plain.SameHost(first, i), "host %d, a form without copies", i)
+	}
+	assert.True(t, next.SameHost(plain, 1))
+}

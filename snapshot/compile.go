@@ -549,7 +549,7 @@ func (c *Compiler) reusableHosts(doc *config.Document, s, prev *Snapshot, kept b
 	}
 	reuse := make([]*gate.Host, len(doc.Hosts))
 	for i := range min(len(doc.Hosts), prev.canon.Hosts()) {
-		if bytes.Equal(prev.canon.Host(i), s.canon.Host(i)) &&
+		if prev.canon.SameHost(s.canon, i) &&
 			sameClusters(&doc.Hosts[i], s, prev, kept) {
 			reuse[i] = prev.gate.Host(prev.hostIndex[i])
 		}
