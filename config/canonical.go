@@ -64,6 +64,10 @@ type Form struct {
 	// policies covers everything after the upstreams: access lists,
 	// certificates and the gate's policy blocks, which hosts name by ID.
 	policies span
+	// hostIn and upIn hold, for a form of CanonicalFormSince, a copy of
+	// each host and upstream its bytes are the encoding of.
+	hostIn []*Host
+	upIn   []*Upstream
 }
 
 // Bytes returns the canonical form, [Canonical]'s bytes. They must not be
@@ -101,6 +105,11 @@ func CanonicalForm(doc *Document) (Form, error) {
 // publish) allocates nothing for those it does not keep. The form it
 // returns is valid until the next call given it; [Form.Clone] keeps it.
 func CanonicalFormOver(scratch Form, doc *Document) (Form, error) {
+	return canonicalForm(scratch, Form{}, false, doc)
+}
+
+// canonicalForm is [CanonicalFormOver], and since base [CanonicalFormSince].
+func canonicalForm(scratch, base Form, since bool, doc *Document) (Form, error) {
 	if doc == nil {
 		return Form{}, errors.New("config: canonical form of a nil document")
 	}
@@ -108,9 +117,13 @@ func CanonicalFormOver(scratch Form, doc *Document) (Form, error) {
 	if b == nil {
 		b = make([]byte, 0, 256+80*len(doc.Hosts)+160*len(doc.Upstreams))
 	}
-	e := canonEnc{b: b}
+	e := canonEnc{b: b, base: base, since: since}
 	e.spans.hosts = resize(scratch.hosts, len(doc.Hosts))
 	e.spans.upstreams = resize(scratch.upstreams, len(doc.Upstreams))
+	if since {
+		e.spans.hostIn = resize(scratch.hostIn, len(doc.Hosts))
+		e.spans.upIn = resize(scratch.upIn, len(doc.Upstreams))
+	}
 	e.document(doc)
 	if e.err != nil {
 		return Form{}, e.err
@@ -120,15 +133,17 @@ func CanonicalFormOver(scratch Form, doc *Document) (Form, error) {
 }
 
 // resize returns s with length n, reusing its memory when it holds n.
-func resize(s []span, n int) []span {
+func resize[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]span, n)
+		return make([]T, n)
 	}
 	return s[:n]
 }
 
-// Clone returns a copy of f that shares no memory with it, in two
-// allocations: one for the bytes, one for the ranges.
+// Clone returns a copy of f that shares no memory with it but the
+// host and upstream copies of [CanonicalFormSince], which no form
+// modifies: one allocation for the bytes, one for the ranges, two for
+// those copies.
 func (f Form) Clone() Form {
 	c := f
 	c.bytes = slices.Clone(f.bytes)
@@ -136,6 +151,7 @@ func (f Form) Clone() Form {
 	c.hosts = spans[:copy(spans, f.hosts):len(f.hosts)]
 	c.upstreams = spans[len(f.hosts):]
 	copy(c.upstreams, f.upstreams)
+	c.hostIn, c.upIn = slices.Clone(f.hostIn), slices.Clone(f.upIn)
 	return c
 }
 
@@ -146,6 +162,8 @@ type canonEnc struct {
 	first bool
 	err   error
 	spans Form
+	base  Form // CanonicalFormSince's, with since
+	since bool
 }
 
 // objMark remembers where an object started, to drop it if it stays empty.
@@ -347,8 +365,8 @@ func (e *canonEnc) document(d *Document) {
 	e.spans.global.start = len(e.b)
 	e.global(&d.Global)
 	e.spans.global.end = len(e.b)
-	e.objects("hosts", len(d.Hosts), e.spans.hosts, func(i int) { e.host(&d.Hosts[i]) })
-	e.objects("upstreams", len(d.Upstreams), e.spans.upstreams, func(i int) { e.upstream(&d.Upstreams[i]) })
+	e.objects("hosts", len(d.Hosts), e.spans.hosts, func(i int) { e.hostFrom(i, &d.Hosts[i]) })
+	e.objects("upstreams", len(d.Upstreams), e.spans.upstreams, func(i int) { e.upstreamFrom(i, &d.Upstreams[i]) })
 	e.spans.policies.start = len(e.b)
 	defer func() { e.spans.policies.end = len(e.b) }()
 	e.objects("accessLists", len(d.AccessLists), nil, func(i int) {

@@ -24,7 +24,13 @@ func Check(doc *Document) []*ValidationError {
 		return nil
 	}
 	var probs []*ValidationError
-	c := NewChecker(doc, &probs)
+	NewChecker(doc, &probs).all()
+	return probs
+}
+
+// all runs every check, in the order of [Check].
+func (c *Checker) all() {
+	doc := c.doc
 	for i := range doc.Upstreams {
 		if c.UpstreamID(i) {
 			for j := range doc.Upstreams[i].Destinations {
@@ -49,7 +55,6 @@ func Check(doc *Document) []*ValidationError {
 	for i := range doc.Hosts {
 		c.Host(i)
 	}
-	return probs
 }
 
 // Checker runs the checks of [Check] one part of a document at a time,
@@ -64,13 +69,18 @@ type Checker struct {
 	into *[]*ValidationError
 
 	// upstreams holds every upstream ID the document has, valid or not,
-	// and policies every policy ID: the entry that claimed a valid one,
-	// or the first entry of the ID with index -1 while none has. A
-	// reference to an ID that is malformed or taken is not reported
-	// again, and a policy ID names an access list when its first entry
-	// is one.
+	// with the index of its first upstream, which claims it when it is
+	// valid (upstreams are claimed in order); policies every policy ID:
+	// the entry that claimed a valid one, or the first entry of the ID
+	// with index -1 while none has. A reference to an ID that is
+	// malformed or taken is not reported again, and a policy ID names an
+	// access list when its first entry is one.
 	upstreams map[string]ref
 	policies  map[string]ref
+	// upIDs are the upstream IDs upstreams indexes, in order: a Checker
+	// of a document with the same ones takes upstreams as it is (see
+	// NewCheckerSince), which nothing writes to once made.
+	upIDs []string
 
 	// The destinations of one upstream: their index, and the entries
 	// that claimed their IDs.
@@ -82,9 +92,26 @@ type Checker struct {
 // to *into. It indexes the IDs of the document's upstreams and policies,
 // which references are checked against.
 func NewChecker(doc *Document, into *[]*ValidationError) *Checker {
-	c := &Checker{doc: doc, into: into, destUpstream: -1, upstreams: make(map[string]ref, len(doc.Upstreams))}
-	for i := range doc.Upstreams {
-		c.upstreams[doc.Upstreams[i].ID] = ref{"upstreams", -1}
+	return NewCheckerSince(nil, doc, into)
+}
+
+// NewCheckerSince is [NewChecker] taking the index of upstream IDs from
+// prev, a Checker of an earlier document, when doc has the same upstream
+// IDs in the same order (a publish that changed no upstream's ID); a nil
+// prev is none. It may be used while prev is.
+func NewCheckerSince(prev *Checker, doc *Document, into *[]*ValidationError) *Checker {
+	c := &Checker{doc: doc, into: into, destUpstream: -1}
+	if prev != nil && prev.sameUpstreamIDs(doc) {
+		c.upstreams, c.upIDs = prev.upstreams, prev.upIDs
+	} else {
+		c.upstreams, c.upIDs = make(map[string]ref, len(doc.Upstreams)), make([]string, len(doc.Upstreams))
+		for i := range doc.Upstreams {
+			id := doc.Upstreams[i].ID
+			c.upIDs[i] = id
+			if _, ok := c.upstreams[id]; !ok {
+				c.upstreams[id] = ref{"upstreams", i}
+			}
+		}
 	}
 	if n := len(doc.AccessLists) + len(doc.RuleSets) + len(doc.RateLimits) + len(doc.ForwardAuths); n > 0 {
 		c.policies = make(map[string]ref, n)
@@ -109,6 +136,19 @@ func NewChecker(doc *Document, into *[]*ValidationError) *Checker {
 	return c
 }
 
+// sameUpstreamIDs reports whether doc's upstream IDs are c's, in order.
+func (c *Checker) sameUpstreamIDs(doc *Document) bool {
+	if len(c.upIDs) != len(doc.Upstreams) {
+		return false
+	}
+	for i, id := range c.upIDs {
+		if doc.Upstreams[i].ID != id {
+			return false
+		}
+	}
+	return true
+}
+
 const accessLists = "accessLists"
 
 // add records a problem. Paths and messages are built by the callers only
@@ -121,7 +161,14 @@ func (c *Checker) add(code, path, msg string) {
 // upstream's own: valid and not an earlier upstream's. Call it for every
 // upstream, in order.
 func (c *Checker) UpstreamID(i int) bool {
-	return c.claim(c.doc.Upstreams[i].ID, ref{"upstreams", i}, c.upstreams, upstreamIDCodes)
+	id := c.doc.Upstreams[i].ID
+	if first := c.upstreams[id]; first.i != i {
+		if c.checkID(id, ref{"upstreams", i}, upstreamIDCodes) {
+			c.add(upstreamIDCodes.duplicate, ref{"upstreams", i}.path()+".id", quote(id)+" is also "+first.path())
+		}
+		return false
+	}
+	return c.checkID(id, ref{"upstreams", i}, upstreamIDCodes)
 }
 
 // Destination checks upstreams[i].destinations[j] (its ID among the
@@ -490,6 +537,20 @@ var (
 // an earlier entry in seen. It records e as the owner of a new valid ID
 // and reports whether the ID is e's own.
 func (c *Checker) claim(id string, e ref, seen map[string]ref, codes idCodes) bool {
+	if !c.checkID(id, e, codes) {
+		return false
+	}
+	if prev := seen[id]; prev.list != "" && prev.i >= 0 {
+		c.add(codes.duplicate, e.path()+".id", quote(id)+" is also "+prev.path())
+		return false
+	}
+	seen[id] = e
+	return true
+}
+
+// checkID reports whether id, entry e's, is a valid ID, and records the
+// problem when it is not.
+func (c *Checker) checkID(id string, e ref, codes idCodes) bool {
 	switch {
 	case id == "":
 		c.add(codes.missing, e.path()+".id", "an ID is required")
@@ -498,11 +559,6 @@ func (c *Checker) claim(id string, e ref, seen map[string]ref, codes idCodes) bo
 		c.add(codes.invalid, e.path()+".id", quote(id)+": "+idRule)
 		return false
 	}
-	if prev := seen[id]; prev.list != "" && prev.i >= 0 {
-		c.add(codes.duplicate, e.path()+".id", quote(id)+" is also "+prev.path())
-		return false
-	}
-	seen[id] = e
 	return true
 }
 

@@ -44,7 +44,9 @@
 // threshold the metadata sets, a reactivation period that is the window:
 // health.Config.Resolve says what they are). A publisher compares them
 // to tell an unchanged document, and the byte ranges of [Form] to reuse
-// what an unchanged host or upstream compiled to.
+// what an unchanged host or upstream compiled to. It makes each form
+// since the applied one ([CanonicalFormSince]): a host or upstream equal,
+// field by field, to the copy that form kept of it is not encoded again.
 //
 // # Compatibility
 //
@@ -53,7 +55,8 @@
 //
 // # Concurrency
 //
-// Decode, Canonical, CanonicalForm, Check and the Parse functions are safe
-// for concurrent use and never modify a document. A Checker is used by
+// Decode, Canonical, CanonicalForm, CanonicalFormSince, Check and the
+// Parse functions are safe for concurrent use and never modify a
+// document. A Checker is used by
 // one goroutine.
 package config

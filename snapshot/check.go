@@ -27,6 +27,9 @@ type run struct {
 	// index), for the TLS table and the gate's per-request re-check
 	// alike.
 	hostCAs [][]*x509.Certificate
+	// keptClusters: the snapshot has the applied one's clusters, every
+	// upstream unchanged.
+	keptClusters bool
 }
 
 // add records a document-level problem. Paths and messages are built by
@@ -59,7 +62,8 @@ func under(l *problem.List, prefix string, err error, rename func(string) string
 // newRun starts the compile of doc.
 func newRun(c *Compiler, doc *config.Document, files *fileSet) *run {
 	r := &run{c: c, doc: doc, files: files}
-	r.check = config.NewChecker(doc, (*[]*ValidationError)(&r.probs))
+	r.check = config.NewCheckerSince(c.checker, doc, (*[]*ValidationError)(&r.probs))
+	c.checker = r.check
 	return r
 }
 

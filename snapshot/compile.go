@@ -193,6 +193,11 @@ type Compiler struct {
 	backends    backendStats            // per route's side and mirror, across publishes
 	placeholder *proxy.Cluster          // for routes whose upstream is not built
 	monitored   map[string]bool         // the upstream IDs the monitor took at the last apply
+	// applied is the snapshot committed last, whose clusters and
+	// transports the registry and transports hold: a compile that keeps
+	// all of them plans neither.
+	applied *Snapshot
+	checker *config.Checker // the last compile's, whose upstream ID index the next takes when the IDs are the same
 }
 
 func (c *Compiler) init() {
@@ -300,12 +305,27 @@ func Validate(doc *config.Document) []*ValidationError {
 // canonical returns the canonical form of any document, written over
 // scratch's memory (see [config.CanonicalFormOver]).
 func canonical(scratch config.Form, doc *config.Document) (form config.Form, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			form, err = config.Form{}, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("canonical form panic: ", v)}
-		}
-	}()
-	if form, err = config.CanonicalFormOver(scratch, doc); err != nil {
+	defer recoverCanonical(&form, &err)
+	return canonicalProblem(config.CanonicalFormOver(scratch, doc))
+}
+
+// canonicalSince is canonical taking from base, the form of an earlier
+// document, what did not change since (see [config.CanonicalFormSince]).
+func canonicalSince(scratch, base config.Form, doc *config.Document) (form config.Form, err error) {
+	defer recoverCanonical(&form, &err)
+	return canonicalProblem(config.CanonicalFormSince(scratch, base, doc))
+}
+
+// recoverCanonical turns a panic of the canonical form into a problem.
+func recoverCanonical(form *config.Form, err *error) {
+	if v := recover(); v != nil {
+		*form, *err = config.Form{}, &ValidationError{Code: CodeCompileInternal, Msg: fmt.Sprint("canonical form panic: ", v)}
+	}
+}
+
+// canonicalProblem returns the form, or the error as a problem.
+func canonicalProblem(form config.Form, err error) (config.Form, error) {
+	if err != nil {
 		return form, &ValidationError{Code: CodeCompileInternal, Msg: err.Error()}
 	}
 	return form, nil
@@ -338,8 +358,6 @@ func (r *run) build(form config.Form, prev *Snapshot) *Snapshot {
 	doc, c := r.doc, r.c
 	s := &Snapshot{
 		doc: doc, canon: form, files: r.files, live: c.live,
-		clusters:  make(map[string]*proxy.Cluster, len(doc.Upstreams)),
-		upstreams: make(map[string]*compiledUpstream, len(doc.Upstreams)),
 	}
 	prevTLS := prev
 	if prev != nil && !bytes.Equal(prev.canon.Global(), form.Global()) {
@@ -370,7 +388,7 @@ func (r *run) build(form config.Form, prev *Snapshot) *Snapshot {
 	if a := doc.Global.DefaultAnswer; a != nil {
 		gc.Default = answer(a)
 	}
-	reuse := c.reusableHosts(doc, s, prev)
+	reuse := c.reusableHosts(doc, s, prev, r.keptClusters)
 	for i, h := range reuse {
 		// A client CA file read again may hold other roots: the host's
 		// re-check must take them.
@@ -523,16 +541,16 @@ func gateHostPath(rest string) string {
 // reusableHosts returns, for each host of doc, the host compiled by prev
 // at the same position when nothing it depends on changed: its own block,
 // the global block (checked by build), the policy blocks it names, and the
-// clusters its routes lead to. A host that moved is compiled again. It
-// returns nil when nothing can be reused.
-func (c *Compiler) reusableHosts(doc *config.Document, s, prev *Snapshot) []*gate.Host {
+// clusters its routes lead to (all of prev's when kept). A host that
+// moved is compiled again. It returns nil when nothing can be reused.
+func (c *Compiler) reusableHosts(doc *config.Document, s, prev *Snapshot, kept bool) []*gate.Host {
 	if prev == nil || prev.gate == nil || !bytes.Equal(prev.canon.Policies(), s.canon.Policies()) || prev.httpsPort != s.httpsPort {
 		return nil
 	}
 	reuse := make([]*gate.Host, len(doc.Hosts))
 	for i := range min(len(doc.Hosts), prev.canon.Hosts()) {
-		if bytes.Equal(prev.canon.Host(i), s.canon.Host(i)) &&
-			sameClusters(&doc.Hosts[i], s, prev) {
+		if prev.canon.SameHost(s.canon, i) &&
+			sameClusters(&doc.Hosts[i], s, prev, kept) {
 			reuse[i] = prev.gate.Host(prev.hostIndex[i])
 		}
 	}
@@ -546,9 +564,9 @@ func sameCerts(a, b []*x509.Certificate) bool {
 }
 
 // sameClusters reports whether every route of h leads to the same compiled
-// cluster in s as in prev.
-func sameClusters(h *config.Host, s, prev *Snapshot) bool {
-	same := func(id string) bool { c := s.clusters[id]; return c != nil && c == prev.clusters[id] }
+// cluster in s as in prev; kept: s has prev's clusters.
+func sameClusters(h *config.Host, s, prev *Snapshot, kept bool) bool {
+	same := func(id string) bool { c := s.clusters[id]; return c != nil && (kept || c == prev.clusters[id]) }
 	for k := range h.Routes {
 		r := &h.Routes[k]
 		if len(r.Backends) == 0 && !same(r.Upstream) {
@@ -570,9 +588,13 @@ func sameClusters(h *config.Host, s, prev *Snapshot) bool {
 // transports. It runs before the snapshot is stored, so a request that reads
 // the new snapshot finds its clusters populated.
 func (s *Snapshot) commit() {
-	s.plan.Commit()
+	if s.plan != nil { // nil: the registry holds the snapshot's clusters already
+		s.plan.Commit()
+	}
 	s.live.table.Store(s.tls) // before the transports, whose handshakes read it
-	s.transports.commit()
+	if s.transports != nil {
+		s.transports.commit()
+	}
 	s.plan, s.transports = nil, nil
 }
 

@@ -41,7 +41,7 @@ type compiledUpstream struct {
 func (r *run) upstreams(s *Snapshot, form config.Form, prev *Snapshot) {
 	doc, c := r.doc, r.c
 	units := make([]*compiledUpstream, 0, len(doc.Upstreams))
-	cfgs := make([]upstream.ClusterConfig, 0, len(doc.Upstreams))
+	reused := 0
 	for i := range doc.Upstreams {
 		u := &doc.Upstreams[i]
 		if !r.check.UpstreamID(i) {
@@ -50,14 +50,33 @@ func (r *run) upstreams(s *Snapshot, form config.Form, prev *Snapshot) {
 		canon := form.Upstream(i)
 		if prev != nil {
 			if old := prev.upstreams[u.ID]; old != nil && bytes.Equal(old.canon, canon) && r.sameIdentity(u, old) {
-				units, cfgs = append(units, old), append(cfgs, old.cfg)
+				units = append(units, old)
+				reused++
 				continue
 			}
 		}
 		cu := r.upstream(i, u)
 		cu.canon = canon
-		units, cfgs = append(units, cu), append(cfgs, cu.cfg)
+		units = append(units, cu)
 	}
+	if prev != nil && prev == c.applied && reused == len(doc.Upstreams) && reused == len(prev.upstreams) {
+		// Every upstream of the snapshot applied last, and no other (the
+		// IDs are distinct, each one of prev's): the registry and the
+		// transports hold what a plan of them would, and prev's clusters
+		// are built on them. A plan would change nothing.
+		s.upstreams, s.clusters = prev.upstreams, prev.clusters
+		r.keptClusters = true
+		for _, cu := range units {
+			r.enlist(s, cu, cu.cluster.Upstream, cu.cluster.Transport)
+		}
+		return
+	}
+	cfgs := make([]upstream.ClusterConfig, len(units))
+	for k, cu := range units {
+		cfgs[k] = cu.cfg
+	}
+	s.upstreams = make(map[string]*compiledUpstream, len(units))
+	s.clusters = make(map[string]*proxy.Cluster, len(units))
 	s.plan = c.Registry.Plan(cfgs)
 	s.transports = c.transports.next()
 	for _, cu := range units {
@@ -70,13 +89,20 @@ func (r *run) upstreams(s *Snapshot, form config.Form, prev *Snapshot) {
 		}
 		s.upstreams[id] = cu
 		s.clusters[id] = cu.cluster
-		r.warns = append(r.warns, cu.warnings...)
-		// The monitor takes the clusters with something to check or
-		// stamp, and once more one that had it, so that its verdicts are
-		// reset: a cluster without health costs a publish nothing.
-		if c.Health != nil && (cu.monitor || c.monitored[id]) {
-			s.health = append(s.health, health.ClusterHealth{Cluster: rc, Config: cu.health, Transport: tr})
-		}
+		r.enlist(s, cu, rc, tr)
+	}
+}
+
+// enlist records what a compiled upstream brings to s besides its
+// cluster: its warnings, and its health config for the monitor.
+func (r *run) enlist(s *Snapshot, cu *compiledUpstream, rc *upstream.Cluster, tr http.RoundTripper) {
+	c := r.c
+	r.warns = append(r.warns, cu.warnings...)
+	// The monitor takes the clusters with something to check or stamp,
+	// and once more one that had it, so that its verdicts are reset: a
+	// cluster without health costs a publish nothing.
+	if id := cu.cfg.ID; c.Health != nil && (cu.monitor || c.monitored[id]) {
+		s.health = append(s.health, health.ClusterHealth{Cluster: rc, Config: cu.health, Transport: tr})
 	}
 }
 

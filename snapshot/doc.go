@@ -62,7 +62,11 @@
 // or upstream whose bytes (and the blocks it depends on: the global block,
 // the policy blocks, its clusters) equal the applied snapshot's is reused
 // as compiled, policy instances and hash tables included, without being
-// checked again.
+// checked again. The canonical form itself takes the bytes of every host
+// and upstream equal to the applied form's copy of it from that form
+// ([config.CanonicalFormSince]), and a publish that keeps every upstream
+// of the applied snapshot, and no other, keeps its clusters: the
+// registry and the transports are not planned again.
 //
 // Revisions published while another is being processed coalesce: only the
 // latest is processed, and each one it replaced gets the outcome

@@ -415,12 +415,16 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 	// A document equal to the current one costs one canonical encoding: no
 	// validation (equal to a valid document, it is valid), no compile, no
 	// swap, no allocation.
-	form, err := canonical(p.scratch, doc)
+	cur := p.cfg.Store.Load()
+	var base config.Form
+	if cur != nil {
+		base = cur.canon
+	}
+	form, err := canonicalSince(p.scratch, base, doc)
 	if err != nil {
 		return refuse(err)
 	}
 	p.scratch = form
-	cur := p.cfg.Store.Load()
 	if decoded == nil && cur != nil && bytes.Equal(form.Bytes(), cur.canon.Bytes()) && !r.tls && (cur.tlsIn == nil || !cur.tlsIn.changedIn(r.files)) &&
 		!cur.caFilesChangedIn(r.files) {
 		// The document is the serving revision: the outcome says which.
@@ -433,6 +437,7 @@ func (p *Publisher) process(r *Revision) *Snapshot {
 	}
 	snap.revision = r.id
 	snap.commit()
+	c.applied = snap
 	p.cfg.Store.swap(snap)
 	c.GateState.RetainMetrics(snap.gate)
 	if err := c.startHealth(snap, p.own); err != nil {
