@@ -264,26 +264,27 @@
 // leaves no place for the activity timeout, the error classification, the
 // Host/SNI pools and the direct client.
 //
-// Figures (go test -run '^$' -bench 'Forward|HTTPUtil' -benchmem
-// -count=5, Go 1.26.8, 2 vCPUs shared with other load, medians; the
-// loopback ones run client, proxy and upstream in one process, so their
-// B/op, allocs/op and CPU count all three):
+// Figures (go test -run '^$' -bench
+// 'ForwardH1$|HTTPUtilH1$|ForwardH2$|HTTPUtilH2$|ForwardGzip$|ForwardOwn$|HTTPUtilOwn$'
+// -benchmem -count=5, Go 1.26.8, an Intel Xeon of 2 vCPUs shared with
+// other load, medians; the loopback ones run client, proxy and upstream
+// in one process, so their B/op, allocs/op and CPU count all three):
 //
-//	BenchmarkForwardH1        88 µs/op   92 µs CPU   7.94 KB/op   91 allocs/op  (gate + forwarder, direct client)
-//	BenchmarkHTTPUtilH1      145 µs/op  139 µs CPU  11.70 KB/op  140 allocs/op  (ReverseProxy alone)
-//	BenchmarkForwardH2       220 µs/op  215 µs CPU  16.40 KB/op  161 allocs/op  (h2c)
-//	BenchmarkHTTPUtilH2      189 µs/op  183 µs CPU  16.79 KB/op  174 allocs/op
-//	BenchmarkForwardGzip16K  201 µs/op               8.90 KB/op  103 allocs/op  (16384 -> 2255 bytes)
-//	BenchmarkForwardOwn      1.8 µs/op               112 B/op       1 alloc/op  (Route.Forward alone)
-//	BenchmarkHTTPUtilOwn     3.7 µs/op              1643 B/op      18 allocs/op (ReverseProxy alone)
+//	BenchmarkForwardH1        69 µs/op   72 µs CPU   7.97 KB/op   91 allocs/op  (gate + forwarder, direct client)
+//	BenchmarkHTTPUtilH1       94 µs/op   94 µs CPU  11.67 KB/op  140 allocs/op  (ReverseProxy alone)
+//	BenchmarkForwardH2       176 µs/op  173 µs CPU  16.37 KB/op  161 allocs/op  (h2c)
+//	BenchmarkHTTPUtilH2      137 µs/op  136 µs CPU  16.76 KB/op  174 allocs/op
+//	BenchmarkForwardGzip     145 µs/op  143 µs CPU   8.79 KB/op  102 allocs/op  (repetitive/length: 16384 -> 2260 bytes)
+//	BenchmarkForwardOwn      1.6 µs/op               144 B/op       1 alloc/op  (Route.Forward alone)
+//	BenchmarkHTTPUtilOwn     4.5 µs/op              1646 B/op      18 allocs/op (ReverseProxy alone)
 //
 // Over HTTP/1.1 our path does 49 fewer allocations, 32% fewer bytes and
-// two thirds of the CPU per request of ReverseProxy's while also running
-// the gate's decision; over h2c, where both use net/http's HTTP/2
-// client, 13 fewer allocations and 2% fewer bytes, in 1.1 to 1.2 times
-// its time and CPU (six more interleaved runs agree). Times on this
-// machine vary by ±15% from run to run. The Own benchmarks run each
-// proxy alone on the same canned RoundTripper, request and
+// three quarters of the CPU per request of ReverseProxy's while also
+// running the gate's decision; over h2c, where both use net/http's
+// HTTP/2 client, 13 fewer allocations and 2% fewer bytes, in about 1.3
+// times its time and CPU in this run (1.1 to 1.2 in earlier ones). Times
+// on this machine vary by ±25% from run to run. The Own benchmarks run
+// each proxy alone on the same canned RoundTripper, request and
 // ResponseWriter.
 //
 // The forwarder's own cost is one allocation per request: the outgoing
