@@ -2,6 +2,8 @@ package strictdecode
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"reflect"
 	"strconv"
 	"unicode/utf16"
@@ -172,17 +174,23 @@ func (d *jsonDecoder) countElems(p *typePlan) int {
 	data, want := d.data, startByte(p.elem)
 	n, depth := 1, 0
 	for i := d.pos; i < len(data); i++ {
-		switch data[i] {
+		c := data[i]
+		if countClass[c] == 0 {
+			continue // names, numbers, colons and line breaks
+		}
+		switch c {
 		case ' ':
-			i = skipSpace(data, i) - 1
+			i = lastSpace(data, i)
 		case '"':
-			for i++; i < len(data); i++ {
-				j := bytes.IndexByte(data[i:], '"')
+			// The string ends at the first quote not escaped: after an
+			// even number of backslashes.
+			for {
+				j := bytes.IndexByte(data[i+1:], '"')
 				if j < 0 {
 					return n
 				}
-				i += j
-				if !escaped(data, i) {
+				i += 1 + j
+				if data[i-1] != '\\' || !escaped(data, i) {
 					break
 				}
 			}
@@ -203,6 +211,23 @@ func (d *jsonDecoder) countElems(p *typePlan) int {
 	}
 	return n
 }
+
+// lastSpace returns the index of the last of the spaces from data[i], a
+// space, on: indentation is read eight bytes at a time.
+func lastSpace(data []byte, i int) int {
+	for ; i+9 <= len(data); i += 8 {
+		if x := binary.LittleEndian.Uint64(data[i+1:]) ^ 0x2020202020202020; x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i+1 < len(data) && data[i+1] == ' ' {
+		i++
+	}
+	return i
+}
+
+// countClass is 1 for the bytes countElems stops at.
+var countClass = [256]byte{' ': 1, '"': 1, '[': 1, '{': 1, ']': 1, '}': 1, ',': 1}
 
 // startByte is the first byte of a JSON value of plan p that is not null,
 // or 0 for a number.
