@@ -32,6 +32,7 @@ type jsonDecoder struct {
 	pos    int
 	buf    []byte // unescaped strings
 	budget int    // bytes the lists may still take (valueBudget)
+	strs   interned
 }
 
 func (d *jsonDecoder) space() { d.pos = skipSpace(d.data, d.pos) }
@@ -90,7 +91,7 @@ func (d *jsonDecoder) value(p *typePlan, v reflect.Value) bool {
 	case reflect.String:
 		s, ok := d.str()
 		if ok {
-			v.SetString(string(s))
+			v.SetString(d.strs.str(s))
 		}
 		return ok
 	case reflect.Bool:

@@ -39,6 +39,7 @@ type yamlDecoder struct {
 	ind    int
 	buf    []byte // quoted scalars with escapes
 	budget int    // bytes the lists may still take (valueBudget)
+	strs   interned
 }
 
 // nextLine moves to the next line with content from cur (the start of a
@@ -347,17 +348,17 @@ func (d *yamlDecoder) inline(p *typePlan, v reflect.Value, ind int) (null, ok bo
 		return false, d.flow(p, v)
 	case '"', '\'':
 		s, ok := d.quoted()
-		return false, ok && setQuoted(p, v, s)
+		return false, ok && setQuoted(p, v, d.strs.str(s))
 	case '|':
 		s, ok := d.literal(ind)
-		return false, ok && setQuoted(p, v, s)
+		return false, ok && setQuoted(p, v, d.strs.str(s))
 	}
 	start := d.cur
 	end, ok := d.plain(false, false)
 	if !ok {
 		return false, false
 	}
-	return bindPlain(p, v, d.data[start:end])
+	return bindPlain(p, v, d.data[start:end], &d.strs)
 }
 
 // plain reads a plain scalar at cur, in a flow collection or not, and
@@ -636,14 +637,14 @@ func (d *yamlDecoder) flowValue(p *typePlan, v reflect.Value) bool {
 		return d.flow(p, v)
 	case '"', '\'':
 		s, ok := d.quoted()
-		return ok && setQuoted(p, v, s)
+		return ok && setQuoted(p, v, d.strs.str(s))
 	}
 	start := d.cur
 	end, ok := d.plain(true, false)
 	if !ok {
 		return false
 	}
-	null, ok := bindPlain(p, v, d.data[start:end])
+	null, ok := bindPlain(p, v, d.data[start:end], &d.strs)
 	return ok && !null
 }
 
