@@ -153,7 +153,7 @@ func (d *jsonDecoder) array(p *typePlan, v reflect.Value) bool {
 		return true
 	}
 	for {
-		e, ok := growElem(v, func() int { return d.countElems(p) }, &d.budget)
+		e, ok := growElem(p, v, func() int { return d.countElems(p) }, &d.budget)
 		if !ok || !d.value(p.elem, e) {
 			return false
 		}
@@ -267,19 +267,32 @@ func (d *jsonDecoder) str() ([]byte, bool) {
 	i := start
 	for i < len(d.data) {
 		c := d.data[i]
+		if strStop[c] == 0 {
+			i++
+			continue
+		}
 		switch {
 		case c == '"':
 			d.pos = i + 1
 			return d.data[start:i], true
 		case c == '\\' || c >= utf8.RuneSelf:
 			return d.strSlow(start)
-		case c < 0x20:
-			return nil, false
 		}
-		i++
+		return nil, false // a control character
 	}
 	return nil, false
 }
+
+// strStop is 1 for the bytes that end the plain run of a string: the
+// quote, a backslash, control characters and the bytes of non-ASCII text.
+var strStop = func() (t [256]byte) {
+	for c := range t {
+		if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			t[c] = 1
+		}
+	}
+	return t
+}()
 
 // strSlow reads a string with escapes or non-ASCII text from start, just
 // after its opening quote.

@@ -210,7 +210,7 @@ func (d *yamlDecoder) sequence(p *typePlan, v reflect.Value, ind int) bool {
 	}
 	v.Set(reflect.MakeSlice(p.typ, 0, 0))
 	for {
-		e, ok := growElem(v, func() int { return d.countEntries(ind) }, &d.budget)
+		e, ok := growElem(p, v, func() int { return d.countEntries(ind) }, &d.budget)
 		if !ok {
 			return false
 		}
@@ -575,7 +575,7 @@ func (d *yamlDecoder) flow(p *typePlan, v reflect.Value) bool {
 	}
 	for {
 		if open == '[' {
-			e, ok := growElem(v, func() int { return 1 }, &d.budget)
+			e, ok := growElem(p, v, func() int { return 1 }, &d.budget)
 			if !ok || !d.flowValue(p.elem, e) {
 				return false
 			}
