@@ -62,6 +62,18 @@
 // instead of 6511), and runs 11.30 M instructions (JSON) and 11.48 M
 // (YAML) instead of 11.97 M and 12.43 M (callgrind).
 //
+// Counting a list is a skim of the text of all its elements, most of a
+// document for its list of hosts, so it is read in tight loops: JSON
+// strings by IndexByte and runs of spaces eight bytes at a time, YAML
+// line by line. A YAML sequence entry's first key is read once (it was
+// read to see that the entry is a mapping, then again), a list element's
+// size is in the plan, and a short string that a document repeats (an
+// address, an ID) is one string instead of an allocation each, from a
+// small table in each decode's state (type interned). The table above
+// predates these: a fast decode of the 500 hosts now runs 10.47 M
+// instructions (JSON) and 10.15 M (YAML) instead of 11.56 M and 11.69 M,
+// with 5104 allocations (980 kB) instead of 7007 (1005 kB).
+//
 // Both paths bound what the lists take decoded to 64 times the
 // document's bytes plus 1 MiB (an element of a list is a struct of some
 // hundred bytes that "{}," writes in three), and the general path stops at

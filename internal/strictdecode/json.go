@@ -2,6 +2,8 @@ package strictdecode
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"reflect"
 	"strconv"
 	"unicode/utf16"
@@ -30,6 +32,7 @@ type jsonDecoder struct {
 	pos    int
 	buf    []byte // unescaped strings
 	budget int    // bytes the lists may still take (valueBudget)
+	strs   interned
 }
 
 func (d *jsonDecoder) space() { d.pos = skipSpace(d.data, d.pos) }
@@ -88,7 +91,7 @@ func (d *jsonDecoder) value(p *typePlan, v reflect.Value) bool {
 	case reflect.String:
 		s, ok := d.str()
 		if ok {
-			v.SetString(string(s))
+			v.SetString(d.strs.str(s))
 		}
 		return ok
 	case reflect.Bool:
@@ -150,7 +153,7 @@ func (d *jsonDecoder) array(p *typePlan, v reflect.Value) bool {
 		return true
 	}
 	for {
-		e, ok := growElem(v, func() int { return d.countElems(p) }, &d.budget)
+		e, ok := growElem(p, v, func() int { return d.countElems(p) }, &d.budget)
 		if !ok || !d.value(p.elem, e) {
 			return false
 		}
@@ -172,17 +175,23 @@ func (d *jsonDecoder) countElems(p *typePlan) int {
 	data, want := d.data, startByte(p.elem)
 	n, depth := 1, 0
 	for i := d.pos; i < len(data); i++ {
-		switch data[i] {
+		c := data[i]
+		if countClass[c] == 0 {
+			continue // names, numbers, colons and line breaks
+		}
+		switch c {
 		case ' ':
-			i = skipSpace(data, i) - 1
+			i = lastSpace(data, i)
 		case '"':
-			for i++; i < len(data); i++ {
-				j := bytes.IndexByte(data[i:], '"')
+			// The string ends at the first quote not escaped: after an
+			// even number of backslashes.
+			for {
+				j := bytes.IndexByte(data[i+1:], '"')
 				if j < 0 {
 					return n
 				}
-				i += j
-				if !escaped(data, i) {
+				i += 1 + j
+				if data[i-1] != '\\' || !escaped(data, i) {
 					break
 				}
 			}
@@ -203,6 +212,23 @@ func (d *jsonDecoder) countElems(p *typePlan) int {
 	}
 	return n
 }
+
+// lastSpace returns the index of the last of the spaces from data[i], a
+// space, on: indentation is read eight bytes at a time.
+func lastSpace(data []byte, i int) int {
+	for ; i+9 <= len(data); i += 8 {
+		if x := binary.LittleEndian.Uint64(data[i+1:]) ^ 0x2020202020202020; x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i+1 < len(data) && data[i+1] == ' ' {
+		i++
+	}
+	return i
+}
+
+// countClass is 1 for the bytes countElems stops at.
+var countClass = [256]byte{' ': 1, '"': 1, '[': 1, '{': 1, ']': 1, '}': 1, ',': 1}
 
 // startByte is the first byte of a JSON value of plan p that is not null,
 // or 0 for a number.
@@ -241,19 +267,32 @@ func (d *jsonDecoder) str() ([]byte, bool) {
 	i := start
 	for i < len(d.data) {
 		c := d.data[i]
+		if strStop[c] == 0 {
+			i++
+			continue
+		}
 		switch {
 		case c == '"':
 			d.pos = i + 1
 			return d.data[start:i], true
 		case c == '\\' || c >= utf8.RuneSelf:
 			return d.strSlow(start)
-		case c < 0x20:
-			return nil, false
 		}
-		i++
+		return nil, false // a control character
 	}
 	return nil, false
 }
+
+// strStop is 1 for the bytes that end the plain run of a string: the
+// quote, a backslash, control characters and the bytes of non-ASCII text.
+var strStop = func() (t [256]byte) {
+	for c := range t {
+		if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			t[c] = 1
+		}
+	}
+	return t
+}()
 
 // strSlow reads a string with escapes or non-ASCII text from start, just
 // after its opening quote.

@@ -22,6 +22,9 @@ import (
 type typePlan struct {
 	typ  reflect.Type
 	kind reflect.Kind
+	// size is the bytes of a value, at least 1: what an element of a list
+	// takes of the lists' budget.
+	size int
 	// elem is the plan of the pointed-to type, the slice element or the
 	// map value.
 	elem *typePlan
@@ -49,7 +52,7 @@ func makePlan(t reflect.Type, memo map[reflect.Type]*typePlan) *typePlan {
 	if p := memo[t]; p != nil {
 		return p
 	}
-	p := &typePlan{typ: t, kind: t.Kind()}
+	p := &typePlan{typ: t, kind: t.Kind(), size: max(int(t.Size()), 1)}
 	memo[t] = p
 	switch p.kind {
 	case reflect.String, reflect.Bool, reflect.Float32, reflect.Float64,
@@ -154,7 +157,7 @@ func deref(p *typePlan, v reflect.Value) (*typePlan, reflect.Value) {
 	return p, v
 }
 
-// growElem appends a zero element to slice v and returns it, or reports
+// growElem appends a zero element to slice v, of plan p, and returns it, or reports
 // false when the element would take the lists past their budget (see
 // valueBudget). The elements of a document's lists are large structs,
 // each growth a copy of them all and the old array garbage; most lists
@@ -163,8 +166,8 @@ func deref(p *typePlan, v reflect.Value) (*typePlan, reflect.Value) {
 // reading it, and the budget bounds it), or doubles if that is more: a
 // list of a document is allocated at its length, and a list of one is
 // never counted.
-func growElem(v reflect.Value, count func() int, budget *int) (reflect.Value, bool) {
-	size := max(int(v.Type().Elem().Size()), 1)
+func growElem(p *typePlan, v reflect.Value, count func() int, budget *int) (reflect.Value, bool) {
+	size := p.elem.size
 	if *budget -= size; *budget < 0 {
 		return reflect.Value{}, false
 	}

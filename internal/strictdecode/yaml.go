@@ -39,6 +39,7 @@ type yamlDecoder struct {
 	ind    int
 	buf    []byte // quoted scalars with escapes
 	budget int    // bytes the lists may still take (valueBudget)
+	strs   interned
 }
 
 // nextLine moves to the next line with content from cur (the start of a
@@ -119,6 +120,12 @@ func (d *yamlDecoder) dash() bool {
 // mapping reads a block mapping whose keys are at indentation ind; the
 // first key is at cur.
 func (d *yamlDecoder) mapping(p *typePlan, v reflect.Value, ind int) bool {
+	key, ok := d.key()
+	return ok && d.mappingFrom(p, v, ind, key)
+}
+
+// mappingFrom is mapping once its first key has been read.
+func (d *yamlDecoder) mappingFrom(p *typePlan, v reflect.Value, ind int, key []byte) bool {
 	p, v = deref(p, v)
 	if p.unsupported || p.kind != reflect.Struct && p.kind != reflect.Map {
 		return false
@@ -127,10 +134,12 @@ func (d *yamlDecoder) mapping(p *typePlan, v reflect.Value, ind int) bool {
 	if p.kind == reflect.Map {
 		v.Set(reflect.MakeMap(p.typ))
 	}
-	for {
-		key, ok := d.key()
-		if !ok {
-			return false
+	for first := true; ; first = false {
+		if !first {
+			var ok bool
+			if key, ok = d.key(); !ok {
+				return false
+			}
 		}
 		m, ok := p.member(v, key, &seen)
 		if !ok {
@@ -201,10 +210,11 @@ func (d *yamlDecoder) sequence(p *typePlan, v reflect.Value, ind int) bool {
 	}
 	v.Set(reflect.MakeSlice(p.typ, 0, 0))
 	for {
-		e, ok := growElem(v, func() int { return d.countEntries(ind) }, &d.budget)
+		e, ok := growElem(p, v, func() int { return d.countEntries(ind) }, &d.budget)
 		if !ok {
 			return false
 		}
+		dash := d.cur
 		d.cur++ // -
 		switch {
 		case d.restOfLine():
@@ -216,15 +226,8 @@ func (d *yamlDecoder) sequence(p *typePlan, v reflect.Value, ind int) bool {
 			}
 		case d.dash():
 			return false // a sequence in a sequence entry
-		case d.isKey():
-			col := d.cur - d.lineStart()
-			if !d.mapping(p.elem, e, col) {
-				return false
-			}
-		default:
-			if _, ok := d.inline(p.elem, e, ind); !ok || !d.endLine() || d.ind > ind {
-				return false
-			}
+		case !d.entry(p.elem, e, ind, ind+d.cur-dash):
+			return false
 		}
 		switch {
 		case d.ind < ind:
@@ -238,43 +241,45 @@ func (d *yamlDecoder) sequence(p *typePlan, v reflect.Value, ind int) bool {
 }
 
 // countEntries counts the entries of a block sequence at indentation ind
-// from cur, an entry's dash, to the sequence's end.
+// from cur, an entry's dash (at the start of its line, ind before cur), to
+// the sequence's end: a line at most ind deep that is not a dash ends it.
 func (d *yamlDecoder) countEntries(ind int) int {
-	n := 0
-	for rest := d.data[d.lineStart():]; len(rest) > 0; {
-		line := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
+	data, n := d.data, 0
+	for i := d.cur - ind; i < len(data); {
+		j := i
+		for j < len(data) && data[j] == ' ' {
+			j++
 		}
-		t := bytes.TrimLeft(line, " ")
-		in := len(line) - len(t)
-		switch {
-		case len(t) == 0 || t[0] == '#' || in > ind:
-		case in < ind || t[0] != '-':
+		if j == len(data) {
+			break
+		}
+		switch c := data[j]; {
+		case c == '\n' || c == '#' || j-i > ind:
+		case j-i < ind || c != '-':
 			return n
 		default:
 			n++
 		}
+		k := bytes.IndexByte(data[j:], '\n')
+		if k < 0 {
+			break
+		}
+		i = j + k + 1
 	}
 	return n
 }
 
-func (d *yamlDecoder) lineStart() int {
-	i := d.cur
-	for i > 0 && d.data[i-1] != '\n' {
-		i--
+// entry reads what follows the dash of an entry of a sequence at
+// indentation ind on the dash's line, from cur at column col: a block
+// mapping (its first key read once) or an inline value.
+func (d *yamlDecoder) entry(p *typePlan, v reflect.Value, ind, col int) bool {
+	start := d.cur
+	if key, ok := d.key(); ok {
+		return d.mappingFrom(p, v, col, key)
 	}
-	return i
-}
-
-// isKey reports whether a mapping key starts at cur.
-func (d *yamlDecoder) isKey() bool {
-	cur := d.cur
-	_, ok := d.key()
-	d.cur = cur
-	return ok
+	d.cur = start
+	_, ok := d.inline(p, v, ind)
+	return ok && d.endLine() && d.ind <= ind
 }
 
 // key reads a mapping key and its colon, followed by a space or the end
@@ -343,17 +348,17 @@ func (d *yamlDecoder) inline(p *typePlan, v reflect.Value, ind int) (null, ok bo
 		return false, d.flow(p, v)
 	case '"', '\'':
 		s, ok := d.quoted()
-		return false, ok && setQuoted(p, v, s)
+		return false, ok && setQuoted(p, v, d.strs.str(s))
 	case '|':
 		s, ok := d.literal(ind)
-		return false, ok && setQuoted(p, v, s)
+		return false, ok && setQuoted(p, v, d.strs.str(s))
 	}
 	start := d.cur
 	end, ok := d.plain(false, false)
 	if !ok {
 		return false, false
 	}
-	return bindPlain(p, v, d.data[start:end])
+	return bindPlain(p, v, d.data[start:end], &d.strs)
 }
 
 // plain reads a plain scalar at cur, in a flow collection or not, and
@@ -570,7 +575,7 @@ func (d *yamlDecoder) flow(p *typePlan, v reflect.Value) bool {
 	}
 	for {
 		if open == '[' {
-			e, ok := growElem(v, func() int { return 1 }, &d.budget)
+			e, ok := growElem(p, v, func() int { return 1 }, &d.budget)
 			if !ok || !d.flowValue(p.elem, e) {
 				return false
 			}
@@ -632,14 +637,14 @@ func (d *yamlDecoder) flowValue(p *typePlan, v reflect.Value) bool {
 		return d.flow(p, v)
 	case '"', '\'':
 		s, ok := d.quoted()
-		return ok && setQuoted(p, v, s)
+		return ok && setQuoted(p, v, d.strs.str(s))
 	}
 	start := d.cur
 	end, ok := d.plain(true, false)
 	if !ok {
 		return false
 	}
-	null, ok := bindPlain(p, v, d.data[start:end])
+	null, ok := bindPlain(p, v, d.data[start:end], &d.strs)
 	return ok && !null
 }
 

@@ -11,12 +11,12 @@ import (
 // go.yaml.in/yaml/v2 resolves them and sigs.k8s.io/yaml converts them.
 
 // setQuoted sets a quoted scalar, always a string, into a string.
-func setQuoted(p *typePlan, v reflect.Value, s []byte) bool {
+func setQuoted(p *typePlan, v reflect.Value, s string) bool {
 	p, v = deref(p, v)
 	if p.kind != reflect.String {
 		return false
 	}
-	v.SetString(string(s))
+	v.SetString(s)
 	return true
 }
 
@@ -146,7 +146,7 @@ func yamlFloatSyntax(s string) bool {
 
 // bindPlain sets a plain scalar into v as sigs.k8s.io/yaml and
 // encoding/json would, and reports whether it was null.
-func bindPlain(p *typePlan, v reflect.Value, b []byte) (null, ok bool) {
+func bindPlain(p *typePlan, v reflect.Value, b []byte, strs *interned) (null, ok bool) {
 	kind, n := resolvePlain(b)
 	if kind == yamlNull {
 		return true, true
@@ -154,7 +154,7 @@ func bindPlain(p *typePlan, v reflect.Value, b []byte) (null, ok bool) {
 	p, v = deref(p, v)
 	switch {
 	case p.kind == reflect.String && kind == yamlString:
-		v.SetString(string(b))
+		v.SetString(strs.str(b))
 	case p.kind == reflect.String && kind == yamlInt:
 		v.SetString(strconv.FormatInt(n, 10))
 	case p.kind == reflect.String && kind == yamlBool, p.kind == reflect.Bool && kind == yamlBool:
