@@ -203,8 +203,8 @@ func (in *tlsInputs) docPath(p string) string {
 		rest := p[len("hosts["):]
 		end := strings.IndexByte(rest, ']')
 		k, err := strconv.Atoi(rest[:max(end, 0)])
-		if end < 0 || err != nil || k < 0 || k >= len(in.hosts) {
-			return p
+		if end < 0 || err != nil || k < 0 || k >= len(in.hosts) || in.hosts[k] == k {
+			return p // hosts[k] is the document's too
 		}
 		return hostPath(in.hosts[k], rest[end+1:])
 	}
