@@ -147,7 +147,17 @@ type hostEntry struct {
 // soon) are the Table's Warnings.
 func New(cfg Config) (*Table, error) {
 	var p problems
+	// The hosts' canonical names, on one array that check fills.
 	canon := make([][]string, len(cfg.Hosts))
+	n := 0
+	for i := range cfg.Hosts {
+		n += len(cfg.Hosts[i].Names)
+	}
+	flat := make([]string, n)
+	for i := range cfg.Hosts {
+		k := len(cfg.Hosts[i].Names)
+		canon[i], flat = flat[:0:k], flat[k:]
+	}
 	ids := cfg.check(&p, canon)
 	// The certificates are loaded even when the config has problems, so
 	// that every problem comes back at once.
@@ -211,6 +221,7 @@ func New(cfg Config) (*Table, error) {
 	refused := func(host int, r Reason) Selection {
 		return Selection{Config: refuse, Host: host, Match: MatchRefused, Reason: r}
 	}
+	entries := make([]hostEntry, len(cfg.Hosts))
 	for i := range cfg.Hosts {
 		h := &cfg.Hosts[i]
 		id := h.Certificate
@@ -219,7 +230,7 @@ func New(cfg Config) (*Table, error) {
 		}
 		cert := certOf(id)
 		pol := h.TLS.resolve()
-		e := &hostEntry{}
+		e := &entries[i]
 		for tr := range numTransports {
 			switch {
 			case tr == QUIC && !pol.http3:
