@@ -222,6 +222,7 @@ func New(cfg Config) (*Table, error) {
 		return Selection{Config: refuse, Host: host, Match: MatchRefused, Reason: r}
 	}
 	entries := make([]hostEntry, len(cfg.Hosts))
+	var quotedID, qid string // the last certificate ID named by a warning, and its quoted form
 	for i := range cfg.Hosts {
 		h := &cfg.Hosts[i]
 		id := h.Certificate
@@ -247,7 +248,6 @@ func New(cfg Config) (*Table, error) {
 				e.sel[tr] = Selection{Config: pb.config, Host: i, Match: MatchDefault, Reason: ReasonPending, built: pb}
 			}
 		}
-		qid := "" // id quoted, for the first warning of the host
 		for j, c := range canon[i] {
 			if hostname.IsIP(c) {
 				// No server name is an IP literal: NoSNI decides
@@ -261,8 +261,9 @@ func New(cfg Config) (*Table, error) {
 			}
 			m[key] = e // no duplicates: check refused them
 			if cert != nil && !covers(cert.Leaf, c) {
-				if qid == "" {
-					qid = quote(id)
+				if qid == "" || quotedID != id {
+					// Once for a fleet's hosts, which share one.
+					quotedID, qid = id, quote(id)
 				}
 				p.warns = append(p.warns, notCovered(qid, i, j, c))
 			}
