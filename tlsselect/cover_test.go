@@ -34,8 +34,8 @@ func TestNotCoveredAsSprintf(t *testing.T) {
 		w := notCovered(quote(c.id), 12, 3, c.name)
 		want := ValidationError{Code: CodeHostNameNotCovered, Path: "hosts[12].names[3]",
 			Msg: fmt.Sprintf("certificate %q does not cover %q", c.id, c.name)}
-		if *w != want {
-			t.Errorf("notCovered(%q, %q) = %+v, want %+v", c.id, c.name, *w, want)
+		if w != want {
+			t.Errorf("notCovered(%q, %q) = %+v, want %+v", c.id, c.name, w, want)
 		}
 	}
 }

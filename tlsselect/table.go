@@ -222,7 +222,9 @@ func New(cfg Config) (*Table, error) {
 		return Selection{Config: refuse, Host: host, Match: MatchRefused, Reason: r}
 	}
 	entries := make([]hostEntry, len(cfg.Hosts))
-	var quotedID, qid string // the last certificate ID named by a warning, and its quoted form
+	var quotedID, qid string   // the last certificate ID named by a warning, and its quoted form
+	var slab []ValidationError // the coverage warnings, a few allocations for all
+	done := 0                  // canonical names looked at, this one included
 	for i := range cfg.Hosts {
 		h := &cfg.Hosts[i]
 		id := h.Certificate
@@ -249,6 +251,7 @@ func New(cfg Config) (*Table, error) {
 			}
 		}
 		for j, c := range canon[i] {
+			done++
 			if hostname.IsIP(c) {
 				// No server name is an IP literal: NoSNI decides
 				// handshakes to IP addresses. A host that the gate
@@ -265,7 +268,13 @@ func New(cfg Config) (*Table, error) {
 					// Once for a fleet's hosts, which share one.
 					quotedID, qid = id, quote(id)
 				}
-				p.warns = append(p.warns, notCovered(qid, i, j, c))
+				if len(slab) == cap(slab) {
+					// Room for the names left, up to twice the last:
+					// a fleet's are all uncovered, or few are.
+					slab = make([]ValidationError, 0, min(max(64, 2*cap(slab)), n-done+1))
+				}
+				slab = append(slab, notCovered(qid, i, j, c))
+				p.warns = append(p.warns, &slab[len(slab)-1])
 			}
 		}
 	}
@@ -361,27 +370,32 @@ func lookupKey(dst []byte, name string) ([]byte, bool) {
 // notCovered returns the warning that the certificate qid (quoted) does
 // not cover the name c, hosts[host].names[name]: what p.warn would make,
 // at a fraction of the cost, as a fleet served by a default certificate
-// that covers none of its names has one per name.
-func notCovered(qid string, host, name int, c string) *ValidationError {
-	var buf [48]byte
+// that covers none of its names has one per name. Its path and message
+// are one string.
+func notCovered(qid string, host, name int, c string) ValidationError {
+	const prefix, middle = "certificate ", " does not cover "
+	var buf [64]byte
 	path := append(buf[:0], "hosts["...)
 	path = strconv.AppendInt(path, int64(host), 10)
 	path = append(path, "].names["...)
 	path = strconv.AppendInt(path, int64(name), 10)
 	path = append(path, ']')
-	var msg strings.Builder
-	msg.Grow(len("certificate  does not cover ") + len(qid) + len(c) + 2)
-	msg.WriteString("certificate ")
-	msg.WriteString(qid)
-	msg.WriteString(" does not cover ")
+	var b strings.Builder
+	b.Grow(len(path) + len(prefix) + len(qid) + len(middle) + len(c) + 2)
+	b.Write(path)
+	k := b.Len()
+	b.WriteString(prefix)
+	b.WriteString(qid)
+	b.WriteString(middle)
 	if plainASCII(c) {
-		msg.WriteByte('"')
-		msg.WriteString(c)
-		msg.WriteByte('"')
+		b.WriteByte('"')
+		b.WriteString(c)
+		b.WriteByte('"')
 	} else {
-		msg.WriteString(strconv.Quote(c))
+		b.WriteString(strconv.Quote(c))
 	}
-	return &ValidationError{Code: CodeHostNameNotCovered, Path: string(path), Msg: msg.String()}
+	str := b.String()
+	return ValidationError{Code: CodeHostNameNotCovered, Path: str[:k], Msg: str[k:]}
 }
 
 // quote returns s as %q formats it.
