@@ -94,6 +94,7 @@ func (r *run) tlsTable(prev *Snapshot) (*tlsselect.Table, *tlsInputs) {
 	}
 	in.cfg = cfg
 	if in.reusable && prev != nil && prev.tlsIn != nil && prev.tlsIn.same(in) {
+		r.tlsWarnings(prev.tls, in) // the document's, whose hosts may sit elsewhere
 		return prev.tls, prev.tlsIn
 	}
 	cfg.ReadFile = r.files.read // the files were read ahead: the compile reads none
@@ -102,10 +103,16 @@ func (r *run) tlsTable(prev *Snapshot) (*tlsselect.Table, *tlsInputs) {
 	if err != nil {
 		return nil, nil
 	}
+	r.tlsWarnings(t, in)
+	return t, in
+}
+
+// tlsWarnings records the warnings of t, built from in, under the
+// document's paths.
+func (r *run) tlsWarnings(t *tlsselect.Table, in *tlsInputs) {
 	for _, w := range t.Warnings() {
 		r.warns.Add(w.Code, in.docPath(w.Path), w.Msg)
 	}
-	return t, in
 }
 
 // clientCAs returns the client certificate roots of a PEM file, as the
