@@ -98,6 +98,11 @@ func (r *run) tlsTable(prev *Snapshot) (*tlsselect.Table, *tlsInputs) {
 		return prev.tls, prev.tlsIn
 	}
 	cfg.ReadFile = r.files.read // the files were read ahead: the compile reads none
+	if prev != nil {
+		// What did not change is not worked out again: certificates
+		// whose files hold the same bytes, and their hosts' coverage.
+		cfg.Previous = prev.tls
+	}
 	t, err := tlsselect.New(cfg)
 	r.under("", err, in.docPath)
 	if err != nil {

@@ -173,6 +173,17 @@ type Config struct {
 	// other as unreadable. Nil means New reads them, under the rules of
 	// MaxFileSize and FileTimeout.
 	ReadFile func(name string) ([]byte, error)
+
+	// Previous, when set, is a Table New built before, for the config
+	// this one replaces: New reuses its work where the inputs are the
+	// same, and builds the Table it would build without it. A
+	// certificate whose files hold, byte for byte, what Previous loaded
+	// at the same index is not parsed and checked again (its validity
+	// is, against the clock), and a host at the same index with the same
+	// canonical names and such a certificate gets the coverage warnings
+	// Previous had for it without their being worked out again. Nil
+	// means nothing is reused.
+	Previous *Table
 }
 
 // Certificate is a certificate chain and its private key, named by ID.

@@ -133,6 +133,20 @@ type Table struct {
 	warnings []*ValidationError
 	clock    func() time.Time
 	byID     map[string]*tls.Certificate // the loaded certificates; pending ones are absent
+
+	// What a later New may reuse (Config.Previous): the certificates
+	// loaded from files, by Config index (nil: none), and each host's.
+	loaded []*loaded
+	hosts  []hostRecord
+}
+
+// hostRecord is what a host's coverage warnings were worked out from, and
+// where they are among the Table's warnings.
+type hostRecord struct {
+	leaf     *x509.Certificate // nil: no certificate, no warnings
+	names    []string          // canonical
+	id       string            // the certificate's
+	from, to int               // warnings[from:to]
 }
 
 // hostEntry is a host's selection per transport.
@@ -189,6 +203,7 @@ func New(cfg Config) (*Table, error) {
 		byCert[id] = append(byCert[id], canon[i]...)
 	}
 	certs := make([]*tls.Certificate, len(cfg.Certificates))
+	t.loaded = make([]*loaded, len(cfg.Certificates))
 	wrong := func(i int) bool { return p.has(index("certificates", i)) } // its entry is wrong already: nothing to load
 	read := cfg.ReadFile
 	if read == nil {
@@ -199,7 +214,11 @@ func New(cfg Config) (*Table, error) {
 			continue
 		}
 		ct := &cfg.Certificates[i]
-		certs[i] = loadCertificate(&p, i, ct, byCert[ct.ID], now, read)
+		var old *loaded
+		if prev := cfg.Previous; prev != nil && i < len(prev.loaded) {
+			old = prev.loaded[i]
+		}
+		certs[i], t.loaded[i] = loadCertificate(&p, i, ct, byCert[ct.ID], now, read, old)
 	}
 	if len(p.errs) > 0 {
 		return nil, errors.Join(p.errs...)
@@ -224,7 +243,17 @@ func New(cfg Config) (*Table, error) {
 	entries := make([]hostEntry, len(cfg.Hosts))
 	var quotedID, qid string   // the last certificate ID named by a warning, and its quoted form
 	var slab []ValidationError // the coverage warnings, a few allocations for all
-	done := 0                  // canonical names looked at, this one included
+	done := 0                  // the canonical names of the hosts before
+	warn := func(w ValidationError) {
+		if len(slab) == cap(slab) {
+			// Room for the names left, up to twice the last: a
+			// fleet's are all uncovered, or few are.
+			slab = make([]ValidationError, 0, min(max(64, 2*cap(slab)), n-done))
+		}
+		slab = append(slab, w)
+		p.warns = append(p.warns, &slab[len(slab)-1])
+	}
+	t.hosts = make([]hostRecord, len(cfg.Hosts))
 	for i := range cfg.Hosts {
 		h := &cfg.Hosts[i]
 		id := h.Certificate
@@ -250,8 +279,20 @@ func New(cfg Config) (*Table, error) {
 				e.sel[tr] = Selection{Config: pb.config, Host: i, Match: MatchDefault, Reason: ReasonPending, built: pb}
 			}
 		}
+		rec := &t.hosts[i]
+		*rec = hostRecord{names: canon[i], id: id, from: len(p.warns)}
+		var again []*ValidationError // Previous's warnings for the host, when reuse says they are its own now
+		reuse := false
+		if cert != nil {
+			rec.leaf = cert.Leaf
+			if prev := cfg.Previous; prev != nil && i < len(prev.hosts) {
+				// The same leaf is one loaded from the same bytes.
+				if ph := &prev.hosts[i]; ph.leaf == rec.leaf && ph.id == id && slices.Equal(ph.names, rec.names) {
+					again, reuse = prev.warnings[ph.from:ph.to], true
+				}
+			}
+		}
 		for j, c := range canon[i] {
-			done++
 			if hostname.IsIP(c) {
 				// No server name is an IP literal: NoSNI decides
 				// handshakes to IP addresses. A host that the gate
@@ -263,20 +304,19 @@ func New(cfg Config) (*Table, error) {
 				m, key = t.wildcard, c[2:]
 			}
 			m[key] = e // no duplicates: check refused them
-			if cert != nil && !covers(cert.Leaf, c) {
+			if cert != nil && !reuse && !covers(cert.Leaf, c) {
 				if qid == "" || quotedID != id {
 					// Once for a fleet's hosts, which share one.
 					quotedID, qid = id, quote(id)
 				}
-				if len(slab) == cap(slab) {
-					// Room for the names left, up to twice the last:
-					// a fleet's are all uncovered, or few are.
-					slab = make([]ValidationError, 0, min(max(64, 2*cap(slab)), n-done+1))
-				}
-				slab = append(slab, notCovered(qid, i, j, c))
-				p.warns = append(p.warns, &slab[len(slab)-1])
+				warn(notCovered(qid, i, j, c))
 			}
 		}
+		for _, w := range again {
+			warn(*w) // a copy: each Table's warnings are its own
+		}
+		rec.to = len(p.warns)
+		done += len(canon[i])
 	}
 
 	pol := cfg.DefaultTLS.resolve()
