@@ -3,6 +3,7 @@ package snapshot
 import (
 	"crypto/rand"
 	"crypto/x509"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -116,7 +117,11 @@ func (r *run) tlsTable(prev *Snapshot) (*tlsselect.Table, *tlsInputs) {
 // document's paths.
 func (r *run) tlsWarnings(t *tlsselect.Table, in *tlsInputs) {
 	for _, w := range t.Warnings() {
-		r.warns.Add(w.Code, in.docPath(w.Path), w.Msg)
+		if p := in.docPath(w.Path); p != w.Path {
+			r.warns.Add(w.Code, p, w.Msg)
+		} else {
+			r.warns = append(r.warns, w) // shared, as an upstream's are across publishes
+		}
 	}
 }
 
@@ -190,7 +195,7 @@ func tlsConfigEqual(a, b *tlsselect.Config) bool {
 	}
 	for i := range a.Hosts {
 		x, y := &a.Hosts[i], &b.Hosts[i]
-		if x.Certificate != y.Certificate || strings.Join(x.Names, "\x00") != strings.Join(y.Names, "\x00") ||
+		if x.Certificate != y.Certificate || !slices.Equal(x.Names, y.Names) ||
 			x.TLS.MinVersion != y.TLS.MinVersion || x.TLS.HTTP1Only != y.TLS.HTTP1Only || x.TLS.HTTP3 != y.TLS.HTTP3 ||
 			x.TLS.ClientAuth != y.TLS.ClientAuth || len(x.TLS.ClientCAs) != len(y.TLS.ClientCAs) {
 			return false
