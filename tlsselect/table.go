@@ -499,6 +499,12 @@ type builder struct {
 	all    []*prebuilt
 	leaves map[*x509.Certificate][32]byte // the hash of each leaf, once a table: every host of a fleet has the default's
 	plain  map[plainKey]*prebuilt         // the configs of policies without client CAs, by what makes them
+	// last is the plain config returned last per transport: a fleet's
+	// hosts ask for the same one over and over, a comparison away.
+	last [numTransports]struct {
+		k  plainKey
+		pb *prebuilt
+	}
 }
 
 // plainKey is what makes the prebuilt config of a policy without client
@@ -519,7 +525,11 @@ func (b *builder) config(cert *tls.Certificate, pol resolvedPolicy, tr Transport
 	}
 	k := plainKey{cert.Leaf, tr, pol.minVersion, pol.clientAuth, pol.http1Only}
 	plain := len(pol.clientCAs) == 0
+	if l := &b.last[tr]; plain && l.pb != nil && l.k == k {
+		return l.pb
+	}
 	if pb := b.plain[k]; plain && pb != nil {
+		b.last[tr].k, b.last[tr].pb = k, pb
 		return pb
 	}
 	protos := []string{"h2", "http/1.1"}
@@ -535,6 +545,7 @@ func (b *builder) config(cert *tls.Certificate, pol resolvedPolicy, tr Transport
 			b.plain = make(map[plainKey]*prebuilt)
 		}
 		b.plain[k] = pb
+		b.last[tr].k, b.last[tr].pb = k, pb
 	}
 	return pb
 }
