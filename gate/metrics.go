@@ -35,6 +35,8 @@ type RouteMetrics struct {
 	BytesIn, BytesOut telemetry.Counter
 	// InFlight is the number of requests being answered now.
 	InFlight telemetry.Gauge
+
+	kept uint64 // the State's last RetainMetrics that kept it; under its mu
 }
 
 // PolicyMetrics count one policy's decisions, by policy ID, across every
@@ -44,6 +46,8 @@ type PolicyMetrics struct {
 	// decisions that answered or dropped the request; WouldBlock those
 	// of a shadowed use that would have.
 	Allowed, Blocked, WouldBlock telemetry.Counter
+
+	kept uint64 // as RouteMetrics.kept
 }
 
 type routeKey struct{ host, route string }
@@ -128,8 +132,9 @@ func (s *State) attachChain(c *chain, host, route string) {
 // They live in the State, keyed by the chain's host, route and policies,
 // so they survive publishes that keep the chain.
 type chainPasses struct {
-	n   telemetry.Counter
-	ids []string // of the uses not Off, in order (an ID may repeat)
+	n    telemetry.Counter
+	ids  []string // of the uses not Off, in order (an ID may repeat)
+	kept uint64   // as RouteMetrics.kept
 }
 
 // passesByPolicy returns each policy ID's share of the chains' passes.
@@ -211,30 +216,42 @@ func (g *Gate) eachPolicy(f func(id string, m *PolicyMetrics)) {
 // its current one. Call it once g serves (a gate still serving the older
 // config keeps counting on what it points at, unreported).
 func (s *State) RetainMetrics(g *Gate) {
-	n := 1 // the unknown host's
-	for _, h := range g.compiled {
-		n += 1 + len(h.Routes)
-	}
-	keepR := make(map[*RouteMetrics]bool, n) // sized: a fleet's publish grows no table
-	g.EachRoute(func(_, _ string, m *RouteMetrics) { keepR[m] = true })
-	keepP := map[*PolicyMetrics]bool{}
-	g.eachPolicy(func(_ string, m *PolicyMetrics) { keepP[m] = true })
-	keepC := map[*chainPasses]bool{}
-	for _, h := range g.compiled {
-		keepC[h.chain.passes] = true
-		for i := range h.Routes {
-			keepC[h.Routes[i].chain.passes] = true
-		}
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Mark what g names with a number of this call's own, then sweep
+	// what is unmarked: no set of what to keep is built.
+	s.retains++
+	gen := s.retains
+	keepChain := func(c *chain) {
+		for _, m := range c.metrics {
+			m.kept = gen
+		}
+		if c.passes != nil {
+			c.passes.kept = gen
+		}
+	}
+	if g.unknown != nil {
+		g.unknown.kept = gen
+	}
+	for _, h := range g.compiled {
+		if h.metrics != nil {
+			h.metrics.kept = gen
+		}
+		keepChain(&h.chain)
+		for i := range h.Routes {
+			if m := h.Routes[i].metrics; m != nil {
+				m.kept = gen
+			}
+			keepChain(&h.Routes[i].chain)
+		}
+	}
 	for k, m := range s.routes {
-		if !keepR[m] {
+		if m.kept != gen {
 			delete(s.routes, k)
 		}
 	}
 	for k, p := range s.chains {
-		if keepC[p] {
+		if p.kept == gen {
 			continue
 		}
 		// A chain g does not have: its passes move to its policies'
@@ -248,7 +265,7 @@ func (s *State) RetainMetrics(g *Gate) {
 		delete(s.chains, k)
 	}
 	for k, m := range s.policies {
-		if !keepP[m] {
+		if m.kept != gen {
 			delete(s.policies, k)
 		}
 	}

@@ -34,6 +34,7 @@ type State struct {
 	routes   map[routeKey]*RouteMetrics
 	policies map[string]*PolicyMetrics
 	chains   map[string]*chainPasses
+	retains  uint64 // RetainMetrics calls, each marking what it keeps
 }
 
 // Counters are the gate's counters. They are atomics, safe to read at any

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"crypto/rand"
 	"crypto/x509"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -94,18 +95,34 @@ func (r *run) tlsTable(prev *Snapshot) (*tlsselect.Table, *tlsInputs) {
 	}
 	in.cfg = cfg
 	if in.reusable && prev != nil && prev.tlsIn != nil && prev.tlsIn.same(in) {
+		r.tlsWarnings(prev.tls, in) // the document's, whose hosts may sit elsewhere
 		return prev.tls, prev.tlsIn
 	}
 	cfg.ReadFile = r.files.read // the files were read ahead: the compile reads none
+	if prev != nil {
+		// What did not change is not worked out again: certificates
+		// whose files hold the same bytes, and their hosts' coverage.
+		cfg.Previous = prev.tls
+	}
 	t, err := tlsselect.New(cfg)
 	r.under("", err, in.docPath)
 	if err != nil {
 		return nil, nil
 	}
-	for _, w := range t.Warnings() {
-		r.warns.Add(w.Code, in.docPath(w.Path), w.Msg)
-	}
+	r.tlsWarnings(t, in)
 	return t, in
+}
+
+// tlsWarnings records the warnings of t, built from in, under the
+// document's paths.
+func (r *run) tlsWarnings(t *tlsselect.Table, in *tlsInputs) {
+	for _, w := range t.Warnings() {
+		if p := in.docPath(w.Path); p != w.Path {
+			r.warns.Add(w.Code, p, w.Msg)
+		} else {
+			r.warns = append(r.warns, w) // shared, as an upstream's are across publishes
+		}
+	}
 }
 
 // clientCAs returns the client certificate roots of a PEM file, as the
@@ -178,7 +195,7 @@ func tlsConfigEqual(a, b *tlsselect.Config) bool {
 	}
 	for i := range a.Hosts {
 		x, y := &a.Hosts[i], &b.Hosts[i]
-		if x.Certificate != y.Certificate || strings.Join(x.Names, "\x00") != strings.Join(y.Names, "\x00") ||
+		if x.Certificate != y.Certificate || !slices.Equal(x.Names, y.Names) ||
 			x.TLS.MinVersion != y.TLS.MinVersion || x.TLS.HTTP1Only != y.TLS.HTTP1Only || x.TLS.HTTP3 != y.TLS.HTTP3 ||
 			x.TLS.ClientAuth != y.TLS.ClientAuth || len(x.TLS.ClientCAs) != len(y.TLS.ClientCAs) {
 			return false
@@ -203,8 +220,8 @@ func (in *tlsInputs) docPath(p string) string {
 		rest := p[len("hosts["):]
 		end := strings.IndexByte(rest, ']')
 		k, err := strconv.Atoi(rest[:max(end, 0)])
-		if end < 0 || err != nil || k < 0 || k >= len(in.hosts) {
-			return p
+		if end < 0 || err != nil || k < 0 || k >= len(in.hosts) || in.hosts[k] == k {
+			return p // hosts[k] is the document's too
 		}
 		return hostPath(in.hosts[k], rest[end+1:])
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/paduraksa/paduraksa/config"
+	"github.com/paduraksa/paduraksa/tlsselect"
 	"github.com/paduraksa/paduraksa/upstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,8 +19,15 @@ import (
 // changed documents to one publisher, which reuses what did not change,
 // and compares every result with a publisher that compiles the document
 // from scratch: the outcome, the problems, the canonical form, the
-// warnings, each cluster's live destinations and every host's answer.
+// warnings, each cluster's live destinations and every host's answer;
+// with every host served a default certificate from files, the TLS
+// table's choice for every name too.
 func TestIncrementalPublishMatchesFullCompile(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { incrementalMatchesFull(t, false) })
+	t.Run("tls", func(t *testing.T) { incrementalMatchesFull(t, true) })
+}
+
+func incrementalMatchesFull(t *testing.T, withTLS bool) {
 	backends := []*backend{startBackend(t, "a"), startBackend(t, "b"), startBackend(t, "c")}
 	rng := rand.New(rand.NewPCG(1, 2))
 	store, pub := newPublisher(t)
@@ -30,6 +38,10 @@ func TestIncrementalPublishMatchesFullCompile(t *testing.T) {
 	c := newClient(t)
 
 	doc := fleet(6, backends[0])
+	if withTLS {
+		doc.Global.TLS.DefaultCertificate = "main"
+		doc.Certificates = []config.Certificate{{ID: "main", CertFile: "testdata/tls/cert.pem", KeyFile: "testdata/tls/key.pem"}}
+	}
 	var names []string // every name a host had, served or not
 	serving := []byte(nil)
 	for step := range 80 {
@@ -57,7 +69,7 @@ func TestIncrementalPublishMatchesFullCompile(t *testing.T) {
 		inc, ref := store.Load(), full.Store().Load()
 		fresh.Store(full.Store())
 		assert.Equal(t, string(ref.Canonical()), string(inc.Canonical()), "step %d (%s)", step, change)
-		assert.Equal(t, problemKeys(ref.Warnings()), problemKeys(inc.Warnings()), "step %d (%s)", step, change)
+		assert.Equal(t, problemTexts(ref.Warnings()), problemTexts(inc.Warnings()), "step %d (%s)", step, change)
 		require.Len(t, inc.Clusters(), len(ref.Clusters()), "step %d (%s)", step, change)
 		for k, cl := range ref.Clusters() {
 			assert.Equal(t, members(cl.Upstream.Members().All), members(inc.Clusters()[k].Upstream.Members().All),
@@ -66,7 +78,13 @@ func TestIncrementalPublishMatchesFullCompile(t *testing.T) {
 		for _, h := range doc.Hosts {
 			names = append(names, h.Names...)
 		}
+		require.Equal(t, withTLS, ref.tls != nil && inc.tls != nil, "step %d (%s)", step, change)
 		for _, n := range names {
+			if withTLS {
+				f, g := ref.tls.Select(n, tlsselect.TCP), inc.tls.Select(n, tlsselect.TCP)
+				assert.Equal(t, [3]any{f.Host, f.Match, f.Reason}, [3]any{g.Host, g.Match, g.Reason}, "step %d (%s): TLS for %s", step, change, n)
+				assert.Equal(t, f.Config.Certificates[0].Leaf.Raw, g.Config.Certificates[0].Leaf.Raw, "step %d (%s): TLS for %s", step, change, n)
+			}
 			sf, bf := get(t, c, addrFull, n, "/p")
 			si, bi := get(t, c, addrInc, n, "/p")
 			assert.Equal(t, [2]any{sf, bf}, [2]any{si, bi}, "step %d (%s): host %s", step, change, n)
@@ -137,6 +155,16 @@ func members(ds []*upstream.Destination) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
 		out[i] = fmt.Sprintf("%s %s://%s removed=%v", d.ID(), d.Scheme(), d.Host(), d.Removed())
+	}
+	return out
+}
+
+// problemTexts lists problems as their Error says them: path, message
+// and code.
+func problemTexts(ps []*ValidationError) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Error()
 	}
 	return out
 }

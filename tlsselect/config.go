@@ -173,6 +173,17 @@ type Config struct {
 	// other as unreadable. Nil means New reads them, under the rules of
 	// MaxFileSize and FileTimeout.
 	ReadFile func(name string) ([]byte, error)
+
+	// Previous, when set, is a Table New built before, for the config
+	// this one replaces: New reuses its work where the inputs are the
+	// same, and builds the Table it would build without it. A
+	// certificate whose files hold, byte for byte, what Previous loaded
+	// at the same index is not parsed and checked again (its validity
+	// is, against the clock), and a host at the same index with the same
+	// canonical names and such a certificate gets the coverage warnings
+	// Previous had for it without their being worked out again. Nil
+	// means nothing is reused.
+	Previous *Table
 }
 
 // Certificate is a certificate chain and its private key, named by ID.
@@ -266,13 +277,15 @@ func index(list string, i int) string { return list + "[" + strconv.Itoa(i) + "]
 // nil for a valid Config.
 func (c Config) Validate() error {
 	var p problems
-	c.check(&p)
+	c.check(&p, nil)
 	return errors.Join(p.errs...)
 }
 
 // check adds the problems of c's shape to p and returns the certificates'
-// indexes by ID (the first of duplicates).
-func (c Config) check(p *problems) map[string]int {
+// indexes by ID (the first of duplicates). When canon is not nil (one
+// entry per host) it gets the canonical form of each host's names, as
+// hostname.Canonical returns it, catch-alls left out.
+func (c Config) check(p *problems, canon [][]string) map[string]int {
 	ids := make(map[string]int, len(c.Certificates))
 	for i, ct := range c.Certificates {
 		path := index("certificates", i)
@@ -298,7 +311,7 @@ func (c Config) check(p *problems) map[string]int {
 			p.add(CodeDefaultCertificateUnknown, "defaultCertificate", "unknown certificate %q", c.DefaultCertificate)
 		}
 	}
-	c.DefaultTLS.check(p, "defaultTLS")
+	c.DefaultTLS.check(p, func() string { return "defaultTLS" })
 	for _, f := range []struct {
 		path string
 		v    Fallback
@@ -328,9 +341,10 @@ func (c Config) check(p *problems) map[string]int {
 	usePath := func(u use) string { return index(index("hosts", u.host)+".names", u.name) }
 	for i := range c.Hosts {
 		h := &c.Hosts[i]
-		path := index("hosts", i)
+		// Made only for a problem: a fleet's hosts have none.
+		path := func() string { return index("hosts", i) }
 		if len(h.Names) == 0 {
-			p.add(CodeHostNamesMissing, path+".names", "a host needs at least one name")
+			p.add(CodeHostNamesMissing, path()+".names", "a host needs at least one name")
 		}
 		catchAll := false
 		for j, n := range h.Names {
@@ -343,55 +357,60 @@ func (c Config) check(p *problems) map[string]int {
 				names[hostname.CatchAll] = at
 				continue
 			}
-			canon, _, err := hostname.Canonical(n)
+			cn, _, err := hostname.Canonical(n)
+			if canon != nil {
+				canon[i] = append(canon[i], cn)
+			}
 			if err != nil {
 				p.add(CodeHostNameInvalid, usePath(at), "%q: %v", n, err)
 				continue
 			}
-			if first, dup := names[canon]; dup {
+			if first, dup := names[cn]; dup {
 				p.add(CodeHostNameDuplicate, usePath(at), "%q is also %s", n, usePath(first))
 				continue
 			}
-			names[canon] = at
+			names[cn] = at
 		}
 		switch _, ok := ids[h.Certificate]; {
 		case h.Certificate != "" && !ok:
-			p.add(CodeHostCertificateUnknown, path+".certificate", "unknown certificate %q", h.Certificate)
+			p.add(CodeHostCertificateUnknown, path()+".certificate", "unknown certificate %q", h.Certificate)
 		case h.Certificate == "" && c.DefaultCertificate == "":
-			p.add(CodeHostCertificateMissing, path+".certificate", "the host names no certificate and there is no default certificate")
+			p.add(CodeHostCertificateMissing, path()+".certificate", "the host names no certificate and there is no default certificate")
 		}
-		h.TLS.check(p, path+".tls")
+		h.TLS.check(p, func() string { return path() + ".tls" })
 		if catchAll && h.Certificate != "" {
-			p.add(CodeHostCatchAllCertificate, path+".certificate", "the catch-all %q is served by the fallbacks, with the default certificate: its certificate would serve no handshake", hostname.CatchAll)
+			p.add(CodeHostCatchAllCertificate, path()+".certificate", "the catch-all %q is served by the fallbacks, with the default certificate: its certificate would serve no handshake", hostname.CatchAll)
 		}
 		if catchAll && h.TLS.ClientAuth != "" && h.TLS.ClientAuth != ClientAuthOff {
-			p.add(CodeHostCatchAllClientAuth, path+".tls.clientAuth", "the catch-all %q is served by the fallbacks, whose handshakes (DefaultTLS) ask for no client certificate", hostname.CatchAll)
+			p.add(CodeHostCatchAllClientAuth, path()+".tls.clientAuth", "the catch-all %q is served by the fallbacks, whose handshakes (DefaultTLS) ask for no client certificate", hostname.CatchAll)
 		}
 	}
 	return ids
 }
 
-func (pol *Policy) check(p *problems, path string) {
+// check adds pol's problems to p; path returns pol's own, made only for a
+// problem.
+func (pol *Policy) check(p *problems, path func() string) {
 	switch pol.MinVersion {
 	case "", VersionTLS12, VersionTLS13:
 	default:
-		p.add(CodeMinVersionInvalid, path+".minVersion", "%q is not %q or %q", pol.MinVersion, VersionTLS12, VersionTLS13)
+		p.add(CodeMinVersionInvalid, path()+".minVersion", "%q is not %q or %q", pol.MinVersion, VersionTLS12, VersionTLS13)
 	}
 	switch pol.ClientAuth {
 	case "", ClientAuthOff:
 		if len(pol.ClientCAs) > 0 {
-			p.add(CodeClientCAsUnused, path+".clientCAs", "client CAs without clientAuth %q or %q", ClientAuthOptional, ClientAuthRequired)
+			p.add(CodeClientCAsUnused, path()+".clientCAs", "client CAs without clientAuth %q or %q", ClientAuthOptional, ClientAuthRequired)
 		}
 	case ClientAuthOptional, ClientAuthRequired:
 		if len(pol.ClientCAs) == 0 {
-			p.add(CodeClientCAsMissing, path+".clientCAs", "clientAuth %q needs client CAs", pol.ClientAuth)
+			p.add(CodeClientCAsMissing, path()+".clientCAs", "clientAuth %q needs client CAs", pol.ClientAuth)
 		}
 	default:
-		p.add(CodeClientAuthInvalid, path+".clientAuth", "%q is not %q, %q or %q", pol.ClientAuth, ClientAuthOff, ClientAuthOptional, ClientAuthRequired)
+		p.add(CodeClientAuthInvalid, path()+".clientAuth", "%q is not %q, %q or %q", pol.ClientAuth, ClientAuthOff, ClientAuthOptional, ClientAuthRequired)
 	}
 	for i, ca := range pol.ClientCAs {
 		if ca == nil {
-			p.add(CodeClientCAsMissing, index(path+".clientCAs", i), "nil certificate")
+			p.add(CodeClientCAsMissing, index(path()+".clientCAs", i), "nil certificate")
 		}
 	}
 }

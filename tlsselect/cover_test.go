@@ -2,6 +2,7 @@ package tlsselect
 
 import (
 	"crypto/x509"
+	"fmt"
 	"testing"
 )
 
@@ -20,6 +21,21 @@ func TestCoversAsVerifyHostname(t *testing.T) {
 			if got, want := covers(leaf, n), leaf.VerifyHostname(n) == nil; got != want {
 				t.Errorf("covers(%q, %q) = %v, VerifyHostname says %v", d, n, got, want)
 			}
+		}
+	}
+}
+
+// TestNotCoveredAsSprintf: the coverage warning is the one fmt would make,
+// names that need escapes included.
+func TestNotCoveredAsSprintf(t *testing.T) {
+	for _, c := range []struct{ id, name string }{
+		{"main", "app.test"}, {"", "*.app.test"}, {`a"b`, `x\y`}, {"é", "\x00.test"}, {"main", "xn--bcher-kva.test"},
+	} {
+		w := notCovered(quote(c.id), 12, 3, c.name)
+		want := ValidationError{Code: CodeHostNameNotCovered, Path: "hosts[12].names[3]",
+			Msg: fmt.Sprintf("certificate %q does not cover %q", c.id, c.name)}
+		if w != want {
+			t.Errorf("notCovered(%q, %q) = %+v, want %+v", c.id, c.name, w, want)
 		}
 	}
 }

@@ -9,7 +9,9 @@
 // config of a TCP listener (tls.NewListener, http.Server.TLSConfig) and
 // [Selector.QUICConfig] that of a QUIC listener (quic-go's
 // Transport.ListenEarly, then http3.Server.ServeListener). Publishing a
-// new configuration is New then [Selector.Swap].
+// new configuration is New then [Selector.Swap]; with the Table it
+// replaces as [Config.Previous], New loads no certificate whose files did
+// not change and works out no host's coverage again.
 //
 // # Names
 //

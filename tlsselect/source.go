@@ -1,6 +1,7 @@
 package tlsselect
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -50,43 +51,58 @@ type SourceRequest struct {
 	Names []string
 }
 
+// loaded is a certificate loaded from files, and what the files held.
+type loaded struct {
+	certPEM, keyPEM []byte
+	cert            *tls.Certificate
+}
+
 // loadCertificate loads and checks certificates[i], adding its problems to
 // p; it returns nil when the certificate cannot be served, which is a
-// refusal unless the Source said it is pending.
-func loadCertificate(p *problems, i int, ct *Certificate, names []string, now time.Time, read func(string) ([]byte, error)) *tls.Certificate {
+// refusal unless the Source said it is pending. A certificate from files
+// comes with what they held (else nil); when that is what old held, it
+// is old's certificate, its validity checked again.
+func loadCertificate(p *problems, i int, ct *Certificate, names []string, now time.Time, read func(string) ([]byte, error), old *loaded) (*tls.Certificate, *loaded) {
 	path := index("certificates", i)
 	if ct.Source != nil {
 		cert, err := ct.Source.Certificate(SourceRequest{ID: ct.ID, Names: names})
 		if errors.Is(err, ErrPending) {
 			p.warn(CodeCertificatePending, path+".source", "%v", err)
-			return nil
+			return nil, nil
 		}
 		if err != nil {
 			p.add(CodeCertificateSourceFailed, path+".source", "%v", err)
-			return nil
+			return nil, nil
 		}
 		if cert == nil || len(cert.Certificate) == 0 {
 			p.add(CodeCertificateInvalid, path+".source", "the source returned no certificate")
-			return nil
+			return nil, nil
 		}
 		c := *cert
 		if c.Leaf == nil {
 			leaf, err := x509.ParseCertificate(c.Certificate[0])
 			if err != nil {
 				p.add(CodeCertificateInvalid, path+".source", "leaf: %v", err)
-				return nil
+				return nil, nil
 			}
 			c.Leaf = leaf
 		}
 		if !checkKey(p, path+".source", "", c.Leaf, c.PrivateKey) || !checkValidity(p, path+".source", c.Leaf, now) {
-			return nil
+			return nil, nil
 		}
-		return &c
+		return &c, nil
 	}
 	certPEM, ok := readFile(p, path+".certFile", ct.CertFile, read)
 	keyPEM, keyOK := readFile(p, path+".keyFile", ct.KeyFile, read)
 	if !ok || !keyOK {
-		return nil
+		return nil, nil
+	}
+	if old != nil && bytes.Equal(old.certPEM, certPEM) && bytes.Equal(old.keyPEM, keyPEM) {
+		// What parsed and matched then does now; only time has passed.
+		if !checkValidity(p, path+".certFile", old.cert.Leaf, now) {
+			return nil, nil
+		}
+		return old.cert, old
 	}
 	chain, leaf, err := parseChain(certPEM)
 	if err != nil {
@@ -97,12 +113,13 @@ func loadCertificate(p *problems, i int, ct *Certificate, names []string, now ti
 		p.add(CodeCertificateKeyInvalid, path+".keyFile", "%s: %v", ct.KeyFile, keyErr)
 	}
 	if err != nil || keyErr != nil {
-		return nil
+		return nil, nil
 	}
 	if !checkKey(p, path+".keyFile", ct.KeyFile+": ", leaf, key) || !checkValidity(p, path+".certFile", leaf, now) {
-		return nil
+		return nil, nil
 	}
-	return &tls.Certificate{Certificate: chain, PrivateKey: key, Leaf: leaf}
+	cert := &tls.Certificate{Certificate: chain, PrivateKey: key, Leaf: leaf}
+	return cert, &loaded{certPEM: bytes.Clone(certPEM), keyPEM: bytes.Clone(keyPEM), cert: cert}
 }
 
 // parseChain returns the DER of every CERTIFICATE block of a PEM file and

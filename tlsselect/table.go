@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -132,6 +133,20 @@ type Table struct {
 	warnings []*ValidationError
 	clock    func() time.Time
 	byID     map[string]*tls.Certificate // the loaded certificates; pending ones are absent
+
+	// What a later New may reuse (Config.Previous): the certificates
+	// loaded from files, by Config index (nil: none), and each host's.
+	loaded []*loaded
+	hosts  []hostRecord
+}
+
+// hostRecord is what a host's coverage warnings were worked out from, and
+// where they are among the Table's warnings.
+type hostRecord struct {
+	leaf     *x509.Certificate // nil: no certificate, no warnings
+	names    []string          // canonical
+	id       string            // the certificate's
+	from, to int               // warnings[from:to]
 }
 
 // hostEntry is a host's selection per transport.
@@ -146,7 +161,18 @@ type hostEntry struct {
 // soon) are the Table's Warnings.
 func New(cfg Config) (*Table, error) {
 	var p problems
-	ids := cfg.check(&p)
+	// The hosts' canonical names, on one array that check fills.
+	canon := make([][]string, len(cfg.Hosts))
+	n := 0
+	for i := range cfg.Hosts {
+		n += len(cfg.Hosts[i].Names)
+	}
+	flat := make([]string, n)
+	for i := range cfg.Hosts {
+		k := len(cfg.Hosts[i].Names)
+		canon[i], flat = flat[:0:k], flat[k:]
+	}
+	ids := cfg.check(&p, canon)
 	// The certificates are loaded even when the config has problems, so
 	// that every problem comes back at once.
 	var secret []byte
@@ -166,25 +192,18 @@ func New(cfg Config) (*Table, error) {
 		clock:    s.clock,
 	}
 
-	// Names per certificate, for the sources and the coverage warnings.
-	canon := make([][]string, len(cfg.Hosts))
+	// Names per certificate, for the sources and the coverage warnings;
+	// catch-alls are served by the fallbacks.
 	byCert := make(map[string][]string, len(cfg.Certificates))
 	for i := range cfg.Hosts {
-		h := &cfg.Hosts[i]
-		id := h.Certificate
+		id := cfg.Hosts[i].Certificate
 		if id == "" {
 			id = cfg.DefaultCertificate
 		}
-		for _, n := range h.Names {
-			if hostname.IsCatchAll(n) {
-				continue // served by the fallbacks
-			}
-			c, _, _ := hostname.Canonical(n)
-			canon[i] = append(canon[i], c)
-			byCert[id] = append(byCert[id], c)
-		}
+		byCert[id] = append(byCert[id], canon[i]...)
 	}
 	certs := make([]*tls.Certificate, len(cfg.Certificates))
+	t.loaded = make([]*loaded, len(cfg.Certificates))
 	wrong := func(i int) bool { return p.has(index("certificates", i)) } // its entry is wrong already: nothing to load
 	read := cfg.ReadFile
 	if read == nil {
@@ -195,7 +214,11 @@ func New(cfg Config) (*Table, error) {
 			continue
 		}
 		ct := &cfg.Certificates[i]
-		certs[i] = loadCertificate(&p, i, ct, byCert[ct.ID], now, read)
+		var old *loaded
+		if prev := cfg.Previous; prev != nil && i < len(prev.loaded) {
+			old = prev.loaded[i]
+		}
+		certs[i], t.loaded[i] = loadCertificate(&p, i, ct, byCert[ct.ID], now, read, old)
 	}
 	if len(p.errs) > 0 {
 		return nil, errors.Join(p.errs...)
@@ -217,6 +240,20 @@ func New(cfg Config) (*Table, error) {
 	refused := func(host int, r Reason) Selection {
 		return Selection{Config: refuse, Host: host, Match: MatchRefused, Reason: r}
 	}
+	entries := make([]hostEntry, len(cfg.Hosts))
+	var quotedID, qid string   // the last certificate ID named by a warning, and its quoted form
+	var slab []ValidationError // the coverage warnings, a few allocations for all
+	done := 0                  // the canonical names of the hosts before
+	warn := func(w ValidationError) {
+		if len(slab) == cap(slab) {
+			// Room for the names left, up to twice the last: a
+			// fleet's are all uncovered, or few are.
+			slab = make([]ValidationError, 0, min(max(64, 2*cap(slab)), n-done))
+		}
+		slab = append(slab, w)
+		p.warns = append(p.warns, &slab[len(slab)-1])
+	}
+	t.hosts = make([]hostRecord, len(cfg.Hosts))
 	for i := range cfg.Hosts {
 		h := &cfg.Hosts[i]
 		id := h.Certificate
@@ -225,7 +262,7 @@ func New(cfg Config) (*Table, error) {
 		}
 		cert := certOf(id)
 		pol := h.TLS.resolve()
-		e := &hostEntry{}
+		e := &entries[i]
 		for tr := range numTransports {
 			switch {
 			case tr == QUIC && !pol.http3:
@@ -242,6 +279,19 @@ func New(cfg Config) (*Table, error) {
 				e.sel[tr] = Selection{Config: pb.config, Host: i, Match: MatchDefault, Reason: ReasonPending, built: pb}
 			}
 		}
+		rec := &t.hosts[i]
+		*rec = hostRecord{names: canon[i], id: id, from: len(p.warns)}
+		var again []*ValidationError // Previous's warnings for the host, when reuse says they are its own now
+		reuse := false
+		if cert != nil {
+			rec.leaf = cert.Leaf
+			if prev := cfg.Previous; prev != nil && i < len(prev.hosts) {
+				// The same leaf is one loaded from the same bytes.
+				if ph := &prev.hosts[i]; ph.leaf == rec.leaf && ph.id == id && slices.Equal(ph.names, rec.names) {
+					again, reuse = prev.warnings[ph.from:ph.to], true
+				}
+			}
+		}
 		for j, c := range canon[i] {
 			if hostname.IsIP(c) {
 				// No server name is an IP literal: NoSNI decides
@@ -254,10 +304,19 @@ func New(cfg Config) (*Table, error) {
 				m, key = t.wildcard, c[2:]
 			}
 			m[key] = e // no duplicates: check refused them
-			if cert != nil && !covers(cert.Leaf, c) {
-				p.warn(CodeHostNameNotCovered, index(index("hosts", i)+".names", j), "certificate %q does not cover %q", id, c)
+			if cert != nil && !reuse && !covers(cert.Leaf, c) {
+				if qid == "" || quotedID != id {
+					// Once for a fleet's hosts, which share one.
+					quotedID, qid = id, quote(id)
+				}
+				warn(notCovered(qid, i, j, c))
 			}
 		}
+		for _, w := range again {
+			warn(*w) // a copy: each Table's warnings are its own
+		}
+		rec.to = len(p.warns)
+		done += len(canon[i])
 	}
 
 	pol := cfg.DefaultTLS.resolve()
@@ -348,6 +407,56 @@ func lookupKey(dst []byte, name string) ([]byte, bool) {
 	return dst, true
 }
 
+// notCovered returns the warning that the certificate qid (quoted) does
+// not cover the name c, hosts[host].names[name]: what p.warn would make,
+// at a fraction of the cost, as a fleet served by a default certificate
+// that covers none of its names has one per name. Its path and message
+// are one string.
+func notCovered(qid string, host, name int, c string) ValidationError {
+	const prefix, middle = "certificate ", " does not cover "
+	var buf [64]byte
+	path := append(buf[:0], "hosts["...)
+	path = strconv.AppendInt(path, int64(host), 10)
+	path = append(path, "].names["...)
+	path = strconv.AppendInt(path, int64(name), 10)
+	path = append(path, ']')
+	var b strings.Builder
+	b.Grow(len(path) + len(prefix) + len(qid) + len(middle) + len(c) + 2)
+	b.Write(path)
+	k := b.Len()
+	b.WriteString(prefix)
+	b.WriteString(qid)
+	b.WriteString(middle)
+	if plainASCII(c) {
+		b.WriteByte('"')
+		b.WriteString(c)
+		b.WriteByte('"')
+	} else {
+		b.WriteString(strconv.Quote(c))
+	}
+	str := b.String()
+	return ValidationError{Code: CodeHostNameNotCovered, Path: str[:k], Msg: str[k:]}
+}
+
+// quote returns s as %q formats it.
+func quote(s string) string {
+	if plainASCII(s) {
+		return `"` + s + `"`
+	}
+	return strconv.Quote(s)
+}
+
+// plainASCII reports whether s is printable ASCII that %q leaves as it
+// is, as every canonical host name is.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 // covers reports whether leaf is valid for a canonical host name: for a
 // wildcard, whether it names that wildcard.
 func covers(leaf *x509.Certificate, name string) bool {
@@ -390,6 +499,12 @@ type builder struct {
 	all    []*prebuilt
 	leaves map[*x509.Certificate][32]byte // the hash of each leaf, once a table: every host of a fleet has the default's
 	plain  map[plainKey]*prebuilt         // the configs of policies without client CAs, by what makes them
+	// last is the plain config returned last per transport: a fleet's
+	// hosts ask for the same one over and over, a comparison away.
+	last [numTransports]struct {
+		k  plainKey
+		pb *prebuilt
+	}
 }
 
 // plainKey is what makes the prebuilt config of a policy without client
@@ -410,7 +525,11 @@ func (b *builder) config(cert *tls.Certificate, pol resolvedPolicy, tr Transport
 	}
 	k := plainKey{cert.Leaf, tr, pol.minVersion, pol.clientAuth, pol.http1Only}
 	plain := len(pol.clientCAs) == 0
+	if l := &b.last[tr]; plain && l.pb != nil && l.k == k {
+		return l.pb
+	}
 	if pb := b.plain[k]; plain && pb != nil {
+		b.last[tr].k, b.last[tr].pb = k, pb
 		return pb
 	}
 	protos := []string{"h2", "http/1.1"}
@@ -426,6 +545,7 @@ func (b *builder) config(cert *tls.Certificate, pol resolvedPolicy, tr Transport
 			b.plain = make(map[plainKey]*prebuilt)
 		}
 		b.plain[k] = pb
+		b.last[tr].k, b.last[tr].pb = k, pb
 	}
 	return pb
 }

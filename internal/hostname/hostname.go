@@ -139,8 +139,17 @@ const CatchAll = "*"
 // white space ignored as Canonical ignores it.
 func IsCatchAll(name string) bool { return strings.TrimSpace(name) == CatchAll }
 
-// IsIP reports whether a canonical name is an IP literal.
+// IsIP reports whether a canonical name is an IP literal. A name that
+// ends in no digit and has no colon is none (every IPv4 literal ends in a
+// digit, every IPv6 one has a colon): most host names are ruled out
+// without a parse.
 func IsIP(canon string) bool {
+	if canon == "" {
+		return false
+	}
+	if c := canon[len(canon)-1]; (c < '0' || c > '9') && !strings.Contains(canon, ":") {
+		return false
+	}
 	_, err := netip.ParseAddr(canon)
 	return err == nil
 }

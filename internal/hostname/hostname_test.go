@@ -154,3 +154,15 @@ func TestCanonicalAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestIsIPAsParseAddr: the names IsIP rules out without a parse are ones
+// netip.ParseAddr refuses.
+func TestIsIPAsParseAddr(t *testing.T) {
+	for _, n := range []string{"", "1.2.3.4", "1.2.3.x", "::1", "fe80::1%eth0", "::ffff:1.2.3.4", "a.test", "app.test1",
+		"10.0.0.1a", "1.2.3.4.", "[::1]", "x:y", "2001:db8::", "0", "01.2.3.4", "*.test"} {
+		_, err := netip.ParseAddr(n)
+		if got, want := IsIP(n), err == nil; got != want {
+			t.Errorf("IsIP(%q) = %v, ParseAddr says %v", n, got, want)
+		}
+	}
+}
