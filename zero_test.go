@@ -393,6 +393,19 @@ func zeroCases() map[string]func(t *testing.T) {
 			p := gate.NewFixed("maintenance", gate.Answer{})
 			assert.Equal(t, gate.Respond, p.Evaluate(req(), &gate.Request{}).Verdict)
 		},
+		"gate.RouteMetrics": func(t *testing.T) {
+			var m gate.RouteMetrics
+			m.BytesIn.Add(3)
+			m.InFlight.Add(1)
+			assert.EqualValues(t, 3, m.BytesIn.Load())
+			assert.EqualValues(t, 1, m.InFlight.Load())
+		},
+		"gate.PolicyMetrics": func(t *testing.T) {
+			var m gate.PolicyMetrics
+			m.Allowed.Inc()
+			assert.EqualValues(t, 1, m.Allowed.Load())
+			assert.Zero(t, m.Blocked.Load())
+		},
 		"gate.Fixed": zeroPolicy(&gate.Fixed{}),
 		"gate.AccessListConfig": func(t *testing.T) {
 			l, err := gate.NewAccessList(gate.AccessListConfig{})

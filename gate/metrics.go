@@ -23,7 +23,8 @@ const (
 // outside its routes ([NoRoute]). They live in the [State], keyed by the
 // host's first name and the route's ID (its prefix when it has none), so
 // they survive publishes that keep the route; a Gate walks the ones its
-// config names with [Gate.EachRoute]. Every field is lock-free.
+// config names with [Gate.EachRoute]. Every field is lock-free. The
+// zero value is a route that counted nothing yet, ready for use.
 type RouteMetrics struct {
 	// Requests counts finished requests by status; 0 (dropped without an
 	// answer) counts as a 5xx.
@@ -40,7 +41,8 @@ type RouteMetrics struct {
 }
 
 // PolicyMetrics count one policy's decisions, by policy ID, across every
-// host and route that uses it. A simulated request counts nothing.
+// host and route that uses it. A simulated request counts nothing. The
+// zero value is a policy that counted nothing yet, ready for use.
 type PolicyMetrics struct {
 	// Allowed counts decisions to continue; Blocked the enforced
 	// decisions that answered or dropped the request; WouldBlock those
