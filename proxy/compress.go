@@ -234,28 +234,42 @@ func parseQ(s string) (int, bool) {
 	return n, true
 }
 
-// choose decides whether a response is compressed, and how.
-func (cp *compressor) choose(r *http.Request, res *http.Response, upgrade bool) coding {
+// choose decides whether a response is compressed, and how. varies
+// reports a response whose coding Accept-Encoding decides, compressed or
+// not: its answer varies on Accept-Encoding either way, so that a cache
+// does not hand the identity answer to a client that asked for gzip, or
+// the reverse.
+func (cp *compressor) choose(r *http.Request, res *http.Response, upgrade bool) (c coding, varies bool) {
 	if !cp.enabled || upgrade || r.Method == http.MethodHead || r.Method == http.MethodConnect {
-		return codingNone
+		return codingNone, false
 	}
 	switch s := res.StatusCode; {
 	case s < 200, s == http.StatusNoContent, s == http.StatusPartialContent, s == http.StatusNotModified:
-		return codingNone
+		return codingNone, false
 	}
 	h := res.Header
 	if len(h["Content-Encoding"]) > 0 || len(h["Content-Range"]) > 0 ||
 		containsToken(h["Cache-Control"], "no-transform") || !compressibleType(h["Content-Type"]) {
-		return codingNone
+		return codingNone, false
 	}
 	if res.ContentLength >= 0 && res.ContentLength < cp.min {
-		return codingNone
+		return codingNone, false
 	}
 	ae := r.Header["Accept-Encoding"]
 	if len(ae) == 0 {
-		return codingNone
+		return codingNone, true
 	}
-	return negotiate(ae, cp.order)
+	return negotiate(ae, cp.order), true
+}
+
+// varyOnAcceptEncoding adds Accept-Encoding to the Vary of h, unless it
+// is there or Vary is "*".
+func varyOnAcceptEncoding(h http.Header) {
+	if v := h["Vary"]; len(v) == 0 {
+		h["Vary"] = acceptEncoding
+	} else if !containsToken(v, varyAcceptEnc) && !containsToken(v, "*") {
+		h["Vary"] = append(v[:len(v):len(v)], varyAcceptEnc)
+	}
 }
 
 // compressibleType reports whether a content type is text-like: text/*
@@ -300,18 +314,13 @@ func compressibleType(v []string) bool {
 }
 
 // representationHeaders changes the response header for a compressed
-// body: the encoding, Vary, a weak ETag, and no length, ranges or digests
-// of the identity body.
+// body: the encoding, a weak ETag, and no length, ranges or digests of
+// the identity body (Vary is varyOnAcceptEncoding's).
 func representationHeaders(h http.Header, c coding) {
 	for _, k := range [...]string{"Content-Length", "Content-Md5", "Accept-Ranges", "Content-Digest", "Digest", "Repr-Digest"} {
 		delete(h, k)
 	}
 	h["Content-Encoding"] = codingValues[c]
-	if v := h["Vary"]; len(v) == 0 {
-		h["Vary"] = acceptEncoding
-	} else if !containsToken(v, varyAcceptEnc) && !containsToken(v, "*") {
-		h["Vary"] = append(v[:len(v):len(v)], varyAcceptEnc)
-	}
 	if et := h["Etag"]; len(et) == 1 && strings.HasPrefix(et[0], `"`) {
 		h["Etag"] = []string{"W/" + et[0]}
 	}

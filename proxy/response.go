@@ -73,7 +73,10 @@ func (f *forward) respond(res *http.Response, d *upstream.Destination) (out upst
 	}
 	enc := codingNone
 	if rt.site != nil {
-		enc = rt.site.comp.choose(r, res, up != "")
+		var varies bool
+		if enc, varies = rt.site.comp.choose(r, res, up != ""); varies {
+			varyOnAcceptEncoding(dst)
+		}
 		if enc != codingNone {
 			representationHeaders(dst, enc)
 		}
