@@ -68,11 +68,12 @@
 // running Server are its own: Shutdown stops accepting on all of them,
 // lets requests in flight finish until its context ends, upgrades
 // (WebSockets, tunnels) included until their tunnel ends, and then closes
-// what is left; Close closes everything at once. Idle keep-alive
-// connections end at once, HTTP/2 ones included: net/http's Shutdown
-// holds those as active, and the HTTP/2 server waits a second after its
-// GOAWAY for an idle client to close (TestShutdownClosesIdleConnectionsAtOnce:
-// 1.08 s to 1.3 ms).
+// what is left; Close closes everything at once. Idle HTTP/1.x and
+// HTTP/3 connections end at once. An HTTP/2 connection gets a GOAWAY and
+// ends when its client closes it or a second later (the HTTP/2 server's
+// wait): a connection idle an instant before Shutdown may carry a request
+// already on its way, which the GOAWAY answers and ending it early would
+// cut (TestShutdownUnderHTTP2LoadLosesNoRequest).
 //
 // # Hand-over
 //

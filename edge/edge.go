@@ -155,8 +155,6 @@ type Server struct {
 	// and connClosed tells of each TCP connection that ends.
 	closing    atomic.Bool
 	connClosed chan struct{}
-
-	h2 h2Conns // the HTTPS listener's HTTP/2 connections, for Shutdown
 }
 
 // Errors of Start.
@@ -540,7 +538,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		for i, srv := range s.servers {
 			wg.Go(func() { errs[i] = srv.Shutdown(ctx) })
 		}
-		s.h2.closeIdle()
 		if s.h3 != nil {
 			wg.Go(func() { errs[len(s.servers)] = s.h3.Shutdown(ctx) })
 		}

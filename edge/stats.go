@@ -80,10 +80,7 @@ func (s *Server) Stats() Stats {
 
 // connState counts a TCP listener's open connections (index i).
 func (s *Server) connState(i int) func(net.Conn, http.ConnState) {
-	return func(c net.Conn, st http.ConnState) {
-		if i == kindHTTPS {
-			s.h2.note(c, st)
-		}
+	return func(_ net.Conn, st http.ConnState) {
 		switch st {
 		case http.StateNew:
 			s.counts.open[i].Add(1)
