@@ -1,11 +1,14 @@
 package proxy_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,6 +123,77 @@ func TestConnectFailuresOff(t *testing.T) {
 		assert.Equal(t, []bool{false}, obs.notSent())
 		assert.Zero(t, stats.Retries())
 	})
+}
+
+// exitingAddr is a destination that exits on the first request it
+// reads, as a process does: its listener closes and the connection is
+// reset, unanswered. It reports how many requests it read.
+func exitingAddr(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	read := new(atomic.Int64)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(patience))
+		br := bufio.NewReader(c)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if line == "\r\n" {
+				break
+			}
+		}
+		read.Add(1)
+		ln.Close()
+		c.(*net.TCPConn).SetLinger(0)
+	}()
+	return ln.Addr().String(), read
+}
+
+// TestExitingDestinationCostsAGETNothing: with no retry block, a GET
+// whose destination read it and exited (listener closed, connection
+// reset, no answer) is sent again once on a new connection by the direct
+// client, which the exited destination refuses, so it goes to the next
+// destination and is answered. net/http's client sends again only what a
+// pooled connection dropped, so there the GET is answered 502. A POST is
+// not sent again (it may have taken effect): 502 on both.
+func TestExitingDestinationCostsAGETNothing(t *testing.T) {
+	for _, c := range []proxy.HTTP1Client{proxy.HTTP1Direct, proxy.HTTP1NetHTTP} {
+		t.Run(c.String()+"/GET", func(t *testing.T) {
+			obs, stats := new(recorder), new(proxy.Stats)
+			exiting, read := exitingAddr(t)
+			addr, _ := setup{observer: obs, stats: stats, client: proxy.ClientConfig{HTTP1: c}}.start(t, exiting, echoUpstream(t))
+			res, body := do(t, addr, mustReq("GET", "/"))
+			assert.EqualValues(t, 1, read.Load())
+			if c == proxy.HTTP1NetHTTP {
+				assert.Equal(t, http.StatusBadGateway, res.StatusCode)
+				assert.Equal(t, []upstream.Outcome{upstream.ResponseHeaderError}, obs.outcomes())
+				return
+			}
+			assert.Equal(t, http.StatusOK, res.StatusCode)
+			assert.Equal(t, "GET ", body)
+			assert.Equal(t, []upstream.Outcome{upstream.ConnectError, upstream.Success}, obs.outcomes())
+			assert.Equal(t, uint64(1), stats.ConnectRetries())
+		})
+		t.Run(c.String()+"/POST", func(t *testing.T) {
+			obs, stats := new(recorder), new(proxy.Stats)
+			exiting, read := exitingAddr(t)
+			addr, _ := setup{observer: obs, stats: stats, client: proxy.ClientConfig{HTTP1: c}}.start(t, exiting, echoUpstream(t))
+			res, _ := do(t, addr, mustReq("POST", "/"))
+			assert.Equal(t, http.StatusBadGateway, res.StatusCode)
+			assert.EqualValues(t, 1, read.Load())
+			assert.Equal(t, []upstream.Outcome{upstream.ResponseHeaderError}, obs.outcomes())
+			assert.Zero(t, stats.Retries())
+		})
+	}
 }
 
 // TestTimeoutAfterTheRequestLeftIsNotRetried: a POST that reached a

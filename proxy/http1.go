@@ -19,9 +19,16 @@ const (
 	// connection from the forwarding goroutine itself, with none of
 	// net/http's per-connection read and write loops. A request it does
 	// not carry (see [HTTP1Fallback]) goes through net/http's client,
-	// counted by reason in the cluster's [Stats].
+	// counted by reason in the cluster's [Stats]. A request without a
+	// body and with an idempotent method that the destination read and
+	// dropped (it closed or reset the connection, new or pooled, before
+	// any answer, as a process that exits does) is sent again once on a
+	// new connection; a destination that exited refuses that one, and
+	// the request goes to another destination under [ConnectFailures].
 	HTTP1Direct
-	// HTTP1NetHTTP sends every request with net/http's client.
+	// HTTP1NetHTTP sends every request with net/http's client, which
+	// sends a dropped request again only when the connection was a
+	// pooled one.
 	HTTP1NetHTTP
 )
 

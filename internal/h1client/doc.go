@@ -49,9 +49,14 @@
 // nothing written (TestStaleIdleConnectionNotReused). The check costs
 // the raw path part of its win: 16.0 system calls per request through
 // the proxy to 16.75, where a read that finds nothing before the write
-// cost 17.2. A stale keep-alive connection that fails before any answer
-// all the same (closed after the check) is replaced for a request that
-// can be sent again.
+// cost 17.2. A connection, pooled or new, that the upstream closes or
+// resets after the request and before any answer (closed after the
+// check, a process that exits, a listener closed with connections in its
+// accept queue) costs a request without a body and with an idempotent
+// method nothing: it is sent again once, on another connection
+// (TestDroppedRequestIsSentAgainOnce); a dial refused then is a
+// [DialError], which the proxy sends elsewhere. A timeout is not a drop
+// and is never sent again (TestTimedOutRequestIsNotSentAgain).
 //
 // Connections are bounded per address when [Config.MaxConnsPerDestination]
 // is set: a request that finds no idle connection and the address at its

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -73,9 +74,12 @@ var errTooMany1xx = &ResponseError{"more than " + strconv.Itoa(Max1xx) + " infor
 // length. A pooled connection that holds bytes or end of file when the
 // request is about to be written is closed, and the request goes on
 // another. A request that may be sent again as it is (no body, and an
-// idempotent method or nothing of it written) is sent again on another
-// connection when a reused one turns out to have been closed by the
-// upstream before any of the response arrived.
+// idempotent method, or on a pooled connection nothing of it written)
+// is sent again, once, on another connection when the upstream closed or
+// reset its connection, new or pooled, before any of the response
+// arrived: a process that exits, or a listener closed with connections
+// in its accept queue, drops requests that way. A timeout is never sent
+// again: a slow upstream is how overload shows.
 func (cl *Client) Do(ctx context.Context, d Destination, req *Request, ex *Exchange) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -86,7 +90,7 @@ func (cl *Client) Do(ctx context.Context, d Destination, req *Request, ex *Excha
 	if !Carries(req.Header) {
 		return errUnsupported
 	}
-	for {
+	for resent := false; ; {
 		c, err := cl.get(ctx, d, req.Body == nil, req.ConnectBy)
 		if err != nil {
 			return err
@@ -94,6 +98,13 @@ func (cl *Client) Do(ctx context.Context, d Destination, req *Request, ex *Excha
 		retry, err := c.exchange(ctx, req, ex)
 		if err == nil || !retry {
 			return err
+		}
+		if err != errStale {
+			// The upstream read some or all of it: once only.
+			if resent {
+				return err
+			}
+			resent = true
 		}
 	}
 }
@@ -108,10 +119,10 @@ func idempotent(method string) bool {
 	return false
 }
 
-// exchange runs one exchange on c. retry reports a failure on a reused
-// connection before any of the response arrived, for a request that can
-// be sent again as it is (no body; an idempotent method, or nothing
-// written): the upstream had closed the idle connection. On a
+// exchange runs one exchange on c. retry reports that the upstream
+// closed or reset c before any of the response arrived, for a request
+// that can be sent again as it is (no body; an idempotent method, or
+// nothing written on a reused connection), or errStale. On a
 // RequestError nothing was written and c is back in the pool.
 func (c *conn) exchange(ctx context.Context, req *Request, ex *Exchange) (retry bool, err error) {
 	head, err := c.appendHead(c.wbuf[:0], req)
@@ -171,7 +182,7 @@ func (c *conn) exchange(ctx context.Context, req *Request, ex *Exchange) (retry 
 		c.nc.SetReadDeadline(earliest(deadline, time.Now().Add(writeWait)))
 		c.deadline = true
 		if _, err := c.readHead(); err != nil {
-			return fail(werr, c.used && replayable)
+			return fail(werr, replayable && (c.used || idempotent(req.Method)) && dropped(werr))
 		}
 		c.head.close = true
 	} else {
@@ -184,7 +195,7 @@ func (c *conn) exchange(ctx context.Context, req *Request, ex *Exchange) (retry 
 			got, err = c.readHead()
 		}
 		if err != nil {
-			return fail(err, c.used && !got && replayable && idempotent(req.Method))
+			return fail(err, !got && replayable && idempotent(req.Method) && dropped(err))
 		}
 	}
 	if ex.hdr == nil {
@@ -209,6 +220,13 @@ func (c *conn) exchange(ctx context.Context, req *Request, ex *Exchange) (retry 
 	}
 	ex.start(c, req.Method, stop)
 	return false, nil
+}
+
+// dropped reports whether err is the upstream's end of the connection (a
+// close or a reset), not a timeout: a slow upstream is not sent a
+// request twice.
+func dropped(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // errStale is a pooled connection found holding bytes or end of file
