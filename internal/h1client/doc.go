@@ -53,8 +53,9 @@
 // resets after the request and before any answer (closed after the
 // check, a process that exits, a listener closed with connections in its
 // accept queue) costs a request without a body and with an idempotent
-// method nothing: it is sent again once, on another connection
-// (TestDroppedRequestIsSentAgainOnce); a dial refused then is a
+// method nothing: it is sent again on another connection, once after a
+// new connection's drop (TestDroppedRequestIsSentAgainOnce); a dial
+// refused then is a
 // [DialError], which the proxy sends elsewhere. A timeout is not a drop
 // and is never sent again (TestTimedOutRequestIsNotSentAgain).
 //

@@ -104,10 +104,11 @@ func serveScript(c *net.TCPConn, acts []act, requests *atomic.Int64) {
 // answer, as a process that exits does, or the kernel for a connection
 // still in its accept queue when the listener closes) is sent again on a
 // new connection when it can be sent as it is: no body and an idempotent
-// method (RFC 9110 section 9.2.2). Once only: an upstream that drops it
-// again fails it, so a request that kills its upstream reaches two
-// connections at most. A fresh connection's drop counts as much as a
-// pooled one's.
+// method (RFC 9110 section 9.2.2). After a new connection's drop, once
+// only: an upstream that drops it again fails it, so a request that
+// kills its upstream reaches two new connections at most. A pooled
+// connection's drop (it may have been closed while idle) sends it again
+// as net/http's client does, on the next connection.
 func TestDroppedRequestIsSentAgainOnce(t *testing.T) {
 	get := func(addr string) *Request {
 		return &Request{Method: "GET", URL: &url.URL{Scheme: "http", Host: addr, Path: "/"}}
@@ -134,7 +135,8 @@ func TestDroppedRequestIsSentAgainOnce(t *testing.T) {
 			{"new connection/POST without body", [][]act{{drop}}, false, post, false, 1},
 			{"new connection/PUT with body", [][]act{{drop}}, false, put, false, 1},
 			{"pooled connection/GET", [][]act{{answer, drop}}, true, get, true, 2},
-			{"pooled connection/GET dropped twice", [][]act{{answer, drop}, {drop}}, true, get, false, 2},
+			{"pooled connection/GET dropped on a new one too", [][]act{{answer, drop}, {drop}}, true, get, true, 3},
+			{"pooled connection/GET dropped on two new ones", [][]act{{answer, drop}, {drop}, {drop}}, true, get, false, 3},
 			{"pooled connection/POST without body", [][]act{{answer, drop}}, true, post, false, 1},
 		}
 		for _, tc := range cases {

@@ -75,11 +75,12 @@ var errTooMany1xx = &ResponseError{"more than " + strconv.Itoa(Max1xx) + " infor
 // request is about to be written is closed, and the request goes on
 // another. A request that may be sent again as it is (no body, and an
 // idempotent method, or on a pooled connection nothing of it written)
-// is sent again, once, on another connection when the upstream closed or
-// reset its connection, new or pooled, before any of the response
-// arrived: a process that exits, or a listener closed with connections
-// in its accept queue, drops requests that way. A timeout is never sent
-// again: a slow upstream is how overload shows.
+// is sent again on another connection when the upstream closed or reset
+// its connection before any of the response arrived: as often as pooled
+// connections fail that way (each may have been closed while idle), and
+// once after a new one does (a process that exits, or a listener closed
+// with connections in its accept queue, drops requests that way). A
+// timeout is never sent again: a slow upstream is how overload shows.
 func (cl *Client) Do(ctx context.Context, d Destination, req *Request, ex *Exchange) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -99,8 +100,12 @@ func (cl *Client) Do(ctx context.Context, d Destination, req *Request, ex *Excha
 		if err == nil || !retry {
 			return err
 		}
-		if err != errStale {
-			// The upstream read some or all of it: once only.
+		if !c.used {
+			// A new connection's drop: the upstream took the request
+			// and went away, or drops requests. Once only. A pooled
+			// connection may have been closed as it went out, and its
+			// request goes on the next one, each taking one from the
+			// pool, as net/http's client does.
 			if resent {
 				return err
 			}
